@@ -42,8 +42,8 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "POLICY_HINT", "POLICY_KEYS", "REASONS", "TOOL_TABLES",
            "check_tool_table", "check_tool_tables", "checked_tool_table", "did_you_mean", "dotted_key",
-           "find_pyproject", "key_line", "read_bytes", "read_json", "read_toml", "tool_table", "unknown_key",
-           "unknown_table"]
+           "find_pyproject", "found_hint", "key_line", "read_bytes", "read_json", "read_toml", "tool_table",
+           "unknown_key", "unknown_table"]
 
 #: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
 MAX_CONFIG_FILE = 16 << 20
@@ -78,7 +78,8 @@ class ConfigFileError(UsageError):
     file, a symlink loop, no permission; ``read``: the read failed; ``size``: over the limit;
     ``encoding``: not UTF-8; ``syntax``: not valid TOML or JSON; ``nesting``: nested past Python's
     recursion limit); ``line`` and ``column`` (1-based) locate a syntax error when the parser says
-    where it is. ``message`` is worded with the caller's name for the file (``what``).
+    where it is (``line`` a TOML file's byte that is not UTF-8 too, at offset ``byte``).
+    ``message`` is worded with the caller's name for the file (``what``).
     """
 
     def __init__(self, message: str, *, path: str, reason: str, line: int | None = None,
@@ -86,6 +87,18 @@ class ConfigFileError(UsageError):
         super().__init__(message, path=path, line=line, hint=hint)
         self.reason = reason
         self.column = column
+        self.byte = 0  # the offset of the first byte that is not UTF-8 (reason ``encoding``)
+
+
+def found_hint(table: str) -> str:
+    """The hint of an error in the nearest ``pyproject.toml``, which the user did not name (its
+    ``[<table>]`` is read): the one wording of every command that reads one of its tables.
+
+    Example:
+        >>> found_hint("tool.dsh-audit")
+        'fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its [tool.dsh-audit] table'
+    """
+    return f"fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its [{table}] table"
 
 
 def did_you_mean(word: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
@@ -134,15 +147,22 @@ def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> Usa
     read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
     where = f"in [{name}] itself" if name else "at the top level"
     return UsageError(f"{_table_name(name, key)} is not a table dsh-audit reads{near}", path=source,
+                      line=key_line(source, (*_parts(name), key), None),
                       hint=f"dsh-audit reads {read}; the policy keys go {where}: {POLICY_HINT}")
 
 
+def _parts(name: str) -> tuple[str, ...]:
+    """The keys of the dotted table name ``name`` (``()``: the top level, ``name`` empty)."""
+    return tuple(name.split(".")) if name else ()
+
+
 def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
-                known: Collection[str] = POLICY_KEYS) -> UsageError:
+                known: Collection[str] = POLICY_KEYS, value: Any = None) -> UsageError:
     """The error for the key ``key`` of the table ``name`` (``""``: a plain policy file's top
     level) that is no policy key (``known``) and no table a command reads: the one wording of the
     policy's reader and of every command that checks the file without it, with the closest key,
-    or the sub-table a key of one belongs in.
+    or the sub-table a key of one belongs in; at the line that writes it ``= value``
+    (:func:`key_line`), when one line does.
 
     Example:
         >>> str(unknown_key("requre-capture", source="p")).split(" (hint")[0]
@@ -152,7 +172,8 @@ def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
     """
     home = next((table for table, (keys, _) in TOOL_TABLES.items() if keys and key in keys), None)
     near = f" (a key of {_table_name(name, home)})" if home else did_you_mean(key, known)
-    return UsageError(f"unknown policy key {key!r}{near}", path=source, hint=POLICY_HINT)
+    return UsageError(f"unknown policy key {key!r}{near}", path=source,
+                      line=key_line(source, _parts(name), key, value), hint=POLICY_HINT)
 
 
 def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh-audit",
@@ -162,15 +183,17 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
     its reader does not know (a key of ``policy_keys`` is said to belong in the table ``name``).
 
     Raises:
-        UsageError: one line naming the key's dotted name and the closest known key.
+        UsageError: one line naming the key's dotted name and the closest known key, at the line
+            of the file ``source`` that writes it, when one line does (:func:`key_line`).
     """
     keys, hint = TOOL_TABLES[key]
     table = _table_name(name, key)
     if not name and key != "check":
-        raise UsageError(f"{table} is not read from a policy file", path=source,
+        raise UsageError(f"{table} is not read from a policy file", path=source, line=key_line(source, (key,), None),
                          hint=f"dsh-audit reads [tool.dsh-audit.{key}] of the nearest pyproject.toml only: {hint}")
     if not isinstance(value, dict):
-        raise UsageError(f"{table} must be a table", path=source, hint=f"{table}: {hint}")
+        raise UsageError(f"{table} must be a table", path=source, line=key_line(source, _parts(name), key, value),
+                         hint=f"{table}: {hint}")
     if keys is None:  # the price table: its reader checks its keys
         return
     home, where = (f"[{name}]", f"in [{name}]") if name else ("the top level", "at the top level of the policy file")
@@ -178,14 +201,15 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
         if item in keys:
             continue
         dotted = dotted_key(*name.split("."), key, item) if name else dotted_key(key, item)
+        line = key_line(source, (*_parts(name), key), item, value[item])
         if item in policy_keys:
-            raise UsageError(f"{dotted} is a policy key, read only {where}", path=source,
+            raise UsageError(f"{dotted} is a policy key, read only {where}", path=source, line=line,
                              hint=f"move it to {home}, above {table}: {POLICY_HINT}")
         near = did_you_mean(item, keys)
         if not near:  # a misspelt policy key in the wrong table: name both mistakes
             close = difflib.get_close_matches(item, list(policy_keys), n=1)
             near = f" (did you mean the policy key {close[0]!r}, read only {where}?)" if close else ""
-        raise UsageError(f"unknown key {dotted}{near}", path=source, hint=f"{table}: {hint}")
+        raise UsageError(f"unknown key {dotted}{near}", path=source, line=line, hint=f"{table}: {hint}")
 
 
 def check_tool_tables(table: Mapping[str, Any], *, source: str) -> None:
@@ -208,7 +232,7 @@ def check_tool_tables(table: Mapping[str, Any], *, source: str) -> None:
         elif isinstance(value, dict) and key not in POLICY_KEYS:
             raise unknown_table(key, source=source)
         elif key not in POLICY_KEYS:
-            raise unknown_key(key, source=source)
+            raise unknown_key(key, source=source, value=value)
 
 
 def tool_table(document: Mapping[str, Any], *, source: str) -> dict[str, Any] | None:
@@ -409,7 +433,12 @@ def read_toml(path: str | os.PathLike[str], *, what: str = "pyproject.toml", lim
         ('open', '/dev/null: is a character device, not a pyproject.toml (hint: only regular files are read)')
     """
     raw = read_bytes(path, what=what, limit=limit)
-    document: dict[str, Any] = _parsed(lambda: tomllib.loads(raw.decode("utf-8")), os.fspath(path), what, "TOML")
+    try:
+        document: dict[str, Any] = _parsed(lambda: tomllib.loads(raw.decode("utf-8")), os.fspath(path), what, "TOML")
+    except ConfigFileError as exc:
+        if exc.reason == "encoding":  # the line of the byte that is not UTF-8, as a syntax error's
+            exc.line = raw[:exc.byte].count(b"\n") + 1
+        raise
     return document
 
 
@@ -425,7 +454,9 @@ def _parsed(parse: Callable[[], Any], name: str, what: str, language: str) -> An
     try:
         return parse()
     except UnicodeDecodeError as exc:
-        raise ConfigFileError(f"{what} is not UTF-8 text (byte {exc.start})", path=name, reason="encoding") from None
+        error = ConfigFileError(f"{what} is not UTF-8 text (byte {exc.start})", path=name, reason="encoding")
+        error.byte = exc.start
+        raise error from None
     except ValueError as exc:  # TOML and JSON decode errors, integers past Python's digit limit
         problem = str(exc).splitlines()[0].split("; use ")[0]
         line, column = _position(exc, problem)

@@ -92,12 +92,15 @@ def test_a_capture_too_large_for_memory_is_one_line(tmp_path: Path, kind: str, c
 @needs_proc
 @pytest.mark.parametrize("command", ["diff", "check"])
 def test_the_limit_leaves_room_for_a_normal_run(tmp_path: Path, command: str) -> None:
-    """The same limit, a capture that fits: the run ends normally (its one request is unmatched)."""
+    """The same limit, a capture that fits: the run ends normally (its one request is unmatched; diff
+    says the capture holds no LLM call)."""
     log = chat_log(tmp_path / "session-1" / "session.jsonl", "s1")
     wire = tmp_path / "wire.jsonl"
     wire.write_text('{"method": "POST", "path": "/chat/completions", "headers": {}, "body": "{}"}\n', encoding="utf-8")
     code, out, err = _run(command, str(log), "--capture", str(wire))
-    assert (code, err) == (1, [])
+    note = [f"note: no request matched: {wire} holds no LLM call (nothing a request could be paired with): give the "
+            "capture of s1's run with --capture FILE"]
+    assert (code, err) == (1, note if command == "diff" else [])
     assert "unmatched" in out
 
 

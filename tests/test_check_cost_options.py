@@ -76,7 +76,7 @@ def test_report_reads_the_zdr_status_before_any_log(tmp_path: Path, monkeypatch:
     page = tmp_path / "page.html"
     code, out, err = invoke(monkeypatch, capsys, "report", str(log), "--routes", str(routes), "-o", str(page))
     assert (code, out) == (2, "") and not page.exists()
-    assert err == [f"error: {(tmp_path / 'pyproject.toml').resolve()}: [tool.dsh-audit.cache] openai-zero-data-"
+    assert err == [f"error: {(tmp_path / 'pyproject.toml').resolve()}:2: [tool.dsh-audit.cache] openai-zero-data-"
                    'retention must be true or false, not "yes" (hint: write openai-zero-data-retention = true or '
                    "false under [tool.dsh-audit.cache])"]
     code, out, err = invoke(monkeypatch, capsys, "report", str(log), "--routes", str(routes), "-o", str(page),

@@ -305,7 +305,7 @@ def test_an_unreadable_price_file_names_prices_not_the_packaged_path(tmp_path: P
     prices.write_text("[providers.deepseek.models.deepseek-v4-flash\ncache_miss = 1\n")
     monkeypatch.chdir(tmp_path)
     assert _usage_with(monkeypatch, capsys, tmp_path, prices) == (2, "", [
-        f"error: {prices}: price table is not valid TOML: Expected ']' at the end of a table declaration (at line 1, "
+        f"error: {prices}:1: price table is not valid TOML: Expected ']' at the end of a table declaration (at line 1, "
         f"column 45) (hint: give --prices a TOML price table; {SHAPE})"])
 
 

@@ -73,11 +73,10 @@ def test_identical_copies_are_one_session_in_every_view(tmp_path: Path, monkeypa
                                                         read: str, second: str) -> None:
     project = _home(tmp_path, monkeypatch, files)
     count = len(files)
-    one_note = (f"note: one session in {count} files under {project}/: read {read}, "
-                + ", ".join(f"not {name} (the same lines)" for name in files if name != read))
-    listing_note = (f"note: 1 session(s) found in {count} files (the same lines): each read once, from the file DSH "
-                    f"reads; e.g. under {project}/: read {read}, not {second} (the others alike; the folder holding "
-                    "one session's two files as PATH names them)")
+    one_note = (f"note: one session in {count} files under {project}/: read {read}, not "
+                + ", ".join(name for name in files if name != read) + " (the same lines)")
+    assert second in one_note
+    listing_note = one_note  # every command's words, since fuzz round 23 (it said "1 session(s) found in 7 files")
     assert _run(monkeypatch, capsys, "sessions") == (0, TABLE, [listing_note])
     direct = {argv[0]: _run(monkeypatch, capsys, *argv) for argv in (["show", str(project / read), "0"],
                                                                      ["requests", str(project / read)],
@@ -106,10 +105,10 @@ def test_copies_that_differ_are_listed_each_and_refused_by_id(tmp_path: Path, mo
         f"0.000146868,1,{SID} ({project}/same0/session.jsonl)",
         f'"2 session(s), newest first",2027-01-15 08:00,-,/home/dev/projects/demo,0,,0,0,0,'
         f"{SID} ({project}/other/session.jsonl)"])
-    assert err[1].startswith("note: 1 session(s) found in 5 files (the same lines)")
-    assert [err[0], *err[3:]] == [
-        f"note: one session in two files under {project}/: read same0/session.jsonl, not early/session.jsonl "
-        "(the other's lines and more)",
+    assert [err[0], *err[2:]] == [  # one note for the session's copies (fuzz round 23: one a copy, then one of 5)
+        f"note: one session in 7 files under {project}/: read same0/session.jsonl, not early/session.jsonl "
+        "(the other's lines and more), not same1/session.jsonl, same2/session.jsonl, same3/session.jsonl, "
+        "same4/session.jsonl (the same lines)",
         f"note: session {SID} is in 2 files, each listed: {project}/same0/session.jsonl, {project}/other/session.jsonl"]
     refusal = (f"error: session {SID} is in 2 files that differ (neither holds the other's lines): "
                f"{project}/other/session.jsonl, {project}/same0/session.jsonl (hint: pass the path of the log you "
@@ -148,8 +147,8 @@ def test_discovery_reads_copies_in_folders_of_other_names_once(tmp_path: Path) -
         (tmp_path / "sessions" / "p" / f"c{n}" / "session.jsonl").write_bytes(CHAT.read_bytes())
     notes: list[str] = []
     assert discover([tmp_path / "sessions"], notes=notes) == [tmp_path / "sessions" / "p" / "c0" / "session.jsonl"]
-    assert notes == [f"one session in two files under {tmp_path}/sessions/p/: read c0/session.jsonl, not "
-                     f"c{n}/session.jsonl (the same lines)" for n in range(1, 7)]
+    assert notes == [f"one session in 7 files under {tmp_path}/sessions/p/: read c0/session.jsonl, not "
+                     + ", ".join(f"c{n}/session.jsonl" for n in range(1, 7)) + " (the same lines)"]
 
 
 # -- an index whose schema version row was deleted ---------------------------------------------------

@@ -154,8 +154,9 @@ def test_the_policy_baseline_of_a_hostile_name_is_one_error(
               "or check without it with --no-baseline)"),  # a pasteable word (dsh_audit._shell.shell_word)
              ('"."', "./.: is a folder, not a baseline (hint: write a new one with `dsh-audit check PATHS "
                      "--no-baseline --json-report ./.` (the policy's [tool.dsh-audit.check] baseline))"),
-             (r'"\ud800"', "p.toml: policy file is not valid TOML: Escaped character is not a Unicode scalar value "
-                           "(at line 3, column 19)")]
+             (r'"\ud800"', "p.toml:3: policy file is not valid TOML: Escaped character is not a Unicode scalar value "
+                           "(at line 3, column 19) (hint: fix this file, or give another --policy FILE; see the Policy "
+                           "section of docs/ci.md)")]
     for value, said in cases:
         (tmp_path / "p.toml").write_text(f"require-capture = true\n[check]\nbaseline = {value}\n", "utf-8")
         code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "./p.toml" if "./" in said else "p.toml")

@@ -38,25 +38,25 @@ TABLES_HINT = ("dsh-audit reads [tool.dsh-audit.cache], [tool.dsh-audit.check] a
 
 PYPROJECT_ERRORS = [
     ("[tool.dsh-audit.check]\nmin-cache-hit-ratio = 0.99\n",
-     "tool.dsh-audit.check.min-cache-hit-ratio is a policy key, read only in [tool.dsh-audit] (hint: move it to "
+     "2: tool.dsh-audit.check.min-cache-hit-ratio is a policy key, read only in [tool.dsh-audit] (hint: move it to "
      f"[tool.dsh-audit], above [tool.dsh-audit.check]: {POLICY_HINT})"),
     ("[tool.dsh-audit]\n[tool.dsh-audit.chekc]\nmin-cache-hit-ratio = 0.99\n",
-     f"[tool.dsh-audit.chekc] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?) (hint: {TABLES_HINT})"),
-    ("[tool.dsh-audit.fleet]\njobs = 4\n", f"[tool.dsh-audit.fleet] is not a table dsh-audit reads (hint: {TABLES_HINT})"),
+     f"2: [tool.dsh-audit.chekc] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?) (hint: {TABLES_HINT})"),
+    ("[tool.dsh-audit.fleet]\njobs = 4\n", f"1: [tool.dsh-audit.fleet] is not a table dsh-audit reads (hint: {TABLES_HINT})"),
     ('[tool.dsh-audit.check]\nbaselin = "b.json"\n',
-     f"unknown key tool.dsh-audit.check.baselin (did you mean 'baseline'?) (hint: {CHECK_HINT})"),
+     f"2: unknown key tool.dsh-audit.check.baselin (did you mean 'baseline'?) (hint: {CHECK_HINT})"),
     ("[tool.dsh-audit.check]\nmin-cache-hit-ration = 0.99\n",
-     "unknown key tool.dsh-audit.check.min-cache-hit-ration (did you mean the policy key 'min-cache-hit-ratio', "
+     "2: unknown key tool.dsh-audit.check.min-cache-hit-ration (did you mean the policy key 'min-cache-hit-ratio', "
      f"read only in [tool.dsh-audit]?) (hint: {CHECK_HINT})"),
     ("[tool.dsh-audit.cache]\nopenai-zero-data-retension = true\n",
-     "unknown key tool.dsh-audit.cache.openai-zero-data-retension (did you mean 'openai-zero-data-retention'?) "
+     "2: unknown key tool.dsh-audit.cache.openai-zero-data-retension (did you mean 'openai-zero-data-retention'?) "
      f"(hint: {CACHE_HINT})"),
-    ("[tool.dsh-audit]\ncheck = \"b.json\"\n", f"[tool.dsh-audit.check] must be a table (hint: {CHECK_HINT})"),
+    ("[tool.dsh-audit]\ncheck = \"b.json\"\n", f"2: [tool.dsh-audit.check] must be a table (hint: {CHECK_HINT})"),
     # a table or key name holding a control character is named in TOML's quoted form: one inert line
     ('[tool.dsh-audit."chec\\u001bk"]\nbaseline = "b.json"\n',
-     '[tool.dsh-audit."chec\\u001bk"] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?) '
+     '1: [tool.dsh-audit."chec\\u001bk"] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?) '
      f"(hint: {TABLES_HINT})"),
-    ('[tool.dsh-audit.check]\n"a b\\u202e" = 1\n', f'unknown key tool.dsh-audit.check."a b\\u202e" (hint: {CHECK_HINT})'),
+    ('[tool.dsh-audit.check]\n"a b\\u202e" = 1\n', f'2: unknown key tool.dsh-audit.check."a b\\u202e" (hint: {CHECK_HINT})'),
 ]
 
 
@@ -68,7 +68,7 @@ def test_a_pyproject_table_or_key_no_command_reads_is_one_error(text: str, messa
     (tmp_path / "pyproject.toml").write_text(text, "utf-8")
     monkeypatch.chdir(tmp_path)
     assert invoke(monkeypatch, capsys, "check", str(log)) == (
-        2, "", [f"error: {(tmp_path / 'pyproject.toml').resolve()}: {message}"])
+        2, "", [f"error: {(tmp_path / 'pyproject.toml').resolve()}:{message}"])
 
 
 def test_the_gate_key_fails_the_gate_where_it_belongs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -83,16 +83,16 @@ def test_the_gate_key_fails_the_gate_where_it_belongs(tmp_path: Path, monkeypatc
 
 PLAIN_ERRORS = [
     ("[check]\nmin-cache-hit-ratio = 0.99\n",
-     "check.min-cache-hit-ratio is a policy key, read only at the top level of the policy file (hint: move it to "
+     "2: check.min-cache-hit-ratio is a policy key, read only at the top level of the policy file (hint: move it to "
      f"the top level, above [check]: {POLICY_HINT})"),
-    ('[chekc]\nbaseline = "b.json"\n', "[chekc] is not a table dsh-audit reads (did you mean [check]?) (hint: "
+    ('[chekc]\nbaseline = "b.json"\n', "1: [chekc] is not a table dsh-audit reads (did you mean [check]?) (hint: "
      f"dsh-audit reads [check]; the policy keys go at the top level: {POLICY_HINT})"),
-    ("[check]\nbaselin = 'b.json'\n", f"unknown key check.baselin (did you mean 'baseline'?) (hint: [check]: its one "
+    ("[check]\nbaselin = 'b.json'\n", f"2: unknown key check.baselin (did you mean 'baseline'?) (hint: [check]: its one "
      "key is baseline, as --baseline FILE says; see the Baseline section of docs/ci.md)"),
-    ("[prices.providers.deepseek.models.m]\ncache_miss = 1\n", "[prices] is not read from a policy file (hint: "
+    ("[prices.providers.deepseek.models.m]\ncache_miss = 1\n", "1: [prices] is not read from a policy file (hint: "
      "dsh-audit reads [tool.dsh-audit.prices] of the nearest pyproject.toml only: a price table, as --prices FILE "
      "gives; see the Price files section of docs/cache-accounting.md)"),
-    ("[cache]\nopenai-zero-data-retention = true\n", "[cache] is not read from a policy file (hint: dsh-audit reads "
+    ("[cache]\nopenai-zero-data-retention = true\n", "1: [cache] is not read from a policy file (hint: dsh-audit reads "
      "[tool.dsh-audit.cache] of the nearest pyproject.toml only: its one key is openai-zero-data-retention, as "
      "--openai-zdr / --no-openai-zdr say; see 'Stating the ZDR status' in docs/cache-accounting.md)"),
 ]
@@ -106,7 +106,7 @@ def test_a_plain_policy_file_reads_check_alone(text: str, message: str, tmp_path
     policy = tmp_path / "p.toml"
     policy.write_text(text, "utf-8")
     assert invoke(monkeypatch, capsys, "check", str(log), "--policy", str(policy)) == (
-        2, "", [f"error: {policy}: {message}"])
+        2, "", [f"error: {policy}:{message}"])
 
 
 def test_the_tables_commands_read_and_other_tools_tables_still_load(tmp_path: Path) -> None:

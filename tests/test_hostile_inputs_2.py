@@ -38,13 +38,15 @@ def dsh_log(path: Path) -> Path:
 _POLICY_HINT = "see the Policy section of docs/ci.md"
 _TABLE = ("[tool.dsh-audit] must be a table (hint: write the policy keys under a [tool.dsh-audit] header; "
           f"{_POLICY_HINT})")
-# each message after the file's path: its line (":2") when the error is a key's that one line writes
+_FIX = f"(hint: fix this file, or give another --policy FILE; {_POLICY_HINT})"
+# each message after the file's path: its line (":2") when the error is a key's that one line
+# writes, or the file's bytes are not UTF-8 from that line on
 POLICY_ERRORS = [
-    (b"\xff\xfe= 1\n", ": policy file is not UTF-8 text (byte 0)"),
-    (b'adapter = "\xff"\n', ": policy file is not UTF-8 text (byte 11)"),
-    (b"a = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", ": policy file nests arrays or tables too deeply"),
-    (b"tool = 1\n", ": unknown policy key 'tool' (hint: see the Policy section of docs/ci.md)"),
-    (b'tool = "x"\n', ": unknown policy key 'tool' (hint: see the Policy section of docs/ci.md)"),
+    (b"\xff\xfe= 1\n", f":1: policy file is not UTF-8 text (byte 0) {_FIX}"),
+    (b'adapter = "auto"\nadapter2 = "\xff"\n', f":2: policy file is not UTF-8 text (byte 29) {_FIX}"),
+    (b"a = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", f": policy file nests arrays or tables too deeply {_FIX}"),
+    (b"tool = 1\n", ":1: unknown policy key 'tool' (hint: see the Policy section of docs/ci.md)"),
+    (b'tool = "x"\n', ":1: unknown policy key 'tool' (hint: see the Policy section of docs/ci.md)"),
     (b"[tool]\ndsh-audit = 3\n", f":2: {_TABLE}"),
     (b'[[tool.dsh-audit]]\nadapter = "openai"\n', f": {_TABLE}"),  # an array of tables: no one line
     (b"adapter = {a = 1}\n", ":1: policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses "

@@ -199,6 +199,12 @@ def test_usd_cost_past_28_digits_is_a_number_not_invalid_operation():
     assert usd_cost(3, 0.1, 1) == 0.3  # the exact path is unchanged
 
 
+#: The hints of a policy file that is not TOML: the nearest pyproject.toml's, and a --policy file's.
+_FOUND = ("fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
+          "[tool.dsh-audit] table")
+_GIVEN = "fix this file, or give another --policy FILE; see the Policy section of docs/ci.md"
+
+
 # -- policies -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("found", [False, True])
@@ -211,7 +217,7 @@ def test_policy_integer_past_the_digit_limit_is_one_error_line(tmp_path, monkeyp
     args = ["check", str(log)] if found else ["check", str(log), "--policy", str(policy)]
     assert invoke(monkeypatch, capsys, *args) == \
         (2, "", [f"error: {policy}: policy file is not valid TOML: Exceeds the limit (4300 digits) for integer "
-                 "string conversion: value has 5001 digits"])
+                 "string conversion: value has 5001 digits (hint: " + (_FOUND if found else _GIVEN) + ")"])
 
 
 # -- option values --------------------------------------------------------------------------------

@@ -322,11 +322,11 @@ def test_a_bad_pyproject_value_is_one_usage_error(tmp_path: Path, monkeypatch: p
     code, out, err = invoke(monkeypatch, capsys, "cache", str(log), "--routes", str(routes), "--json")
     path = (tmp_path / "pyproject.toml").resolve()
     assert (code, out, err) == (2, "", [
-        f"error: {path}: [tool.dsh-audit.cache] openai-zero-data-retention must be true or false, not {shown} "
+        f"error: {path}:2: [tool.dsh-audit.cache] openai-zero-data-retention must be true or false, not {shown} "
         "(hint: write openai-zero-data-retention = true or false under [tool.dsh-audit.cache])"])
     (tmp_path / "pyproject.toml").write_text("[tool.dsh-audit]\ncache = 3\n")
     code, out, err = invoke(monkeypatch, capsys, "cache", str(log), "--routes", str(routes), "--json")
     assert (code, out, err) == (2, "", [  # worded as check's policy words it
-        f"error: {path}: [tool.dsh-audit.cache] must be a table (hint: [tool.dsh-audit.cache]: its one key is "
+        f"error: {path}:2: [tool.dsh-audit.cache] must be a table (hint: [tool.dsh-audit.cache]: its one key is "
         "openai-zero-data-retention, as --openai-zdr / --no-openai-zdr say; see 'Stating the ZDR status' in "
         "docs/cache-accounting.md)"])

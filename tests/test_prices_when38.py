@@ -237,7 +237,7 @@ def test_an_unknown_key_of_the_tool_table_is_refused_by_every_command(
     monkeypatch.chdir(tmp_path)
     code, out, err = invoke(monkeypatch, capsys, command, str(ROOT / "sample_logs" / "sessions"))
     assert (code, out, err) == (2, "", [
-        f"error: {tmp_path / 'pyproject.toml'}: {error} (hint: see the Policy section of docs/ci.md)"])
+        f"error: {tmp_path / 'pyproject.toml'}:2: {error} (hint: see the Policy section of docs/ci.md)"])
 
 
 def test_the_policy_keys_are_still_read_beside_the_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -21,6 +21,8 @@ from dsh_audit._pyproject import ConfigFileError, find_pyproject, read_bytes, re
 from dsh_audit.errors import UsageError
 
 FOUND_HINT = "(hint: dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it)"
+POLICY_FOUND_HINT = ("(hint: fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads "
+                     "its [tool.dsh-audit] table)")
 PRICE_HINT = ("(hint: fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
               "[tool.dsh-audit.prices] table)")
 COMMANDS = ["check", "report", "cache", "usage"]
@@ -51,7 +53,7 @@ def _error(call: Callable[[], object]) -> tuple[str, str, int | None, int | None
 
 @pytest.mark.parametrize(("text", "reason", "message", "line", "column"), [
     (b"a = 1\nb = = 2\n", "syntax", "policy file is not valid TOML: Invalid value (at line 2, column 5)", 2, 5),
-    (b'[tool]\nx = "\xff"\n', "encoding", "policy file is not UTF-8 text (byte 12)", None, None),
+    (b'[tool]\nx = "\xff"\n', "encoding", "policy file is not UTF-8 text (byte 12)", 2, None),
     (b"a = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "nesting", "policy file nests arrays or tables too deeply",
      None, None),
     (b"a = 1" + b"0" * 5000 + b"\n", "syntax", "policy file is not valid TOML: Exceeds the limit (4300 digits) for "
@@ -183,16 +185,16 @@ def test_a_broken_symlink_pyproject_is_one_error_line(tmp_path, monkeypatch, cap
 
 
 @pytest.mark.parametrize(("command", "message"), [
-    ("check", "policy file is not valid TOML: Invalid value (at line 1, column 7)"),
-    ("report", "policy file is not valid TOML: Invalid value (at line 1, column 7)"),
-    ("cache", f"price table is not valid TOML: Invalid value (at line 1, column 7) {PRICE_HINT}"),
-    ("usage", f"price table is not valid TOML: Invalid value (at line 1, column 7) {PRICE_HINT}"),
+    ("check", f":1: policy file is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
+    ("report", f":1: policy file is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
+    ("cache", f":1: price table is not valid TOML: Invalid value (at line 1, column 7) {PRICE_HINT}"),
+    ("usage", f":1: price table is not valid TOML: Invalid value (at line 1, column 7) {PRICE_HINT}"),
 ])
 def test_a_folder_pyproject_is_passed_over_for_the_file_above(tmp_path, monkeypatch, capsys, command, message):
     (tmp_path / "work" / "pyproject.toml").mkdir(parents=True)
     above = tmp_path / "pyproject.toml"
     above.write_text("not = = toml\n", encoding="utf-8")  # its error proves it is the one read
-    assert _run(monkeypatch, capsys, tmp_path, command) == (2, "", [f"error: {above.resolve()}: {message}"])
+    assert _run(monkeypatch, capsys, tmp_path, command) == (2, "", [f"error: {above.resolve()}{message}"])
 
 
 @pytest.mark.parametrize("command", ["check", "report"])

@@ -117,7 +117,9 @@ def test_a_session_capture_that_is_no_llm_call_is_not_paired(method: str, path: 
     log = chat_log(tmp_path / "session-1" / "session.jsonl", "s1")
     wire = _wire(tmp_path, [{"method": method, "path": path, "headers": HEADER, "body": body}])
     code, out, err = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(wire), "--json")
-    assert (code, err, _rows(out)) == (1, [], [
+    note = (f"note: no request matched: {wire} holds no LLM call (nothing a request could be paired with): give the "
+            "capture of s1's run with --capture FILE")
+    assert (code, err, _rows(out)) == (1, [note], [
         (0, "unmatched", None, "no captured loop send of this session left on its route "
                                "(deepseek-chat-completions, model deepseek-v4-flash)"),
         (None, "foreign", 0, "not an LLM call (kind other)"),

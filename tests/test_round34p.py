@@ -50,17 +50,17 @@ TABLES_HINT = ("dsh-audit reads [tool.dsh-audit.cache], [tool.dsh-audit.check] a
 
 TABLE_ERRORS = [
     ("[tool.dsh-audit.cache]\nopenai-zero-data-retenton = true\n",
-     f"unknown key tool.dsh-audit.cache.openai-zero-data-retenton (did you mean 'openai-zero-data-retention'?) "
+     f"2: unknown key tool.dsh-audit.cache.openai-zero-data-retenton (did you mean 'openai-zero-data-retention'?) "
      f"(hint: {CACHE_HINT})"),
-    ("[tool.dsh-audit.cache]\nzdr = true\n", f"unknown key tool.dsh-audit.cache.zdr (hint: {CACHE_HINT})"),
+    ("[tool.dsh-audit.cache]\nzdr = true\n", f"2: unknown key tool.dsh-audit.cache.zdr (hint: {CACHE_HINT})"),
     ("[tool.dsh-audit.cache]\nmin-cache-hit-ratio = 0.5\n",
-     "tool.dsh-audit.cache.min-cache-hit-ratio is a policy key, read only in [tool.dsh-audit] (hint: move it to "
+     "2: tool.dsh-audit.cache.min-cache-hit-ratio is a policy key, read only in [tool.dsh-audit] (hint: move it to "
      f"[tool.dsh-audit], above [tool.dsh-audit.cache]: {POLICY_HINT})"),
     ("[tool.dsh-audit.cahce]\nopenai-zero-data-retention = true\n",
-     f"[tool.dsh-audit.cahce] is not a table dsh-audit reads (did you mean [tool.dsh-audit.cache]?) (hint: {TABLES_HINT})"),
-    ("[tool.dsh-audit]\ncache = true\n", f"[tool.dsh-audit.cache] must be a table (hint: {CACHE_HINT})"),
+     f"1: [tool.dsh-audit.cahce] is not a table dsh-audit reads (did you mean [tool.dsh-audit.cache]?) (hint: {TABLES_HINT})"),
+    ("[tool.dsh-audit]\ncache = true\n", f"2: [tool.dsh-audit.cache] must be a table (hint: {CACHE_HINT})"),
     ('[tool.dsh-audit.check]\nbaselin = "b.json"\n',
-     "unknown key tool.dsh-audit.check.baselin (did you mean 'baseline'?) (hint: [tool.dsh-audit.check]: its one key "
+     "2: unknown key tool.dsh-audit.check.baselin (did you mean 'baseline'?) (hint: [tool.dsh-audit.check]: its one key "
      "is baseline, as --baseline FILE says; see the Baseline section of docs/ci.md)"),
 ]
 #: Each command that reads the ZDR status, as run on the log ``s/session.jsonl`` (check twice: with
@@ -80,7 +80,7 @@ def test_every_command_refuses_a_misspelt_table_or_key_as_check_does(
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     said = {command: invoke(monkeypatch, capsys, *command) for command in COMMANDS}
-    assert said == {command: (2, "", [f"error: {(tmp_path / 'pyproject.toml').resolve()}: {message}"])
+    assert said == {command: (2, "", [f"error: {(tmp_path / 'pyproject.toml').resolve()}:{message}"])
                     for command in COMMANDS}
     assert not (tmp_path / "r.html").exists()
 
@@ -90,7 +90,7 @@ def test_the_library_reader_refuses_it_and_reads_the_tables_commands_read(tmp_pa
     (tmp_path / "bad" / "pyproject.toml").write_text(TABLE_ERRORS[0][0], "utf-8")
     with pytest.raises(UsageError) as raised:
         pyproject_zero_data_retention(search_from=tmp_path / "bad")
-    assert str(raised.value) == f"{tmp_path / 'bad' / 'pyproject.toml'}: {TABLE_ERRORS[0][1]}"
+    assert str(raised.value) == f"{tmp_path / 'bad' / 'pyproject.toml'}:{TABLE_ERRORS[0][1]}"
     (tmp_path / "good").mkdir()
     (tmp_path / "good" / "pyproject.toml").write_text(
         '[project]\nname = "x"\n[tool.ruff]\nline-length = 1\n[tool.dsh-audit]\nrequire-capture = true\n'

@@ -145,7 +145,7 @@ def test_copies_of_many_sessions_are_one_note(
         "under L/a-chat/: read home/sessions/--home-dev-dsh-runs-a-a-chat-ws--/"
         "session-2b096b61-0a34-4da6-abec-4e87161c2c0b/session.jsonl.zstd, not "
         "session-logs/session-2b096b61-0a34-4da6-abec-4e87161c2c0b.jsonl (the others alike; the folder holding "
-        "one session's two files as PATH names them)"]
+        "one session's files as PATH names them)"]
     code, _, err = invoke(monkeypatch, capsys, "sessions", "L/a-chat")  # one such note: as it was
     assert err == ["note: one session in two files under L/a-chat/: read home/sessions/"
                    "--home-dev-dsh-runs-a-a-chat-ws--/session-2b096b61-0a34-4da6-abec-4e87161c2c0b/session.jsonl.zstd, "

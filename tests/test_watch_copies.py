@@ -213,7 +213,7 @@ def test_many_copies_of_one_session_are_said_in_one_note(tmp_path: Path) -> None
     (folder / "z.jsonl").write_bytes(b"".join(lines[:HALF]))
     items = _drive(tmp_path, [(_request(7), lambda: None)], since=0.0, rescan=0.1)
     assert _notes(items) == [
-        f"one session in 4 files under {tmp_path}/sessions/: read --p--/{SID}/session.jsonl, not exports/x.jsonl "
-        "(the same lines), not exports/y.jsonl.zstd (the same lines), not exports/z.jsonl (the other's lines and more)"]
+        f"one session in 4 files under {tmp_path}/sessions/: read --p--/{SID}/session.jsonl, not exports/x.jsonl, "
+        "exports/y.jsonl.zstd (the same lines), not exports/z.jsonl (the other's lines and more)"]  # one reason once
     assert _requests(items) == [(index, str(live)) for index in range(8)]
     assert _summary(items) == ONCE

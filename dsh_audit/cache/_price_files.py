@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._literals import holds_float
-from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
+from .._pyproject import ConfigFileError, find_pyproject, found_hint, read_bytes, read_json, read_toml
 from ..errors import UsageError
 
 #: Where a price table's shape is described, for the hint of an error in a user's price file
@@ -36,8 +36,7 @@ def _read(path: Path, *, found: bool = False) -> Any:
     kind = "TOML" if path.suffix == ".toml" else "JSON"
     other = " (or a TOML one, named *.toml)" if kind == "JSON" else ""  # the suffix chose JSON: TOML is read too
     hint = (f"give --prices a {kind} price table{other}; {_SHAPE}" if not found
-            else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
-                 "[tool.dsh-audit.prices] table")
+            else found_hint("tool.dsh-audit.prices"))
     try:
         data = read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
     except ConfigFileError as exc:  # "objects": a price table may be JSON
@@ -58,7 +57,8 @@ def _read(path: Path, *, found: bool = False) -> Any:
                 return _as_written(path, kind)
             except ValueError as again:  # another syntax error, in tomllib's words
                 message = f"price table is not valid TOML: {str(again).splitlines()[0]}"
-        raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
+        raise UsageError(message, path=exc.path, line=exc.line if message == exc.message else None,
+                         hint=exc.hint or hint) from None
     return _as_written(path, kind) if _unbounded(data) else data
 
 

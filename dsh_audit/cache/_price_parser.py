@@ -126,7 +126,7 @@ class _Parser:
             unknown = sorted(str(k) for k in value if k not in _KEYS[kind])
             if unknown:
                 name = unknown[0]
-                where = name if key == "(top level)" else f"{key}.{name}"
+                where = dotted_key(name) if key == "(top level)" else f"{key}.{dotted_key(name)}"
                 close = difflib.get_close_matches(name, sorted(_KEYS[kind]), n=1)
                 if kind == "alias" and name in _KEYS["period"]:
                     problem = "beside billed_as: an alias is billed at its model's rates (remove it, or the billed_as)"
@@ -241,7 +241,7 @@ class _Parser:
         providers = self.table(document["providers"], "providers")
         self.table(data, "(top level)", "document")  # then a key beside it the table does not know
         for name, body in providers.items():
-            key = f"providers.{name}"
+            key = dotted_key("providers", name)  # quoted as TOML writes it, as its warnings name it
             body = self.table(body, key, "provider")
             target = self.providers.setdefault(name, _Provider())
             if "windows" in body:
@@ -255,9 +255,9 @@ class _Parser:
             for model, periods in models.items():
                 items = periods if isinstance(periods, list) else [periods]
                 if not items:
-                    raise self.fail(f"{key}.models.{model}", "has no rates")
+                    raise self.fail(f"{key}.models.{dotted_key(model)}", "has no rates")
                 # a list's periods by index; one table (TOML's [providers.P.models.M]) by its own key
-                where = [f"{key}.models.{model}" + (f"[{i}]" if isinstance(periods, list) else "")
+                where = [f"{key}.models.{dotted_key(model)}" + (f"[{i}]" if isinstance(periods, list) else "")
                          for i in range(len(items))]
                 parsed = [self.period(p, where[i]) for i, p in enumerate(items)]
                 self.distinct_starts([p.start for p in parsed], where, "a rate")
@@ -309,7 +309,8 @@ class _Parser:
             if isinstance(item, _Constant):
                 raise self.fail(key, f"{item.literal} is not JSON")
             if isinstance(item, dict):
-                stack.extend((f"{key}.{k}" if key else str(k), v) for k, v in reversed(item.items()))
+                stack.extend((f"{key}.{dotted_key(str(k))}" if key else dotted_key(str(k)), v)
+                             for k, v in reversed(item.items()))
             elif isinstance(item, list):
                 stack.extend((f"{key}[{i}]", v) for i, v in reversed(list(enumerate(item))))
 
@@ -373,7 +374,7 @@ class _Parser:
         place and key), the loop read from there, its other keys in this document in the text."""
         mine = sorted((keys[id(period)], at) for at, (_, period) in enumerate(loop) if id(period) in keys)
         # (never without one of this document's: a loop of earlier layers alone was refused with them)
-        (_, key), at = mine[0] if mine else ((0, f"providers.{name}.models.{loop[0][0]}"), 0)
+        (_, key), at = mine[0] if mine else ((0, dotted_key("providers", name, "models", loop[0][0])), 0)
         names = [m for m, _ in loop[at:] + loop[:at]] + [loop[at][0]]
         others = [f"{k}.billed_as" for (_, k), _ in mine[1:]]
         if len(loop) > len(mine):

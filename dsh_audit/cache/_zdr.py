@@ -8,7 +8,7 @@ import json
 import os
 from typing import Any
 
-from .._pyproject import ConfigFileError, checked_tool_table, find_pyproject
+from .._pyproject import ConfigFileError, checked_tool_table, find_pyproject, found_hint, key_line
 from ..errors import UsageError
 
 __all__ = ["pyproject_zero_data_retention"]
@@ -41,15 +41,18 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
     try:
         table = checked_tool_table(path)  # a misspelt table or key would be ignored in silence
-    except ConfigFileError as exc:  # only a file that cannot be opened gets the hint about the key
-        raise UsageError(exc.message, path=path, hint=(exc.hint or hint) if exc.reason == "open" else None) from None
+    except ConfigFileError as exc:  # located where the reader located it, with its hint, else the file's one
+        raise UsageError(exc.message, path=path, line=exc.line,
+                         hint=exc.hint or (hint if exc.reason == "open" else found_hint(ZDR_TABLE.strip("[]")))) \
+            from None
     cache = table.get("cache") if table is not None else None
     if cache is None:
         return None
     value = cache.get(ZDR_KEY)
     if value is None or isinstance(value, bool):
         return value
-    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path, hint=hint)
+    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path, hint=hint,
+                     line=key_line(path, ("tool", "dsh-audit", "cache"), ZDR_KEY, value))
 
 
 def _shown(value: Any) -> str:

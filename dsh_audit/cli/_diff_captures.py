@@ -109,8 +109,9 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
     with any send of ``capture`` though it holds some (``rows``: the comparison's): most likely the
     capture of another run. It names the sessions the capture's sends say they are of (DSH's
     session header; shown escaped, as every note), or says the sends name none (pi-ai's: paired by
-    route and order), and how to give the right one; None when a request was paired, or the capture
-    holds no send.
+    route and order), and how to give the right one, or says it holds no LLM call (an empty file, or
+    one of other calls alone: no request could be paired); None when a request was paired, or the
+    logs hold no request.
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -120,6 +121,8 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
         >>> _nothing_matched("w.jsonl", [R(request=1, capture=None), R(request=None, capture=R(session_id=None, kind="loop"))],
         ...                  ["s-a"])
         "no request matched: w.jsonl holds 1 send(s) naming no session (no x-deepseek-harness-session-id header), none of them paired by route and order with a request of s-a: is it this run's capture? give the right one with --capture FILE"
+        >>> _nothing_matched("w.jsonl", [R(request=1, capture=None)], ["s-a"])
+        "no request matched: w.jsonl holds no LLM call (nothing a request could be paired with): give the capture of s-a's run with --capture FILE"
     """
     if not any(row.request is not None for row in rows) or any(
             row.request is not None and row.capture is not None for row in rows):
@@ -128,10 +131,11 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
     # with no run's request: it says nothing of whose capture this is)
     sends = [row.capture for row in rows if row.request is None and row.capture is not None
              and row.capture.kind != "other"]
-    if not sends:
-        return None
-    named = list(dict.fromkeys(send.session_id for send in sends if send.session_id is not None))
     mine = _first_three(sessions)
+    if not sends:
+        return (f"no request matched: {capture} holds no LLM call (nothing a request could be paired with): give the "
+                f"capture of {mine}'s run with --capture FILE")
+    named = list(dict.fromkeys(send.session_id for send in sends if send.session_id is not None))
     if named and not set(named) & set(sessions):
         shown = _first_three(named)
         return (f"no request matched: {capture} holds sends of session(s) {shown}, not {mine}: give the capture of "

@@ -44,6 +44,7 @@ _SESSION_RANKS = {
 _BREAK_COLUMNS = ("request", "model", "cause", "lost tokens", "lost $")
 _BREAK_DROPPABLE = ("path", "model")
 
+
 def _rates(prices: Sequence[tuple[str, ...] | None]) -> tuple[str, str]:
     """Where the rates of the ledgers ``stats`` sums came from (:attr:`FleetStats.prices`), worded
     as ``cache`` words it: for the "cost lost" measure, and for the cost table's title.
@@ -161,7 +162,8 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
                   csv=csv, names=("cache read actual", "cache read expected")),
         *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
                   csv=csv, names=("hit ratio actual", "hit ratio expected")),
-        ("output tokens", totals["tokens"]["output"]),
+        ("output tokens", Amount.tokens(totals["tokens"]["output"],
+                                        lacking=bool(totals["tokens_unknown_requests"].get("output")))),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),

@@ -78,8 +78,7 @@ def _tokens(row: UsageRow) -> tuple[object, ...]:
         return (Amount(None, "?"),) * len(_BUCKETS)
     lacking = row.tokens_unknown
     values = [getattr(row.tokens, bucket) for bucket in _BUCKETS]
-    return tuple(value if not lacking.get(bucket) else Amount(value, f"≥{value}") if value else Amount(None, "?")
-                 for bucket, value in zip(_BUCKETS, values))
+    return tuple(Amount.tokens(value, lacking=bool(lacking.get(bucket))) for bucket, value in zip(_BUCKETS, values))
 
 
 def _lacking_caption(total: UsageRow) -> str:

@@ -224,11 +224,13 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     summary and exit code 0.
 
     One session present as several files (DSH's log and an export or copy of it, compressed or
-    not) is followed once, in the file the other commands read, with a note saying which: of two
-    with the same lines DSH's, else the one that holds the other's lines and more (the one being
-    written). So is one session in two session folders (a log replaced by a copy of another), which
-    the other commands list twice: of the same lines, the file already followed. A copy that
-    appears later is compared then; one that grows past the followed file, or outlives it, is
+    not) is followed once, in the file the other commands read, with one note in their words
+    saying which: of files with the same lines DSH's (else the first they list), else the one that
+    holds the others' lines and more (the one being written). So is one session in two session
+    folders (a log replaced by a copy of another), which the other commands list twice: of the same
+    lines, the file already followed. A copy that appears later is compared then: one with the
+    same lines leaves the followed file followed (the one exception: the other commands may read
+    the new copy, DSH's or listed first); one that grows past the followed file, or outlives it, is
     followed from the request where the other stopped: no request is printed or counted twice.
 
     The watch reads the logs alone, never a capture: a request whose log holds no usage (a title

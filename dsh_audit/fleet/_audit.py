@@ -106,27 +106,22 @@ def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bo
             + f";code={code_fingerprint()}")
 
 
-def _int(usage: Any, key: str) -> int | None:
-    """A token count of a usage record; a record that is not an object, or a count that is not
-    an integer, is no count."""
-    value = usage.get(key) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _request_row(path: str, request: Request, sent: float | None, verdict: CacheVerdict | None = None,
-                 captured: Tokens | None = None) -> RequestRow:
-    """A request's row; with its cache ``verdict`` (when the cache was accounted), its cache columns
-    are the verdict's, else its prompt and cache read are the logged usage's. ``captured``: the
-    tokens its ledger entry was priced from when they are the capture's (``--capture``: its log
-    holds no usage), which its token columns then hold, as its cost row's."""
-    usage = request.usage if request.usage is not None else request.message_usage
-    counts = {bucket: getattr(captured, bucket) if captured is not None else _int(usage, name)
+def _request_row(path: str, request: Request, sent: float | None, entry: LedgerEntry,
+                 verdict: CacheVerdict | None = None) -> RequestRow:
+    """A request's row; its token columns are the tokens its ledger ``entry`` was priced from (its
+    logged usage read by :func:`dsh_audit.cache.logged_tokens`, else the capture's), each one that
+    holds no valid count NULL, never 0 nor a negative count: ``usage`` and ``stats`` sum them by
+    one rule (:meth:`dsh_audit.cache.UsageRow.add`). With its cache ``verdict`` (when the cache was
+    accounted), its cache columns are the verdict's, else its prompt and cache read are those
+    tokens'."""
+    tokens = entry.tokens
+    counts = {bucket: None if tokens is None or name in entry.unlogged else getattr(tokens, bucket)
               for name, bucket in USAGE_BUCKETS}
     inputs, read, write, output = (counts[bucket] for bucket in ("cache_miss", "cache_read", "cache_write", "output"))
     config = (request.header or {}).get("config") or {}
     if verdict is None:
-        prompt = None if inputs is None else inputs + (read or 0) + (write or 0)
-        actual = read if inputs is not None else None
+        prompt = None if inputs is None or read is None or write is None else inputs + read + write
+        actual = read if prompt is not None else None
         expected = classification = cause = lost_tokens = lost_cost = lost = None
     else:
         prompt, actual, expected = verdict.prompt_tokens, verdict.actual, verdict.expected
@@ -255,7 +250,7 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook, confi
             pending[found.request] = found
 
     def row(request: Request, verdict: CacheVerdict, entry: LedgerEntry) -> None:
-        rows.append(_request_row(path, request, request.time.sent if request.time else None, verdict))
+        rows.append(_request_row(path, request, request.time.sent if request.time else None, entry, verdict))
         costs.append(_cost_row(path, sid, entry))
         found = pending.pop(request.index, None)
         if found is not None:  # its row now, the transition (and the events it quotes) let go
@@ -323,9 +318,9 @@ def _record(base: dict[str, Any], session: Session, attributed: SessionAttributi
     ledger = session_ledger(session, prices=prices, cache=report, captured=captured)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times
-    by_capture = ledger.captured_usage
-    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None, verdicts.get(r.index),
-                         by_capture.get(r.index)) for r in session.requests]
+    entries = {e.index: e for e in ledger.entries}
+    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None, entries[r.index],
+                         verdicts.get(r.index)) for r in session.requests]
     breaks = [_break_row(path, t, verdicts.get(t.request)) for t in transitions or () if t.is_break]
     return SessionRecord(
         **base, session_id=session.id, parent_session=session.header.parent_session,

@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..log import ProtectedInputs
+from ..log import ProtectedInputs, special_kind
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, GroupResult, home_routes_key, routes_from, run_groups
 from ..cache import PriceBook, load_prices
@@ -77,8 +77,10 @@ class IndexSummary:
             not be read, in input order: logs read in this run and stored with their error
             (:attr:`refused` of them), unchanged logs stored with one (``refused_unchanged``:
             their stored error said again, the file not read), both the logs ``stats`` counts as
-            refused; and logs whose task failed (``lost``).
-        lost: how many of ``failed`` were not stored (their task failed: the next run tries again).
+            refused; and logs whose task failed or that are no file (a FIFO, a device: no
+            session, refused or not), ``lost``.
+        lost: how many of ``failed`` were not stored (their task failed, or they are no file:
+            the next run tries again).
         seconds: wall time of the run.
         upgraded_from: the schema version the file was upgraded from in this run, if it was.
         warnings: where a log read in this run contradicts the route file (``--routes``), once per
@@ -257,7 +259,13 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
             [r.value if r.value is not None else Failure(r.path, r.error or SessionTaskError("no record"))
              for r in iter_many(stale.paths, audit, **runs)]
         for path, record in zip(stale.paths, results):
-            if isinstance(record, SessionRecord):
+            if isinstance(record, SessionRecord) and record.error is not None and special_kind(path):
+                # a FIFO, a device: no log, never a refused session; said, not stored, as a lost task
+                with connection:  # rows an earlier run stored of it
+                    remove_rows(connection, [storable(path)])
+                failed[path] = record.error
+                lost += 1
+            elif isinstance(record, SessionRecord):
                 superseded, instead = one_session(connection, record, given_stored)
                 if instead is not None:
                     with connection:  # rows it had from an earlier run, when it held other lines

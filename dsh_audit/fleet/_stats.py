@@ -41,9 +41,12 @@ class FleetStats:
     Attributes:
         totals: sessions (and refused), requests, the logged token sums of every indexed request
             by billing bucket (``tokens``: ``cache_miss``, ``cache_read``, ``cache_write``,
-            ``output`` and their ``total``, as every command names them; ``cost``'s ``tokens``
-            sums the ledgers' requests), actual / expected cache reads (``actual_cache_read``, the logged
-            reads, ``expected_cache_read``) and hit ratios (``actual_hit_ratio``,
+            ``output`` and their ``total``, as every command names them, over the requests that
+            logged a count of each: ``usage_unknown_requests`` counts those that logged no usage,
+            ``tokens_unknown_requests`` by bucket those that logged usage without a count of it, as
+            ``usage --json`` does; ``cost``'s ``tokens`` sums the ledgers' requests), actual /
+            expected cache reads (``actual_cache_read``, the logged reads, ``expected_cache_read``)
+            and hit ratios (``actual_hit_ratio``,
             ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost.
         by_model: the measures of ``totals`` per model, most prompt tokens first.
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
@@ -112,19 +115,37 @@ class FleetStats:
                 "caveats": list(self.caveats)}
 
 
+#: The index's token column of each billing bucket, as every command names the buckets (its
+#: ``input_tokens`` column holds DSH's ``inputTokens``: the cache misses).
+_TOKEN_COLUMNS = (("cache_miss", "input_tokens"), ("cache_read", "cache_read_tokens"),
+                  ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))
+#: A request that logged usage: a row of one that did not has every token column NULL.
+_LOGGED = "(" + " OR ".join(f"{column} IS NOT NULL" for _, column in _TOKEN_COLUMNS) + ")"
+
+
+def _tokens(connection: sqlite3.Connection) -> dict[str, Any]:
+    """The logged tokens by billing bucket, as ``usage --json`` sums them: ``tokens`` over the
+    requests that logged a count of each (a column holding no valid count is NULL, never 0), their
+    ``total``; ``usage_unknown_requests`` the requests that logged no usage, and
+    ``tokens_unknown_requests`` by bucket those that logged usage without a valid count of it (the
+    bucket's sum is then a lower bound; only the buckets some request lacks)."""
+    sums = ", ".join(f"COALESCE(SUM({column}), 0)" for _, column in _TOKEN_COLUMNS)
+    lacking = ", ".join(f"COALESCE(SUM({_LOGGED} AND {column} IS NULL), 0)" for _, column in _TOKEN_COLUMNS)
+    row = connection.execute(f"SELECT {sums}, {lacking}, COALESCE(SUM(NOT {_LOGGED}), 0) FROM requests").fetchone()
+    buckets = [bucket for bucket, _ in _TOKEN_COLUMNS]
+    tokens = dict(zip(buckets, row[:4]))
+    return {"tokens": {**tokens, "total": sum(tokens.values())}, "usage_unknown_requests": row[8],
+            "tokens_unknown_requests": {bucket: count for bucket, count in zip(buckets, row[4:8]) if count}}
+
+
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
     sessions, refused = connection.execute("SELECT COUNT(*), COUNT(error) FROM sessions").fetchone()
-    raw = connection.execute("SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cache_read_tokens), 0), "
-                             "COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0), "
-                             f"COALESCE(SUM(classification IN {BREAKS}), 0) FROM requests").fetchone()
+    cache_breaks = connection.execute(f"SELECT COALESCE(SUM(classification IN {BREAKS}), 0) "
+                                      "FROM requests").fetchone()[0]
     measured = measures(connection.execute(f"SELECT {MEASURES} FROM requests").fetchone())
     breaks = connection.execute("SELECT COUNT(*) FROM breaks").fetchone()[0]
-    # the logged tokens by billing bucket, named as every command's ``tokens`` (the index's
-    # ``input_tokens`` column holds DSH's ``inputTokens``: the cache misses)
-    tokens = dict(zip(("cache_miss", "cache_read", "cache_write", "output"), raw[:4]))
-    return {"sessions": sessions, "sessions_refused": refused, **measured,
-            "tokens": {**tokens, "total": sum(tokens.values())},
-            "attribution_breaks": breaks, "cache_breaks": raw[4]}
+    return {"sessions": sessions, "sessions_refused": refused, **measured, **_tokens(connection),
+            "attribution_breaks": breaks, "cache_breaks": cache_breaks}
 
 
 def _grouped(connection: sqlite3.Connection, column: str, order: str) -> tuple[dict[str, Any], ...]:

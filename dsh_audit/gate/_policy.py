@@ -47,8 +47,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import (POLICY_HINT, TOOL_TABLES, ConfigFileError, check_tool_table, find_pyproject, key_line,
-                          read_toml, tool_table, unknown_key, unknown_table)
+from .._pyproject import (POLICY_HINT, TOOL_TABLES, ConfigFileError, check_tool_table, find_pyproject, found_hint,
+                          key_line, read_toml, tool_table, unknown_key, unknown_table)
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
@@ -124,7 +124,7 @@ class Policy:
             elif isinstance(value, dict):
                 raise unknown_table(key, source=source, name=name)
             else:
-                raise unknown_key(key, source=source, name=name, known=known)
+                raise unknown_key(key, source=source, name=name, known=known, value=value)
         return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
 
 
@@ -187,14 +187,18 @@ def _checked(key: str, value: Any, source: str) -> Any:
     return value
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    """The TOML document at ``path``, its errors worded for a policy file."""
+def _read_toml(path: Path, *, found: bool = False) -> dict[str, Any]:
+    """The TOML document at ``path``, its errors worded for a policy file: at the line tomllib
+    names (or of the byte that is not UTF-8), with a hint to fix the file, or (``found``: the
+    nearest ``pyproject.toml``, not named) to move it, as every command that reads it says."""
     try:
         return read_toml(path, what="policy file")
     except ConfigFileError as exc:
         if exc.reason == "open":  # missing, a folder, a FIFO: unreadable, as any input file would be
             raise UnreadableError(exc.message, path=exc.path, hint=exc.hint) from None
-        raise UsageError(exc.message, path=exc.path) from None
+        hint = (found_hint("tool.dsh-audit") if found
+                else f"fix this file, or give another --policy FILE; {POLICY_HINT}")
+        raise UsageError(exc.message, path=exc.path, line=exc.line, hint=hint) from None
 
 
 def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str | os.PathLike[str] | None = None
@@ -220,7 +224,7 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
     found = find_pyproject(search_from)
     if found is None:
         return Policy()
-    tool = tool_table(_read_toml(found), source=str(found))
+    tool = tool_table(_read_toml(found, found=True), source=str(found))
     if tool is None:
         return Policy()
     return Policy.from_mapping(tool, source=str(found))

@@ -18,7 +18,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._decode import Line, TornTail, iter_lines, parse_line
-    from ._copies import (COPY_NOTE, MAX_COPIES, Copy, copy_name, copy_notes, in_layout, may_be_copies,
+    from ._copies import (MAX_COPIES, Copy, copy_name, copy_notes, in_layout, may_be_copies,
                           preferred, read_once, without_copies)
     from ._discover import default_sessions_root, discover, is_folder, looks_like_log
     from ._resolve import resolve_session
@@ -43,7 +43,6 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "CHUNK_ROW_TYPES",
-    "COPY_NOTE",
     "Copy",
     "DecodeBudget",
     "Event",
@@ -123,7 +122,6 @@ _LAZY = {
     "sniff_format": "._format",
     "complete_length": "._follow",
     "copy_name": "._copies",
-    "COPY_NOTE": "._copies",
     "copy_notes": "._copies",
     "Copy": "._copies",
     "decode_limits": "._limits",

@@ -2,15 +2,15 @@
 note that says so. Discovery (:func:`~dsh_audit.log.discover`), a watch (``watch/_copies.py``) and
 the index (``fleet/_copies.py``) decide by this module, so that every command reads the same file.
 
-The rule: files hold one session when their names say so (a session folder's name, DSH's layout),
-or, for logs of the same byte size (exports named as a user likes; for discovery, session folders
-of a DSH home copied under other names there), when their headers carry the same session id; for
-discovery, a log of a DSH home in a session folder of a name DSH never makes (:func:`dsh_made`:
-``backup``, ``session-….bak``) says its session in its header too, whatever its size (a partial or
-compressed copy in the home: issue 15's leftover, listed twice by ``requests``). A renamed export of
-a size no other has is not opened for its id: see :func:`_by_header`. Of files of
-one session, compared by their lines (:func:`read_once`: raw lines, runs of blank lines as one), one with
-the same lines as another is a copy (the one :func:`preferred` ranks lower, else the later), and
+The rule: files hold one session when their names say so (a session folder's name, DSH's
+layout; an export named as DSH names ids, ``session-<uuid>.jsonl``: nothing is read), or, for logs whose
+names do not (exports named as a user likes: ``x.jsonl``; for discovery, session folders of a DSH
+home copied under other names there: ``backup``, ``session-….bak``), when their headers carry the
+same session id, whatever their sizes (a partial copy, compressed or not, in the same folder or
+another: issue 15's leftover; fuzz round 23); of logs named as DSH names them, those of one byte
+size are opened too, and a header read wins over a name. See :func:`_by_header`. Of files of
+one session, compared by their lines (:func:`read_once`: raw lines, runs of blank lines as one),
+one with the same lines as another is a copy (the one :func:`preferred` ranks lower, else the later), and
 one whose lines are the first lines of another is a partial copy (an export taken earlier, renamed
 or not, compressed or not): the longer is read. Files that differ otherwise are all read. However
 many files one session is in, each is read at most twice to compare them (a digest of its lines;
@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
@@ -32,7 +33,7 @@ from ._outputs import open_regular
 from ._reader import read_header
 from ._versions import canonical_generation
 
-__all__ = ["COPY_NOTE", "Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "copy_name", "copy_notes", "dsh_made",
+__all__ = ["Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "copy_name", "copy_notes", "dsh_made",
            "in_layout", "may_be_copies", "preferred", "read_once", "without_copies"]
 
 #: The names DSH gives a session's file (a child snapshot's ``session.N.jsonl`` too).
@@ -47,11 +48,6 @@ MAX_COPIES = 4
 
 SAME = "the same lines"
 LONGER = "the other's lines and more"
-#: A note of :func:`copy_notes` for one file left out (``shared``, when said, ``read``, ``copy``, ``why``):
-#: the commands that list many sessions say such notes of one kind once (``cli/_logs.py``).
-COPY_NOTE = re.compile(r"one session in two files(?: under (?P<shared>.+?)[\\/])?: read (?P<read>.+), "
-                       rf"not (?P<copy>.+) \((?P<why>{re.escape(SAME)}|{re.escape(LONGER)})\)")
-
 _P = TypeVar("_P", str, Path)
 #: One file left out: (the file read instead, the copy, :data:`SAME` or :data:`LONGER`).
 Copy = tuple[_P, _P, str]
@@ -115,51 +111,61 @@ def _header_id(path: Path) -> str | None:
 
 
 def _by_header(found: Sequence[str], *, renamed: bool) -> set[str]:
-    """The logs of ``found`` that :func:`without_copies` groups by their headers' session ids: every
-    one when logs DSH keeps and logs outside its home are found together, else each export (with
-    ``renamed``, each log DSH keeps too) whose byte size another has (``stat`` opens no file): a
-    renamed whole copy, an export or a session folder of DSH's home copied under another name
-    there (DSH names a session's folder by its id), says its session only in its header, and its
-    bytes are its original's. With ``renamed`` (discovery), each log DSH keeps in a folder of a name
-    it does not make (:func:`dsh_made`) too, whatever its size: a session folder copied in the home
-    under another name while its session ran, or compressed, is the session's, and ``sessions``
-    and ``latest`` (which read every header) read it so (issue 15's leftover); a home of the
-    folders DSH makes is not opened. A session folder copied out of a home is named as its
-    copier likes, and read as its own session (fuzz round 18). An export of a size no other has
-    is opened once, by the command that reads it: a renamed *partial* export is therefore read as
-    a session of its own, so that every command opens each log once (issue 11's rule)."""
+    """The logs of ``found`` that :func:`without_copies` groups by their headers' session ids (one
+    small read each: the first line, or a compressed log's first frame): every one when logs DSH
+    keeps and logs outside its home are found together; else each export whose name is not one
+    DSH makes of an id (:func:`dsh_made`: ``x.jsonl``, ``backup.jsonl``, not
+    ``session-<uuid>.jsonl``), whatever its size, since ``sessions`` and ``watch``, which read every
+    header, count one session in it and its copies (fuzz round 23: a partial export, of a size of
+    its own, beside one whole export or in another folder, was counted twice by ``usage``,
+    ``index``, ``check`` and ``report``); with ``renamed`` (discovery), each log DSH keeps in a
+    folder of a name it does not make too, whole, partial or compressed (issue 15's leftover).
+    Of logs named as DSH names them, only those whose byte size another has (``stat`` opens no
+    file): a whole copy under another such name has its original's bytes, and its header wins
+    over its name. A home, or a folder of exports, of DSH's names alone is not opened. A session
+    folder copied out of a home is named as its copier likes, and read as its own session, as its
+    folder's name says (fuzz round 18). A log found alone is not opened: it has no copy."""
+    if len(found) < 2:
+        return set()
     if len({in_layout(Path(path)) for path in found}) > 1:
         return set(found)
     by_size: dict[int, list[str]] = {}
     named: set[str] = set()
     for path in found:
         log = Path(path)
-        kept = renamed and in_layout(log)
-        if kept and not dsh_made(log.parent.name):
+        kept = in_layout(log)
+        name = copy_name(log)
+        if name is None or (not renamed if kept else SESSION_NAME.match(log.name)):
+            continue  # a child snapshot; a watch's home; a session folder copied out
+        if not dsh_made(name):
             named.add(path)
-        elif not SESSION_NAME.match(log.name) or kept:
-            try:
-                by_size.setdefault(os.stat(path).st_size, []).append(path)
-            except OSError:  # read, and refused, as the log it is
-                continue
+            continue
+        try:
+            by_size.setdefault(os.stat(path).st_size, []).append(path)
+        except OSError:  # read, and refused, as the log it is
+            continue
     return named | {path for group in by_size.values() if len(group) > 1 for path in group}
 
 
 def may_be_copies(found: Sequence[str]) -> set[str]:
     """The logs of ``found`` whose header's session id a caller that groups files by that id (a
     watch) reads before it follows them: every one when logs DSH keeps and logs outside its home are
-    found together, else those whose name says the session another's name says. Not every export
-    among several, as :func:`without_copies` reads them: a watch learns each other file's id from
-    its follower's ``started`` note and compares the files of one session then, so that a folder
-    of many exports is not opened once more for their ids."""
+    found together, else those whose name says the session another's name says, and the logs
+    :func:`without_copies` opens for their ids (:func:`_by_header`), so that the files of one
+    session found together are compared at once and the one every other command reads is followed
+    (fuzz round 23: a watch followed the copy whose header its followers read first, and noted each
+    copy as its id came); when some are, every log outside a home that a name may group with
+    them too (``session-<uuid>.jsonl`` beside a renamed partial copy of it). Logs of DSH's names
+    alone are not opened for their ids: a watch learns each from its follower's ``started`` note
+    and compares the files of one session then, so that a folder of many logs is not opened once
+    more."""
     named = {path: (in_layout(Path(path)), copy_name(Path(path))) for path in found}
     if len({kept for kept, _name in named.values()}) > 1:
         return set(found)
-    counts: dict[str, int] = {}
-    for _kept, name in named.values():
-        if name is not None:
-            counts[name] = counts.get(name, 0) + 1
-    return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
+    opened = _by_header(found, renamed=False)
+    counts = Counter(name for _kept, name in named.values() if name is not None)
+    return opened | {path for path, (kept, name) in named.items()
+                     if name is not None and (counts[name] > 1 or (opened and not kept))}
 
 
 def without_copies(logs: list[_P], *, renamed: bool = False,
@@ -170,15 +176,17 @@ def without_copies(logs: list[_P], *, renamed: bool = False,
 
     Which files hold one session: in a DSH home (every log where DSH keeps it) or a session folder
     copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing is
-    read); of exports, the session id of the header of each one whose size another has (one more
-    small read of its first line: a renamed whole copy has its own name), and with ``renamed``
-    (discovery) of every log of a DSH home whose size another has there too, or whose folder's
-    name is not one DSH makes (:func:`dsh_made`: a session folder copied under another name in the
-    home, whole, partial or compressed; one whose header names no session is its folder's); when
-    files in a DSH home and outside one are found together, the header of each. A child snapshot
-    (``session.1.jsonl``), which shares its parent's id, is never a copy. A watch
-    (``watch/_copies.py``) groups without ``renamed``: it compares the files of one session in
-    session folders of other names itself, the file it follows first."""
+    read), and of an export named as DSH names them (``session-<uuid>.jsonl``) its name; of every
+    other export, the session id of its header (one more small read of its first line or frame),
+    and with ``renamed`` (discovery) of every log of a DSH home whose folder's name is not one DSH
+    makes (:func:`dsh_made`: a session folder copied under another name in the home, whole,
+    partial or compressed; one whose header names no session is its folder's); of the logs named
+    as DSH names them, the header of each whose size another has (a whole copy under another such
+    name: the header wins); when files in a DSH home and outside one are found together, the
+    header of each (:func:`_by_header`). A child snapshot (``session.1.jsonl``), which shares its
+    parent's id, is never a copy. A watch (``watch/_copies.py``) groups without ``renamed``: it
+    compares the files of one session in session folders of other names itself, the file it
+    follows first."""
     if len(logs) < 2:
         return logs, []
     by_header = _by_header([os.fspath(log) for log in logs], renamed=renamed)
@@ -314,52 +322,110 @@ def _longer(group: Sequence[_P], prints: dict[int, _Print]) -> dict[int, int]:
     return final
 
 
+class _Said(NamedTuple):
+    """One session's note (:func:`copy_notes`), and what a note of several sessions takes of it:
+    how many files the session is in, the reasons of its copies, the folder its files share (``""``: none
+    said), the first file read and its first copy as the note names them."""
+
+    files: int
+    whys: tuple[str, ...]
+    shared: str
+    read: str
+    copy: str
+    text: str
+
+
 def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None,
                listed: Mapping[str, Sequence[_P]] | None = None) -> list[str]:
-    """The notes for the files left out: ``one session in two files [under SHARED/]: read READ, not
-    COPY (WHY)``, one per file; with ``files`` (how many files the session is in), one note for the
-    whole session: each file read, then each copy of it with why, as the file read holds it (a copy
-    of a copy that was itself left out for a longer file holds fewer lines than the file read).
-    Then, for each session of ``listed`` (its id: its files, each read, as :func:`without_copies`
-    gives them), ``session ID is in N files, each listed: FILE, FILE``: the note ``sessions`` says
-    of a session whose files differ, said by every command that reads them (counted twice).
+    """The notes for the files left out, one per session: ``one session in N files [under
+    SHARED/]: read READ, not COPY, COPY (WHY)[, not COPY (WHY)]`` (the copies of one reason
+    together, each as the file read holds it: a copy of a copy that was itself left out for a
+    longer file holds fewer lines than the file read; ``two files`` for two). Without ``files``
+    (discovery), a session is the file read and its copies, or, for each session of ``listed``
+    (its id: its files, each read, as :func:`without_copies` gives them), those files and their
+    copies, each file read its clause (``; read ...``); the notes of several sessions with copies
+    left out for the same reasons are said once (:func:`_said_once`). With ``files`` (how many files
+    the session is in: a caller that compares the files of one session), one note for all.
+    Then, for each session of ``listed``, ``session ID is in N files, each listed: FILE, FILE``:
+    the note ``sessions`` says of a session whose files differ, said by every command that reads
+    them (counted twice). Every command says one session's copies in these words (fuzz round 23:
+    one note per copy left out, "read A, not B" beside "read C, not A", and a watch's note again
+    as each copy's id came).
 
     Example:
+        >>> copy_notes([("r/a.jsonl", "r/b.jsonl", SAME), ("r/a.jsonl", "r/c.jsonl", LONGER)])
+        ["one session in 3 files under r/: read a.jsonl, not b.jsonl (the same lines), not c.jsonl (the other's lines and more)"]
         >>> copy_notes([], listed={"session-x": ["a/session.jsonl", "b/x.jsonl"]})
         ['session session-x is in 2 files, each listed: a/session.jsonl, b/x.jsonl']
     """
     each: list[str] = [f"session {session} is in {len(paths)} files, each listed: "
                         f"{', '.join(os.fspath(path) for path in paths)}" for session, paths in (listed or {}).items()]
-    if files is None:
-        return [_note("two files", [os.fspath(read), os.fspath(copy)], [(os.fspath(read), [(os.fspath(copy), why)])])
-                for read, copy, why in left] + each
     if not left:
         return each
     final: dict[str, tuple[str, str]] = {}  # copy -> (the file read in the end, why as that file holds it)
     for read, copy, why in reversed(left):  # a file read at one step is left out at a later one
         at, more = final.get(os.fspath(read), (os.fspath(read), SAME))
-        final[os.fspath(copy)] = (at, LONGER if LONGER in (why, more) else SAME)
-    clauses: dict[str, list[tuple[str, str]]] = {}
-    for read, copy, _why in left:
+        final[os.fspath(copy)] = (at, LONGER if LONGER in (why, more) else why)
+    clauses: dict[str, dict[str, list[str]]] = {}  # each file read in the end: its copies by why
+    for _read, copy, _why in left:
         at, why = final[os.fspath(copy)]
-        clauses.setdefault(at, []).append((os.fspath(copy), why))
-    named = [*clauses, *(copy for copies in clauses.values() for copy, _ in copies)]
-    return [_note("two files" if files == 2 else f"{files} files", named, list(clauses.items())), *each]
+        clauses.setdefault(at, {}).setdefault(why, []).append(os.fspath(copy))
+    if files is not None:
+        return [_said(files, list(clauses.items())).text, *each]
+    home = {os.fspath(path): session for session, paths in (listed or {}).items() for path in paths}
+    sessions: dict[tuple[bool, str], list[str]] = {}  # (listed, its id or the file read): the files read
+    for at in clauses:
+        sessions.setdefault((at in home, home.get(at, at)), []).append(at)
+    said: list[_Said] = []
+    for (by_id, key), reads in sessions.items():
+        left_out = sum(len(copies) for read in reads for copies in clauses[read].values())
+        said.append(_said((len((listed or {})[key]) if by_id else 1) + left_out, [(read, clauses[read]) for read in reads]))
+    return [*_said_once(said), *each]
 
 
-def _note(files: str, named: list[str], clauses: list[tuple[str, list[tuple[str, str]]]]) -> str:
-    """``one session in FILES [under SHARED/]: read R, not C (WHY)[, not ...][; read ...]``: every
-    path whole, the folder they all share said once (a DSH home's path and an export's beside it
-    share all but their last few parts)."""
+def _said(files: int, clauses: list[tuple[str, dict[str, list[str]]]]) -> _Said:
+    """``one session in FILES [under SHARED/]: read R, not C, C (WHY)[, not ...][; read ...]`` of
+    ``files`` (how many files the session is in): every path whole, the folder they all share
+    said once (a DSH home's path and an export's beside it share all but their last few parts)."""
+    named = [*(read for read, _ in clauses), *(copy for _, whys in clauses for copies in whys.values() for copy in copies)]
     try:
         shared = os.path.commonpath([os.path.dirname(name) for name in named])
     except ValueError:  # absolute and relative paths: nothing to say once
         shared = ""
-    said = shared not in ("", os.curdir, os.sep)
+    if shared in (os.curdir, os.sep):
+        shared = ""
 
     def short(name: str) -> str:
-        return os.path.relpath(name, shared) if said else name
+        return os.path.relpath(name, shared) if shared else name
 
-    text = "; ".join(f"read {short(read)}, " + ", ".join(f"not {short(copy)} ({why})" for copy, why in copies)
-                     for read, copies in clauses)
-    return f"one session in {files}{f' under {shared}{os.sep}' if said else ''}: {text}"
+    text = "; ".join(f"read {short(read)}, " + ", ".join(f"not {', '.join(map(short, copies))} ({why})"
+                                                         for why, copies in whys.items()) for read, whys in clauses)
+    where = f" under {shared}{os.sep}" if shared else ""
+    kinds = {why for _, whys in clauses for why in whys}
+    first, whys = clauses[0]
+    return _Said(files, tuple(sorted(kinds, key=lambda why: (why != SAME, why != LONGER, why))), shared, short(first),
+                 short(next(iter(whys.values()))[0]), f"one session in {'two files' if files == 2 else f'{files} files'}"
+                                                      f"{where}: {text}")
+
+
+def _said_once(said: list[_Said]) -> list[str]:
+    """The notes of ``said``, those of several sessions whose copies were left out for the same
+    reasons said once, in the place of the first: how many sessions in how many files, the first
+    one's file read and a copy as an example, and how to see the others' (no option lists them: a
+    PATH of their own). A fleet of copies gives one note, not one a session."""
+    kinds: dict[tuple[str, ...], list[_Said]] = {}
+    for one in said:
+        kinds.setdefault(one.whys, []).append(one)
+    notes: list[str] = []
+    for one in said:
+        alike = kinds[one.whys]
+        if len(alike) < 2:
+            notes.append(one.text)
+        elif alike[0] is one:
+            head = f"{len(alike)} sessions found in two files each" if all(each.files == 2 for each in alike) else \
+                f"{len(alike)} sessions found in {sum(each.files for each in alike)} files"
+            where = f"under {one.shared}{os.sep}: " if one.shared else ""
+            notes.append(f"{head} ({', or '.join(one.whys)}): each read once, from the file DSH reads; e.g. {where}"
+                         f"read {one.read}, not {one.copy} (the others alike; the folder holding one session's "
+                         "files as PATH names them)")
+    return notes

@@ -169,13 +169,16 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     session folder holding several generations (``session.jsonl.zstd`` and
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With
     ``copies`` (the default), one session found as several files (DSH's log and an export or a
-    copy of it, compressed or not, or an earlier, partial one under another name, or a session
+    copy of it, compressed or not, or an earlier, partial one under another name: an export whose
+    name is not one DSH makes of an id is opened for its header's id, whatever its size; or a session
     folder copied under another name: in a DSH home, a folder of a name DSH does not make is opened
     for its header's id, whole, partial or compressed, :func:`~dsh_audit.log._copies.dsh_made`) is
     read once (:func:`~dsh_audit.log._copies.without_copies`, the one rule of copies, as
-    ``sessions`` and ``latest`` read it); ``notes`` says which, and names each session whose files
-    it grouped so but found to differ otherwise, each read (``session ID is in N files, each
-    listed: ...``, as ``sessions`` says it: a total over them counts the session twice).
+    ``sessions`` and ``latest`` read it); ``notes`` says which, one note per session (the copies of
+    many sessions in one note: :func:`~dsh_audit.log.copy_notes`, the words of every command), and
+    names each session whose files it grouped so but found to differ otherwise, each read
+    (``session ID is in N files, each listed: ...``, as ``sessions`` says it: a total over them
+    counts the session twice).
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.

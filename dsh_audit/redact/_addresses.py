@@ -1,5 +1,6 @@
 """IP addresses as a redaction finds and replaces them: where one stands in a text (IPv4, IPv6, percent-encoded:
-:data:`ADDRESS_IN_TEXT`, :func:`in_decoded`) and the blocks its placeholder is moved into, which name no one's
+:data:`ADDRESS_IN_TEXT`, :func:`in_decoded`; a host a URL parser reads as an IPv4 address written as numbers,
+``0x7f000001``: :func:`numeric_ipv4`, :func:`in_form`) and the blocks its placeholder is moved into, which name no one's
 machine (:func:`reserved_ipv4`, :func:`reserved_ipv6`), with the placeholders a host may take, best first
 (:func:`name_draws`, :func:`ipv6_draws`: of which :meth:`._redactor.Redactor.distinct` gives the first no other
 host was given, so two hosts never read as one). Pure functions of the salted draws they are given:
@@ -11,11 +12,13 @@ from __future__ import annotations
 import functools
 import ipaddress
 import itertools
+import os
 import re
 from collections.abc import Callable, Iterator
 
-__all__ = ["ADDRESS_IN_TEXT", "EMBEDDING", "IPV4_IN_TEXT", "QUAD", "every_ipv4", "in_decoded", "ipv6", "ipv6_draws",
-           "name_draws", "octets", "port", "reserved_ipv4", "reserved_ipv6", "reserved_quads", "shape"]
+__all__ = ["ADDRESS_IN_TEXT", "EMBEDDING", "IPV4_IN_TEXT", "QUAD", "every_ipv4", "in_decoded", "in_form", "ipv6",
+           "ipv6_draws", "name_draws", "numeric_ipv4", "octets", "port", "reserved_ipv4", "reserved_ipv6",
+           "reserved_quads", "shape"]
 
 #: A dotted quad in a placeholder (its numbers made octets again: :func:`octets`).
 QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
@@ -34,15 +37,27 @@ _DIGITS, _LOWER, _UPPER, _HEX = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABC
 #: How many salted draws a host's placeholder takes in its first blocks (then as many in those an IPv4 one spills
 #: into, or in each other form of an IPv6 one) before it is looked for in turn: :func:`name_draws`.
 _REDRAWS = 32
-#: A percent-encoded ASCII character (its code captured, so ``split`` alternates text and codes).
-_ESCAPE = re.compile(r"%([0-7][0-9A-Fa-f])")
+#: A percent-encoded byte (its code captured, so ``split`` alternates text and codes).
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+#: The characters a replaced stretch of a percent-encoded text is written with as they are (RFC 3986's
+#: unreserved ones), when its placeholder is not as long as it (:func:`in_decoded`); any other is encoded.
+_UNRESERVED = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-._~")
 
 
 def in_decoded(text: str, redact: Callable[[str], str]) -> str:
-    """``text`` redacted by ``redact`` as read with its percent-encoded ASCII characters decoded, each character
-    that changes written back encoded as it was (``%31`` -> ``%3x``, in the case of its hex letters) or plain
-    as it was; ``text`` itself when nothing changes. ``redact`` keeps the length (an address's placeholder, a
-    zone's, is as long as it)."""
+    """``text`` redacted by ``redact`` as read with its percent-encoded bytes decoded (one character each, a
+    byte past ASCII as the Latin-1 character of its code), each character that changes written back encoded as
+    it was (``%31`` -> ``%3x``, in the case of its hex letters) or plain as it was, so an escape stays one;
+    ``text`` itself when nothing changes. ``redact`` keeps the length (an address's placeholder, a zone's, is as
+    long as it) and writes ASCII; when it does not keep it (an IPv4 address written as one number,
+    :func:`numeric_ipv4`), what changed is written plain, encoded but for unreserved characters.
+
+    Example:
+        >>> in_decoded("%31%30%2E0.0.5/%C3%A9", lambda t: t.replace("10.0.0.5", "10.9.7.1").replace("\\xc3", "x"))
+        '%31%30%2E9.7.1/%78%A9'
+        >>> in_decoded("a%2Eb%2F", lambda t: t.replace("a.b", "abcd"))
+        'abcd%2F'
+    """
     if "%" not in text:
         return redact(text)
     pieces: list[str] = []  # the original text of each decoded character
@@ -52,9 +67,81 @@ def in_decoded(text: str, redact: Callable[[str], str]) -> str:
     out = redact(decoded)
     if out == decoded:
         return text
+    if len(out) != len(decoded):
+        head = len(os.path.commonprefix([decoded, out]))
+        tail = min(len(os.path.commonprefix([decoded[::-1], out[::-1]])), len(decoded) - head, len(out) - head)
+        middle = "".join(c if c in _UNRESERVED else "".join(f"%{b:02X}" for b in c.encode("utf-8"))
+                         for c in out[head:len(out) - tail])
+        return "".join(pieces[:head]) + middle + "".join(pieces[len(pieces) - tail:])
     return "".join(piece if new == old else (new if len(piece) == 1 else
                                              "%" + (f"{ord(new):02x}" if piece.islower() else f"{ord(new):02X}"))
                    for piece, old, new in zip(pieces, decoded, out))
+
+
+#: A number of an IPv4 host as the WHATWG URL parser reads it: hexadecimal after ``0x``, octal after a ``0``,
+#: else decimal.
+_NUMBER = re.compile(r"(0[xX])([0-9A-Fa-f]*)|(0)([0-7]+)|([1-9][0-9]*|0)")
+
+
+def numeric_ipv4(host: str) -> str | None:
+    """The dotted quad of a host that the WHATWG URL parser reads as an IPv4 address though it is no dotted
+    quad of decimals (``0x7f000001``, ``2130706433``, ``0177.0.0.1``, ``127.1``, ``10.0.0.5.``: one to four
+    numbers, hexadecimal after ``0x``, octal after a ``0``, else decimal, the last holding the bytes the others
+    leave), which its placeholder is drawn for (:func:`in_form` writes that back); None for any other host.
+
+    Example:
+        >>> [numeric_ipv4(h) for h in ("0x7f000001", "2130706433", "0177.0.0.1", "127.1", "10.0.0.5.", "1.2.3.4")]
+        ['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.1', '10.0.0.5', None]
+    """
+    forms = _forms(host)
+    # no IPv4 number has more than 11 significant digits (10 decimal, 8 hexadecimal, 11 octal); longer
+    # ones are no address, and int() refuses decimal strings past 4,300 digits
+    if forms is None or QUAD.fullmatch(host) is not None or any(len(d.lstrip("0")) > 11 for _, d, _ in forms):
+        return None
+    numbers = [int(digits or "0", base) for _, digits, base in forms]
+    if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
+        return None
+    return str(ipaddress.IPv4Address(sum(n << 8 * (3 - at) for at, n in enumerate(numbers[:-1])) + numbers[-1]))
+
+
+def _forms(host: str) -> list[tuple[str, str, int]] | None:
+    """Each number of ``host`` (``.``-separated, one to four, a trailing dot dropped) as its prefix (``0x``,
+    ``0``), digits and base; None when one is no number."""
+    labels = (host[:-1] if host.endswith(".") else host).split(".")
+    forms = []
+    for m in map(_NUMBER.fullmatch, labels if len(labels) <= 4 else ()):
+        if m is None:
+            return None
+        forms.append((m[1], m[2], 16) if m[1] else (m[3], m[4], 8) if m[3] else ("", m[5], 10))
+    return forms or None
+
+
+def in_form(host: str, quad: str) -> str:
+    """``quad`` (the placeholder of :func:`numeric_ipv4` of ``host``) written as ``host`` is: as many numbers,
+    each in its base and hex letter case, padded with zeros to its width when hex or octal, so it keeps its
+    length where it can; ``host`` itself when it is a loopback address whose placeholder would not keep it.
+
+    Example:
+        >>> [in_form(h, "127.9.0.8") for h in ("0x7f000001", "2130706433", "0177.0.0.1", "127.1")]
+        ['0x7f090008', '2131296264', '0177.9.0.8', '127.1']
+        >>> in_form("0XA000001", "192.0.2.77"), in_form("10.0.0.5.", "10.9.0.9"), in_form("10.1", "10.9.0.9")
+        ('0XC000024D', '10.9.0.9.', '10.589833')
+    """
+    forms = _forms(host) or []
+    new = int(ipaddress.IPv4Address(quad))
+    written = [(new >> 8 * (3 - at)) & 0xFF for at in range(len(forms) - 1)]
+    written.append(new & (256 ** (5 - len(forms)) - 1))
+    out = ".".join(prefix + _in_base(n, base, digits) for (prefix, digits, base), n in zip(forms, written))
+    out += "." if host.endswith(".") else ""
+    return host if len(out) != len(host) and quad.startswith("127.") else out
+
+
+def _in_base(number: int, base: int, written: str) -> str:
+    """``number`` in ``base`` as a number ``written`` so was: its hex letters in their case, as many digits
+    (zeros before it) when hex or octal."""
+    text = f"{number:x}" if base == 16 else f"{number:o}" if base == 8 else str(number)
+    text = text.upper() if any(c.isupper() for c in written) else text
+    return text.zfill(len(written)) if base != 10 else text
 
 
 def shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:

@@ -16,7 +16,7 @@ one that starts like a vendor's (``api.deepseek.com.corp.example``), a vendor's 
 (``api.openai.com:8443``: not the vendor's endpoint), a trailing dot, a character past ASCII (the Kelvin sign that
 lower-cases to ``k``), punycode, an IP address.
 
-A URL's authority is read as any parser may read it (:func:`_authority`): after a web scheme's
+A URL's authority is read as any parser may read it (:func:`._authority.authority`): after a web scheme's
 slashes or backslashes, however many (WHATWG reads ``https:/host`` and ``https:\\\\host`` so),
 tabs and line breaks skipped (both WHATWG and Python's ``urlsplit`` drop them), up to the first
 ``/``, ``?`` or ``#`` (a backslash does not end it: ``urlsplit`` reads what follows as host); with no
@@ -42,8 +42,9 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from ._addresses import (ADDRESS_IN_TEXT, IPV4_IN_TEXT, in_decoded, ipv6_draws, name_draws, octets as _octets,
-                         port as _port, reserved_quads, shape as _shape)
+from ._authority import SCHEME, WEB_SCHEMES, authority as _authority_span
+from ._addresses import (ADDRESS_IN_TEXT, IPV4_IN_TEXT, in_decoded, in_form, ipv6_draws, name_draws,
+                         numeric_ipv4, octets as _octets, port as _port, reserved_quads, shape as _shape)
 from ._redactor import Redactor
 from ._routes import public_hosts
 from ._secrets import credential_name
@@ -71,11 +72,6 @@ _LIST_ITEM = re.compile(r"[^,\s]+")
 _QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
 #: A public host as it may stand: ASCII letters, digits, dots and dashes, and at most HTTPS's own port.
 _PUBLIC_FORM = re.compile(r"([A-Za-z0-9.-]+)(?::443)?")
-#: A scheme (after what WHATWG strips first: C0 controls and spaces); the web's schemes take an authority
-#: after any number of slashes or backslashes, the others only after ``//``.
-_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.-]*):")
-_WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
-_DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
 #: A query parameter's value that is a ``host:port`` (redacted as a host): a dotted name whose last label starts
 #: with a letter, an IPv4 address or a bracketed one (``12:30`` or ``name:1`` are none); and how many URLs deep,
 #: one inside a query value of another, a URL's hosts are read (:func:`_query_value`).
@@ -83,12 +79,6 @@ _HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0
                         r"|\[[0-9A-Fa-f:.%]*\]):\d{1,5}")
 _NESTED = 4
 _DRAWS = 16384  # how many characters a port another port of its host took, or a pseudonym another took, is drawn
-#: An authority with no scheme before it, at the start of a URL (then its path, query or fragment, or the
-#: end): a host (a name or a bracketed address) and a port, ``gw.corp:8080/v1``; or a host name of two labels
-#: or more, the last one starting with a letter, or an IPv4 address, ``gw.corp/v1``.
-_BARE_AUTHORITY = re.compile(r"(?:(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.%]*\]):\d+"
-                             r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*\.?"
-                             r"|\d{1,3}(?:\.\d{1,3}){3})(?=[/?#]|$)")
 
 
 def is_public_host(host: str) -> bool:
@@ -163,6 +153,9 @@ def redact_host(host: str, redactor: Redactor) -> str:
     one's machine (an IPv6 one in a form of its length: ``fd00::1`` -> ``100::9c``; its zone :func:`_zone`'s).
     The same wherever it stands (a ``host`` header, a URL, a ``baseURL``; an address is a prefix of its
     ``host:port``, an IPv6 one of its bracketed form). A public vendor API's host (:func:`is_public_host`) stays.
+    A host written percent-encoded (``%31%30%2E0.0.1``) is redacted as read decoded, each escape an escape still
+    (:func:`._addresses.in_decoded`); one a URL parser reads as an IPv4 address though it is no dotted quad
+    (``0x7f000001``, ``2130706433``, ``127.1``) is one (a loopback one stays one), written in its form.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -171,6 +164,16 @@ def redact_host(host: str, redactor: Redactor) -> str:
         >>> len(a), a.count("."), a == redact_host("10.0.0.7:8080", r) != "10.0.0.7:8080"
         (13, 3, True)
     """
+    if ipv6_draws(host.lstrip("[").split("%", 1)[0], str, str) is not None:  # its zone's ``%25``: :func:`_zone`
+        return _host(host, redactor)
+    return in_decoded(host, lambda plain: _host(plain, redactor))
+
+
+def _host(host: str, redactor: Redactor) -> str:
+    """:func:`redact_host` of a host read as written (decoded already, or an IPv6 address whose zone
+    :func:`_zone` decodes): an IPv4 address a URL parser reads in a number or more (``0x7f000001``,
+    :func:`._addresses.numeric_ipv4`) takes its dotted quad's placeholder, written in its form, and the port
+    that quad has."""
     if is_public_host(host):
         return host
     bracket = host.startswith("[")
@@ -178,6 +181,10 @@ def redact_host(host: str, redactor: Redactor) -> str:
     port = _port_at(text, bracket=bracket)
     name = text[:len(text) if port is None else port - 1]
     name = name.split("]", 1)[0] if bracket else name  # the host, without its bracket or port
+    quad = None if bracket else numeric_ipv4(name)  # its port takes the port's placeholder the address has
+    if quad is not None:
+        shaped = _host(quad + text[len(name):], redactor)
+        return in_form(name, shaped[:len(quad)]) + shaped[len(quad):]
     address = name.split("%", 1)[0]
     hex_digits = 0
     if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address):
@@ -231,17 +238,17 @@ def _ipv6_draws(address: str, redactor: Redactor) -> tuple[Iterator[str], ...] |
     """:func:`._addresses.ipv6_draws` of an IPv6 address, its hex digits drawn with the salt from the whole
     address (:meth:`._plain.PlainPlaceholders.hex_digits`); None for no address."""
     return ipv6_draws(address, lambda n: redactor.placeholders.hex_digits(f"{n}#{address}", len(address)),
-                      lambda quad: redact_host(quad, redactor))
+                      lambda quad: _host(quad, redactor))
 
 
 def _address(match: re.Match[str], redactor: Redactor) -> str:
     """The placeholder of an address :data:`ADDRESS_IN_TEXT` found (an IPv6 candidate that is none: its IPv4's)."""
     if match["v6"] is None:
-        return redact_host(match[0], redactor)
+        return _host(match[0], redactor)
     address = match[0].split("%", 1)[0]  # and its zone, replaced with it
     if any(c.isdigit() for c in address) and _ipv6_draws(address, redactor) is not None:
-        return redact_host(match[0], redactor)
-    return IPV4_IN_TEXT.sub(lambda m: redact_host(m[0], redactor), match[0])
+        return _host(match[0], redactor)
+    return IPV4_IN_TEXT.sub(lambda m: _host(m[0], redactor), match[0])
 
 
 def _port_at(text: str, *, bracket: bool) -> int | None:
@@ -297,31 +304,6 @@ def _redrawn(text: str, attempt: int, redactor: Redactor) -> str:
     return _drawn(head + text, redactor)[len(head):]
 
 
-def _authority(url: str) -> tuple[int, int] | None:
-    """Where the authority (user information, host, port) of ``url`` stands, as WHATWG and Python's
-    ``urlsplit`` may read it (see the module), or None when it has none (a path, ``mailto:``)."""
-    at = [i for i, c in enumerate(url) if c not in _DROPPED]  # index in url of each character kept
-    clean = "".join(url[i] for i in at)
-    scheme = _SCHEME.match(clean)
-    if scheme is not None and scheme[1].lower() in _WEB_SCHEMES:
-        start = scheme.end()
-        while start < len(clean) and clean[start] in "/\\":
-            start += 1
-    else:
-        lead = len(clean) - len(clean.lstrip("".join(map(chr, range(33)))))
-        bare = _BARE_AUTHORITY.match(clean, lead)
-        if bare is not None:  # gw.corp:8080/v1, gw.corp/v1: a host with no scheme before it is still a host
-            return at[lead], at[bare.end() - 1] + 1
-        start = scheme.end() if scheme is not None else lead
-        if clean[start:start + 2] != "//":
-            return None
-        start += 2
-    end = start
-    while end < len(clean) and clean[end] not in "/?#":
-        end += 1
-    return (at[start], at[end - 1] + 1) if end > start else None
-
-
 def redact_url(url: str, redactor: Redactor) -> str:
     """A captured URL (or request path), kept without its secrets: those of its shape (a provider key,
     ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
@@ -350,7 +332,7 @@ def _url(url: str, redactor: Redactor, *, nested: int) -> str:
         if start < end and kept[start:end] == url[start:end] and credential_name(unquote(match.group(1))):
             value = redactor.replace_named(match.group(2), unquote(match.group(1)), "url_parameter")
             kept = kept[:start] + value + kept[end:]
-    span = _authority(url)
+    span = _authority_span(url)
     if span is None or len(kept) != len(url):
         return _around(kept, redactor, nested=nested)
     start, end = span
@@ -390,8 +372,8 @@ def _query_value(value: str, redactor: Redactor, *, nested: int) -> str:
     """:func:`redact_query_value` of a value ``nested`` query values deep: past :data:`_NESTED`, only its
     addresses (a hostile URL may nest URLs without end)."""
     def redact(plain: str) -> str:
-        scheme = _SCHEME.match(plain)
-        if nested < _NESTED and ((scheme is not None and scheme[1].lower() in _WEB_SCHEMES)
+        scheme = SCHEME.match(plain)
+        if nested < _NESTED and ((scheme is not None and scheme[1].lower() in WEB_SCHEMES)
                                  or _HOST_PORT.fullmatch(plain) is not None):
             return _url(plain, redactor, nested=nested + 1)
         return _plain_addresses(plain, redactor)

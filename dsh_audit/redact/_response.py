@@ -205,10 +205,16 @@ _CONTENT_KEPT = frozenset({"size", "compression", "mimeType", "encoding"})
 
 
 def _body_member(key: str, value: Any) -> bool:
-    """Whether a member of a ``wire.jsonl`` response object holds its body, where the capture's
-    usage reader finds it (:mod:`dsh_audit.cache._response_usage`): a HAR-style ``content`` object,
-    or a ``body`` or ``text`` string."""
-    return (key == "content" and isinstance(value, dict)) or (key in ("body", "text") and isinstance(value, str))
+    """Whether a member of a ``wire.jsonl`` response object holds its body: where the capture's usage
+    reader finds it (:mod:`dsh_audit.cache._response_usage`), a HAR-style ``content`` object or a
+    ``body`` or ``text`` string, or a ``body_base64`` string (a request record's name for a body stored
+    as base64)."""
+    return (key == "content" and isinstance(value, dict)) or (key in _BODY_KEYS and isinstance(value, str))
+
+
+#: The members of a ``wire.jsonl`` response object that hold its body as a string (``body_base64`` decoded,
+#: redacted and written back as base64 by :func:`redact_content_text`, the others redacted as text).
+_BODY_KEYS = frozenset({"body", "text", "body_base64"})
 
 
 def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any] | None = None) -> Any:
@@ -230,6 +236,8 @@ def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any
         out["headers"] = headers(value["headers"])
     for key, body in value.items():
         if _body_member(key, body):
-            out[key] = (redact_response_text(body, redactor) if isinstance(body, str)
+            out[key] = (redact_content_text(body, "base64", redactor,
+                                            gzip=names_gzip(content_encoding(value.get("headers"))))
+                        if key == "body_base64" else redact_response_text(body, redactor) if isinstance(body, str)
                         else redact_content(body, value.get("headers"), redactor, _CONTENT_KEPT))
     return out

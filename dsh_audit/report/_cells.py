@@ -48,6 +48,17 @@ class Amount(NamedTuple):
     value: float | int | None
     text: str
 
+    @classmethod
+    def tokens(cls, value: int, *, lacking: bool) -> int | Amount:
+        """A token sum as ``usage`` and ``stats`` show it: the sum; when some request logged no count of
+        its bucket (``lacking``), ``≥N`` (CSV: N), or ``?`` (CSV: an empty cell) when no other did.
+
+        Example:
+            >>> Amount.tokens(7, lacking=False), Amount.tokens(7, lacking=True), Amount.tokens(0, lacking=True)
+            (7, Amount(value=7, text='≥7'), Amount(value=None, text='?'))
+        """
+        return value if not lacking else cls(value, f"≥{value}") if value else cls(None, "?")
+
     @property
     def csv(self) -> str:
         """The value as CSV writes it: a plain decimal (never an exponent), empty when unknown."""

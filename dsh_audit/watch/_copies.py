@@ -19,10 +19,15 @@ __all__ = ["differs_note", "one_each"]
 def one_each(group: list[str], *, followed: Container[str] = ()) -> tuple[list[str], list[str]] | None:
     """Of the files of one session (in the order discovery lists them), those the other commands
     read (:func:`discover`, which compares them line by line) and one note saying which file was
-    read instead of which (every copy of the session in one note); None when one cannot be looked
-    at now (decided at a later look). Files discovery does not group, their names saying other
-    sessions and their sizes differing (two session folders of a home holding one session: a log
-    replaced by a copy of another), are compared too, the file followed first: no request is shown twice."""
+    read instead of which, in their words (every copy of the session in one note); None when one
+    cannot be looked at now (decided at a later look). The files found together are grouped at
+    once (their headers read first where discovery reads them:
+    :func:`~dsh_audit.log.may_be_copies`), so that this is the file the others read; the one
+    exception is a copy with the same lines that appears later, while the file read is followed:
+    that file stays followed (its requests were shown from it). Files discovery does not group,
+    their names saying other sessions and their sizes differing (two session folders of a home
+    holding one session: a log replaced by a copy of another), are compared too, the file followed
+    first: no request is shown twice."""
     if len(group) == 1:
         return group, []
     try:
