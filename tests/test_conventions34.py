@@ -123,7 +123,7 @@ def test_a_bad_zdr_value_is_one_error_before_any_log_and_the_flag_wins(command: 
     (tmp_path / "pyproject.toml").write_text('[tool.dsh-audit.cache]\nopenai-zero-data-retention = "yes"\n')
     monkeypatch.chdir(tmp_path)
     assert invoke(monkeypatch, capsys, command, str(log)) == (2, "", [
-        f"error: {(tmp_path / 'pyproject.toml').resolve()}: [tool.dsh-audit.cache] openai-zero-data-retention must "
+        f"error: {(tmp_path / 'pyproject.toml').resolve()}:2: [tool.dsh-audit.cache] openai-zero-data-retention must "
         'be true or false, not "yes" (hint: write openai-zero-data-retention = true or false under '
         "[tool.dsh-audit.cache])"])
     code, out, err = invoke(monkeypatch, capsys, command, str(log), "--json", "--no-openai-zdr")  # the file is not read
