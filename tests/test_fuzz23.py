@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -167,3 +168,14 @@ def test_stats_csv_writes_a_lower_bound_of_tokens_as_its_number(tmp_path, monkey
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", str(db), "--format", "csv")
     assert code == 0 and [line for line in out.splitlines() if "output tokens" in line] == [
         f"{db}: fleet totals,output tokens,18"]
+
+
+@needs_corpus
+def test_stats_shows_an_unknown_output_sum_when_no_request_logged_usage(tmp_path, monkeypatch, capsys):
+    # a sum of no count is unknown ("?", an empty CSV cell), as usage shows it; stats said 0
+    log, db = tmp_path / "s.jsonl", tmp_path / "i.db"
+    log.write_text(re.sub(r',"usage":\{[^{}]*\}', "", CHAT.read_text("utf-8")), "utf-8")
+    assert invoke(monkeypatch, capsys, "index", "--no-capture", "--db", str(db), str(log))[0] == 0
+    code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", str(db), "--format", "csv")
+    assert code == 0 and [line for line in out.splitlines() if "output tokens" in line] == [
+        f"{db}: fleet totals,output tokens,"]

@@ -162,8 +162,10 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
                   csv=csv, names=("cache read actual", "cache read expected")),
         *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
                   csv=csv, names=("hit ratio actual", "hit ratio expected")),
+        # "?" when no request logged usage at all, as usage shows it (a sum of none is no 0)
         ("output tokens", Amount.tokens(totals["tokens"]["output"],
-                                        lacking=bool(totals["tokens_unknown_requests"].get("output")))),
+                                        lacking=bool(totals["tokens_unknown_requests"].get("output"))
+                                        or 0 < totals["requests"] == totals["usage_unknown_requests"])),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),
