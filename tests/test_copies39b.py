@@ -131,7 +131,13 @@ def test_check_says_the_one_note_in_its_json_too(case: tuple[Path, Path, str], m
 def test_watch_follows_the_file_the_others_read_with_one_note(case: tuple[Path, Path, str],
                                                               monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    root, read, note = case
+    watch_follows_one(*case, monkeypatch, capsys)
+
+
+def watch_follows_one(root: Path, read: Path, note: str, monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``watch`` of ``root`` follows ``read`` alone, one session, and says ``note`` once (also
+    tests/test_copies39c.py)."""
     code, out, err = invoke(monkeypatch, capsys, "watch", str(root), *WATCH)
     lines = [json.loads(line) for line in out.splitlines()]
     assert (code, err) == (0, [])

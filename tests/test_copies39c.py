@@ -21,6 +21,7 @@ import pytest
 from dsh_audit.log import _copies, discover
 
 from _cli import invoke
+from test_copies39b import watch_follows_one
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT = (ROOT / "sample_logs" / "chat" / "session.jsonl").read_bytes()
@@ -29,7 +30,6 @@ SID = "session-2b096b61-0a34-4da6-abec-4e87161c2c0b"
 MADE = CHAT.replace(b'"session-sample-chat"', f'"{SID}"'.encode())
 #: One more valid line after the sample chat's last one (the next turn starts).
 MORE = b'{"type":"turn/start","seq":44,"time":1800000000045,"data":{"turn":3}}\n'
-WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling", "--json")
 LONGER = "(the other's lines and more)"
 
 
@@ -115,13 +115,7 @@ def test_index_and_report_store_one_log(case: tuple[Path, Path, str], tmp_path: 
 def test_watch_follows_the_file_the_others_read_with_the_one_note(case: tuple[Path, Path, str],
                                                                   monkeypatch: pytest.MonkeyPatch,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    root, read, note = case
-    code, out, err = invoke(monkeypatch, capsys, "watch", str(root), *WATCH)
-    lines = [json.loads(line) for line in out.splitlines()]
-    assert (code, err) == (0, [])
-    assert [(line["path"], line["message"]) for line in lines if line["type"] == "note"] == [(str(read), note)]
-    assert {line["path"] for line in lines if line["type"] in ("started", "request")} == {str(read)}
-    assert (lines[-1]["type"], lines[-1]["sessions"]) == ("summary", 1)
+    watch_follows_one(*case, monkeypatch, capsys)
 
 
 # -- what discovery opens ---------------------------------------------------------------------------
