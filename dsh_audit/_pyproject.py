@@ -200,7 +200,7 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
     for item in value:
         if item in keys:
             continue
-        dotted = dotted_key(*name.split("."), key, item) if name else dotted_key(key, item)
+        dotted = dotted_key(*_parts(name), key, item)
         line = key_line(source, (*_parts(name), key), item, value[item])
         if item in policy_keys:
             raise UsageError(f"{dotted} is a policy key, read only {where}", path=source, line=line,

@@ -56,6 +56,15 @@ def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], co
 
 # -- 1. usage at 80 columns keeps "requests" and the money ----------------------------------------
 
+#: The caption every view of usage ends with at 80 columns (the same two logs).
+_CAPTION_80 = [
+    '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+    'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+    'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
+    'session ids: shortest unique prefix (--json for whole ids)',
+    'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
+    '(widen it, or use --json)',
+]
 USAGE_80 = {
     "session": [
         'usage by session',
@@ -64,12 +73,7 @@ USAGE_80 = {
         'session-sample-tools         4                       $0.0003   $0.0005',
         'session-514c4bc2            11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631         1',
         'total                       15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636         1',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
-        'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
-        '(widen it, or use --json)',
+        *_CAPTION_80,
     ],
     "day": [
         'usage by day',
@@ -123,12 +127,7 @@ USAGE_80 = {
         'session-514c4bc2 turn 2          2                   $0.0069   $0.0544',
         'session-514c4bc2 turn 3          2  8927 ($0.0308)   $0.0373   $0.0545',
         'total                           15  8927 ($0.0308)  ≥$0.0938  ≥$0.2636         1',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
-        'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
-        '(widen it, or use --json)',
+        *_CAPTION_80,
     ],
     "request": [
         'usage by request',

@@ -184,3 +184,12 @@ def test_compare_capture_searches_each_body_for_base64_once(monkeypatch: pytest.
     assert [(row.kind, row.verdict) for row in rows].count(("compaction", "identical")) == 1
     assert len(compared) == 9 and _Body.searches == 9  # one search a compared body
     assert len(parsed) == 1  # no body of this capture names base64: the compaction's alone is parsed
+
+
+def test_a_title_is_cut_between_escapes_as_an_id_is() -> None:
+    # sessions cut titles with its own escape pattern, which split \U and surrogate-pair escapes
+    from dsh_audit.cli._sessions import _title_cut
+
+    assert [_title_cut(title, width) for title, width in (
+        ("abcdef\\U0001f600xyz", 9), ("abcdef\\ud83d\\ude00xyz", 13), ("ab\\xffcdefgh", 5), ("ab\\u001bcdefgh", 9))] \
+        == ["abcdef…", "abcdef…", "ab…", "ab\\u001b…"]

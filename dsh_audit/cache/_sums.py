@@ -14,7 +14,7 @@ from typing import Any
 
 from ._money import _DIGITS, Priced, Rates, Tokens, group_unpriced, usd_cost, usd_text, usd_total, write_rate
 
-__all__ = ["NOT_APPLICABLE", "CostSums", "Costs", "ExactSum"]
+__all__ = ["CostSums", "Costs", "ExactSum"]
 
 #: How a table shows an amount that does not apply to its requests: the off-peak cost of requests
 #: none of which was priced where a peak window is in force (:meth:`CostSums.applies`).

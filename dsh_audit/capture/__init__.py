@@ -22,6 +22,7 @@ if typing.TYPE_CHECKING:
     from ._bodies import (AlignedCapture, align_capture, captured_bodies, session_captures, unreadable_capture,
                           usage_capture)
     from ._compare import RequestDiff, compare_capture, gate_ok
+    from ._evidence import PIAI_SESSION_HEADERS
     from ._find import (CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, capture_state,
                         captures_ignored, find_capture, held_sessions)
     from ._loaders import LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, sniff_capture
@@ -38,6 +39,7 @@ __all__ = [
     "CapturedRequest",
     "LOADERS",
     "NO_CAPTURE_ENV",
+    "PIAI_SESSION_HEADERS",
     "Pairing",
     "RequestDiff",
     "TITLE_PREFIX",
@@ -72,6 +74,7 @@ _LAZY = {
     "CapturedRequest": "._types",
     "LOADERS": "._loaders",
     "NO_CAPTURE_ENV": "._find",
+    "PIAI_SESSION_HEADERS": "._evidence",
     "Pairing": "._align",
     "RequestDiff": "._compare",
     "TITLE_PREFIX": "._types",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -15,7 +14,7 @@ from ..errors import DshAuditError
 from ..log import copy_name, copy_notes, preferred, read_once
 from ..report import dumps_line
 from ..report.terminal import (Amount, cell_len, listing_format, print_table, progress_callback, rows_fit, short_ids,
-                               stdout_text, table_cell)
+                               shown_chars, stdout_text, table_cell)
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
@@ -48,7 +47,6 @@ _CUT_NOTE = "title: cut to fit (--json for whole titles)"
 # Both, as one line of 80 columns.
 _SHORT_CUT_NOTE = "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)"
 # A piece of a shown title a cut never splits: an escape (terminal_text, stdout_text) or a character.
-_PIECE = re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|.", re.DOTALL)
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
 
@@ -385,7 +383,7 @@ def _title_cut(title: str, width: int) -> str:
     if title.isascii() and title.isprintable() and "\\" not in title:  # a character a cell, no escape
         head = title[:room]
     else:
-        for piece in _PIECE.findall(title):
+        for piece in shown_chars(title):
             used += cell_len(piece)
             if used > room:
                 break

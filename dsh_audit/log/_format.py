@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from .._json import NestingError
 from ..errors import DamagedLogError
+from ._decode import ZSTD_MAGIC
 from ._json_line import parse_json
 from ._outputs import open_regular
 
@@ -36,7 +37,6 @@ _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "even
 _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "attachment",
                            "progress", "queue-operation", "custom-title"})
 _CLAUDE_KEYS = ("sessionId", "uuid", "parentUuid", "leafUuid", "messageId")
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: How much of one line is looked at: a longer line is told by the fields it begins with.
 _HEAD = 1 << 20
 #: Each foreign format's log as named in an error, its agent, and where that agent keeps its logs.
@@ -97,7 +97,7 @@ def begins_as_header(head: bytes) -> bool:
         >>> begins_as_header(b'{"version":4, "type": "sess')
         False
     """
-    if head[:4] == _ZSTD_MAGIC:
+    if head[:4] == ZSTD_MAGIC:
         return True
     if b'"type":"session"' in head[:40]:  # compact, after a few bytes that are not JSON (a BOM): refused when read
         return True
@@ -151,7 +151,7 @@ def sniff_format(path: str | os.PathLike[str], *, max_records: int = 32) -> Form
     undecoded = 0  # damaged lines not UTF-8
     led: str | None = None  # the format the damaged lines begin as, while no record is read
     with open_regular(name) as handle:
-        if handle.read(4) == _ZSTD_MAGIC:
+        if handle.read(4) == ZSTD_MAGIC:
             return FormatSniff("dsh")
         handle.seek(0)
         for number, raw, whole in _heads(handle):

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._body_decode import names_base64
-from ..capture import CapturedRequest
+from ..capture import PIAI_SESSION_HEADERS, CapturedRequest
 from ..errors import CaptureError
 from ..log import parse_json
 from ..report import dumps_line
@@ -70,7 +70,12 @@ _IDENTITY_HEADER = re.compile(r"(?i)(?:^|[-_])(?:user|account|org|organi[sz]atio
 #: (``x-session-affinity``, ``x-session-id``, ``session_id``, ``x-client-request-id``:
 #: ``dsh_audit.capture``'s ``PIAI_SESSION_HEADERS``, matched against the log's session ids whole) and
 #: ``anthropic-beta`` (the key type ``diff`` reads). Every other kept header's IP addresses are replaced.
-_VERBATIM_HEADER = re.compile(r"(?i)session|^x-client-request-id$|^x-deepseek-harness-|^anthropic-beta$")
+_VERBATIM_HEADER = re.compile(r"(?i)session|^x-deepseek-harness-|^anthropic-beta$")
+
+
+def _verbatim(name: str) -> bool:
+    """Whether a verdict reads the header ``name`` as it was sent (:data:`_VERBATIM_HEADER`)."""
+    return name.lower() in PIAI_SESSION_HEADERS or _VERBATIM_HEADER.search(name) is not None
 _HEX_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*")
 #: A header holding a vendor's, a gateway's or a tracer's id of one request (``x-request-id``, Anthropic's
 #: ``request-id``, ``cf-ray``, ``x-amzn-requestid``, ``x-amz-request-id``, ``apigw-requestid``, ``x-amz-cf-id``,
@@ -123,7 +128,7 @@ def _request_id(name: str, value: Any, redactor: Redactor) -> str | None:
         >>> len(ray), ray.endswith("-SJC"), set(ray[:16]) <= set("0123456789abcdef"), ray[:16] != "8f3a2b1c4d5e6f70"
         (20, True, True, True)
     """
-    if not isinstance(value, str) or _REQUEST_ID_HEADER.search(name) is None or _VERBATIM_HEADER.search(name):
+    if not isinstance(value, str) or _REQUEST_ID_HEADER.search(name) is None or _verbatim(name):
         return None
     redactor.identity_headers.add(name.lower())  # named in the summary, as the identity headers are
     return _ID_TOKEN.sub(lambda m: _id_token(m, redactor), value)
@@ -164,7 +169,7 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | N
 def _addresses(name: str, value: Any, redactor: Redactor) -> Any:
     """A kept header's value with its IP addresses replaced (:func:`._hosts.redact_addresses`), unless a
     verdict reads it verbatim (:data:`_VERBATIM_HEADER`)."""
-    if not isinstance(value, str) or _VERBATIM_HEADER.search(name) is not None:
+    if not isinstance(value, str) or _verbatim(name):
         return value
     return redact_addresses(value, redactor)
 

@@ -12,7 +12,8 @@ from ._fit_text import _CUT, _UUID, cell_len, _fitting, _shared_lengths
 from ._safe_text import stdout_text, terminal_text
 from ._table_draw import _overhead
 
-__all__ = ["ShortForm", "header_words", "id_cut", "narrow_note", "own_headers", "short_form", "with_words"]
+__all__ = ["ShortForm", "header_words", "id_cut", "narrow_note", "own_headers", "short_form", "shown_chars",
+           "with_words"]
 
 
 class ShortForm(NamedTuple):
@@ -27,9 +28,19 @@ class ShortForm(NamedTuple):
 # session among all those `explain` looks an id up in, not only among a table's rows.
 _SHORTEST_ID = 16
 # One character of a cell as stdout writes it (:func:`stdout_text`): itself, or its escape (an astral
-# character's is its two code units'): an id is cut between them, never inside an escape.
+# character's, or a byte that was not UTF-8, ``\\xNN``): an id is cut between them, never inside an escape.
 _SHOWN_CHAR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|"
-                         r"\\U[0-9a-fA-F]{8}|.", re.S)
+                         r"\\U[0-9a-fA-F]{8}|\\x[0-9a-fA-F]{2}|.", re.S)
+
+
+def shown_chars(text: str) -> list[str]:
+    r"""``text`` (as stdout writes it) in its characters, each escape one piece: what a cut may fall between.
+
+    Example:
+        >>> shown_chars(r"a\U0001f600\ud83d\ude00\xffb")
+        ['a', '\\U0001f600', '\\ud83d\\ude00', '\\xff', 'b']
+    """
+    return _SHOWN_CHAR.findall(text)
 
 
 def short_form(columns: Sequence[str], headers: Sequence[str], cells: Sequence[Sequence[str]], *,
@@ -72,7 +83,7 @@ def id_cut(text: str, width: int) -> str:
     if cell_len(text) <= width:
         return text
     mark = stdout_text(_CUT)
-    return "".join(_fitting(_SHOWN_CHAR.findall(text), width - cell_len(mark))) + mark
+    return "".join(_fitting(shown_chars(text), width - cell_len(mark))) + mark
 
 
 def own_headers(columns: Sequence[str], headers: list[str], short: Mapping[str, str] | None, *,
@@ -83,9 +94,6 @@ def own_headers(columns: Sequence[str], headers: list[str], short: Mapping[str, 
         return headers, short
     return [stdout_text(terminal_text(short[column])) if column in short else header
             for column, header in zip(columns, headers)], None
-
-
-
 
 
 def with_words(shown: Sequence[str], words: Sequence[str], kept: Sequence[int], widths: Sequence[int], *,

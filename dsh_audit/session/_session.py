@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import LazyModule
-from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
+from ..errors import DamagedLogError, DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ._activity import Activity, RequestSpan
@@ -313,7 +313,8 @@ def session_of(path: str, opened: SessionLog | DshAuditError, *, lenient: bool,
     """
     if isinstance(opened, SessionLog):
         found = read_events(opened, watch=watch, on_request=on_request, keep=keep, checker=checker)
-    elif foreign and _first_line(opened) and (imported := open_foreign(path, lenient=lenient)) is not None:
+    elif (foreign and _first_line(opened) and not isinstance(opened, DamagedLogError)  # sniffed already: no importer
+          and (imported := open_foreign(path, lenient=lenient)) is not None):
         found = imported
         if on_request is not None:
             for request in found.requests:
