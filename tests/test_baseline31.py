@@ -247,3 +247,27 @@ def test_baseline_findings_of_sessions_not_checked_are_not_gone(
     out = apply_baseline(result, load_baseline(tmp_path / "b.json"))
     assert (out.counts()["baselined"], out.baseline_gone, out.baseline_unchecked, out.notes[-2:]) == (
         1, 1, 1, ("1 baseline finding(s) no longer occur", "1 baseline finding(s) are of sessions not checked"))
+
+
+PI = ROOT.parent / "shared" / "corpus" / "live-pi" / "c3-openai-compat"
+
+
+@pytest.mark.skipif(not PI.is_dir(), reason="../shared/corpus is absent")
+def test_a_baseline_written_before_unrendered_findings_moved_to_their_refusal_still_matches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/baseline-before-session39.json is the JSON report of the release before DSH815
+    was located at the refusal's own event (its findings' seqs are the requests': 12, 13, 34, ...),
+    written on another machine (/home/ci/audit/): its six unrendered requests are still accepted,
+    keyed by request (a capture verdict's seq says only where a report points)."""
+    log = PI / "session-logs" / "session-e7611f7a-95b5-4af3-83c0-7c6d07d82016.jsonl"
+    shutil.copy(log, tmp_path / log.name)
+    shutil.copy(PI / "wire.jsonl", tmp_path / "wire.jsonl")
+    baseline = ROOT / "tests" / "data" / "baseline-before-session39.json"
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = invoke(monkeypatch, capsys, "check", log.name, "--capture", "wire.jsonl",
+                             "--baseline", str(baseline))
+    assert (code, _summary(out)) == (0, "PASSED: 1 log(s), 6 request(s), 0 error(s), 6 warning(s), 0 info, "
+                                        "0 failing, 6 baselined (policy: defaults)")
+    code, out, _err = invoke(monkeypatch, capsys, "check", log.name, "--capture", "wire.jsonl")
+    assert (code, _summary(out)) == (1, "FAILED: 1 log(s), 6 request(s), 0 error(s), 6 warning(s), 0 info, "
+                                        "6 failing (policy: defaults)")

@@ -4,8 +4,8 @@
 A finding of this run that matches a finding of the baseline is *baselined*: it no longer fails
 the gate (``fails`` false, ``baselined`` true), and the reports say so. Two findings match when
 their keys (:func:`finding_key`) are equal: the rule id, the session id, the request index and
-the seq (each as the finding has it, or none), and the message with the capture its session was
-compared with, the finding's log path, then the log's folder taken out, and the values of the
+the seq (each as the finding has it, or none; a capture verdict's, one per request, without its
+seq), and the message with the capture its session was compared with, the finding's log path, then the log's folder taken out, and the values of the
 policy's it states (DSH831's bound: :func:`~dsh_audit.gate._findings.policy_free`). The key
 leaves out the path, line and hint, so the same logs checked from another checkout or folder (a
 capture given with ``--capture`` by another path included) match, and so do they under a looser
@@ -34,7 +34,7 @@ from .._pyproject import ConfigFileError, read_bytes, read_json
 from .._shell import shell_word
 from ..errors import UsageError
 from ..log import ensure_room
-from ._findings import policy_free
+from ._findings import VERDICT_RULES, policy_free
 from ._model import CheckResult, Finding
 
 __all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
@@ -116,13 +116,21 @@ def finding_key(rule: str, session_id: str | None, request: int | None, seq: int
     """The key two findings match by (the module's docstring); ``capture``: the capture the
     finding's session was compared with, if any.
 
+    A capture verdict's finding (:data:`~dsh_audit.gate._findings.VERDICT_RULES`: one per request)
+    is keyed by its request without its seq: the request says where it points, and its seq is
+    only where the report locates it (a ``DSH815`` moved from the request's seq to its refusal's
+    in session 39, and a baseline written before must still match it).
+
     Example:
         >>> finding_key("DSH821", "s", 2, 7, "x/s.jsonl: break", "x/s.jsonl")
         ('DSH821', 's', 2, 7, '<log>: break')
+        >>> finding_key("DSH815", "s", 2, 12, "request 2 is unrendered", "x/s.jsonl")
+        ('DSH815', 's', 2, None, 'request 2 is unrendered')
         >>> finding_key("DSH831", "s", None, None, "ratio 49.6% is below the policy bound 60.0% (7936 of 15996)", "")
         ('DSH831', 's', None, None, 'ratio 49.6% is below the policy bound (7936 of 15996)')
     """
-    return (rule, session_id, request, seq, policy_free(rule, _without_path(message, path, capture)))
+    placed = None if rule in VERDICT_RULES and request is not None else seq
+    return (rule, session_id, request, placed, policy_free(rule, _without_path(message, path, capture)))
 
 
 @dataclass(frozen=True, slots=True)

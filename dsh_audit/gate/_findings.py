@@ -18,9 +18,11 @@ from ._model import Finding
 from ._policy import Policy
 from ._rules import GATE_RULES, GateRule
 
-__all__ = ["DIFF_UNEXPLAINED", "Judge", "diff_command", "policy_free", "request_seq"]
+__all__ = ["DIFF_UNEXPLAINED", "VERDICT_RULES", "Judge", "diff_command", "policy_free", "request_seq"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
+#: The rules of a capture verdict: one finding per request (a baseline keys them by request alone).
+VERDICT_RULES = frozenset(_VERDICT_RULE.values())
 #: What the ``dsh-audit diff`` command a capture finding's hint names shows of it.
 _DIFF_PURPOSE = {"DSH811": "for the JSON paths that differ",
                  "DSH812": "for the spelling difference (key order, whitespace, numbers, escapes)",
