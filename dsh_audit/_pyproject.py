@@ -1,6 +1,5 @@
 """The ``pyproject.toml`` a command reads its ``[tool.dsh-audit]`` tables from (the nearest one),
-and the one bounded reader of it and of every other TOML or JSON file a user configures
-(``--policy``, ``--prices``).
+read by the one bounded reader of every file a user configures (:mod:`dsh_audit._config_read`).
 
 A folder named ``pyproject.toml`` is not one: the search goes on above it, as pip
 (``os.path.isfile``) and black (``Path.is_file``) skip it. Anything else at that name is the
@@ -28,27 +27,23 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import UnreadableError, UsageError
-from .log import open_regular, special_kind
+from ._config_read import ConfigFileError, read_bytes, read_toml
+from .errors import UsageError
+from .log import special_kind
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "POLICY_HINT", "POLICY_KEYS", "REASONS", "TOOL_TABLES",
-           "check_tool_table", "check_tool_tables", "checked_tool_table", "did_you_mean", "dotted_key",
-           "find_pyproject", "found_hint", "key_line", "read_bytes", "read_json", "read_toml", "tool_table",
+__all__ = ["POLICY_HINT", "POLICY_KEYS", "TOOL_TABLES", "check_tool_table", "check_tool_tables", "checked_tool_table",
+           "did_you_mean", "dotted_key", "find_pyproject", "found_hint", "key_line", "table_parts", "tool_table",
            "unknown_key", "unknown_table"]
 
-#: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
-MAX_CONFIG_FILE = 16 << 20
-#: Why a file could not be read, as :attr:`ConfigFileError.reason` names it.
-REASONS = ("open", "read", "size", "encoding", "syntax", "nesting")
 _HINT = "dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it"
 #: The sub-tables of ``[tool.dsh-audit]`` a command reads: each one's keys (None: its own reader
 #: refuses an unknown key, as the price table's does, whose keys depend on its providers) and the
@@ -67,27 +62,6 @@ POLICY_KEYS = ("adapter", "allowed-break-causes", "capture-fail", "capture-kinds
 #: The hint of an error in a policy key or its value: where the keys and their forms are described.
 POLICY_HINT = "see the Policy section of docs/ci.md"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-# tomllib before Python 3.14 gives the position only in its message: "... (at line 3, column 7)"
-_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
-
-
-class ConfigFileError(UsageError):
-    """A configuration file that cannot be read or parsed, in one line.
-
-    ``path`` names the file, ``reason`` is one of :data:`REASONS` (``open``: missing, not a regular
-    file, a symlink loop, no permission; ``read``: the read failed; ``size``: over the limit;
-    ``encoding``: not UTF-8; ``syntax``: not valid TOML or JSON; ``nesting``: nested past Python's
-    recursion limit); ``line`` and ``column`` (1-based) locate a syntax error when the parser says
-    where it is (``line`` a TOML file's byte that is not UTF-8 too, at offset ``byte``).
-    ``message`` is worded with the caller's name for the file (``what``).
-    """
-
-    def __init__(self, message: str, *, path: str, reason: str, line: int | None = None,
-                 column: int | None = None, hint: str | None = None) -> None:
-        super().__init__(message, path=path, line=line, hint=hint)
-        self.reason = reason
-        self.column = column
-        self.byte = 0  # the offset of the first byte that is not UTF-8 (reason ``encoding``)
 
 
 def found_hint(table: str) -> str:
@@ -127,9 +101,20 @@ def dotted_key(*parts: str, ascii_only: bool = True) -> str:
     return ".".join(part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=ascii_only) for part in parts)
 
 
+def table_parts(name: str) -> tuple[str, ...]:
+    """The keys of the dotted table name ``name`` (``()``: the top level, ``name`` empty), as
+    :func:`key_line` and :func:`dotted_key` take them: the one split of a table's name in messages.
+
+    Example:
+        >>> table_parts("tool.dsh-audit"), table_parts("")
+        (('tool', 'dsh-audit'), ())
+    """
+    return tuple(name.split(".")) if name else ()
+
+
 def _table_name(name: str, key: str) -> str:
     """``[tool.dsh-audit.<key>]`` (``[<key>]`` at a plain policy file's top level, ``name`` empty), quoted as TOML would."""
-    return f"[{dotted_key(*name.split('.'), key) if name else dotted_key(key)}]"
+    return f"[{dotted_key(*table_parts(name), key)}]"
 
 
 def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> UsageError:
@@ -147,13 +132,8 @@ def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> Usa
     read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
     where = f"in [{name}] itself" if name else "at the top level"
     return UsageError(f"{_table_name(name, key)} is not a table dsh-audit reads{near}", path=source,
-                      line=key_line(source, (*_parts(name), key), None),
+                      line=key_line(source, (*table_parts(name), key), None),
                       hint=f"dsh-audit reads {read}; the policy keys go {where}: {POLICY_HINT}")
-
-
-def _parts(name: str) -> tuple[str, ...]:
-    """The keys of the dotted table name ``name`` (``()``: the top level, ``name`` empty)."""
-    return tuple(name.split(".")) if name else ()
 
 
 def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
@@ -173,7 +153,7 @@ def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
     home = next((table for table, (keys, _) in TOOL_TABLES.items() if keys and key in keys), None)
     near = f" (a key of {_table_name(name, home)})" if home else did_you_mean(key, known)
     return UsageError(f"unknown policy key {key!r}{near}", path=source,
-                      line=key_line(source, _parts(name), key, value), hint=POLICY_HINT)
+                      line=key_line(source, table_parts(name), key, value), hint=POLICY_HINT)
 
 
 def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh-audit",
@@ -192,7 +172,7 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
         raise UsageError(f"{table} is not read from a policy file", path=source, line=key_line(source, (key,), None),
                          hint=f"dsh-audit reads [tool.dsh-audit.{key}] of the nearest pyproject.toml only: {hint}")
     if not isinstance(value, dict):
-        raise UsageError(f"{table} must be a table", path=source, line=key_line(source, _parts(name), key, value),
+        raise UsageError(f"{table} must be a table", path=source, line=key_line(source, table_parts(name), key, value),
                          hint=f"{table}: {hint}")
     if keys is None:  # the price table: its reader checks its keys
         return
@@ -200,8 +180,8 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
     for item in value:
         if item in keys:
             continue
-        dotted = dotted_key(*_parts(name), key, item)
-        line = key_line(source, (*_parts(name), key), item, value[item])
+        dotted = dotted_key(*table_parts(name), key, item)
+        line = key_line(source, (*table_parts(name), key), item, value[item])
         if item in policy_keys:
             raise UsageError(f"{dotted} is a policy key, read only {where}", path=source, line=line,
                              hint=f"move it to {home}, above {table}: {POLICY_HINT}")
@@ -287,8 +267,15 @@ def checked_tool_table(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 @functools.lru_cache(maxsize=8)
 def _checked_tool_table(path: str, _mtime_ns: int, _size: int) -> dict[str, Any] | None:
-    """:func:`checked_tool_table` of one version of a file."""
-    table = tool_table(read_toml(path), source=path)
+    """:func:`checked_tool_table` of one version of a file. A file that cannot be read is worded
+    as the ``pyproject.toml`` it is (``pyproject.toml is not valid TOML``), with the hint every
+    command gives: a broken one may hold no table the command reads, but which it holds is unknown."""
+    try:
+        document = read_toml(path)
+    except ConfigFileError as exc:
+        exc.hint = exc.hint or found_hint("tool.dsh-audit")
+        raise
+    table = tool_table(document, source=path)
     if table is not None:
         check_tool_tables(table, source=path)
     return table
@@ -394,82 +381,3 @@ def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
             raise ConfigFileError(f"is {kind}, not a pyproject.toml", path=str(candidate), reason="open", hint=_HINT)
         return candidate
     return None
-
-
-def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_CONFIG_FILE) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them; ``what`` names the file
-    in messages (``"policy file"``). A FIFO or device is refused before a byte is read.
-
-    Raises:
-        ConfigFileError: reason ``open``, ``read`` or ``size``.
-    """
-    name = os.fspath(path)
-    try:
-        with open_regular(name, what=what) as handle:  # a FIFO would hang: refused
-            raw = handle.read(limit + 1)
-    except UnreadableError as exc:
-        raise ConfigFileError(exc.message, path=name, reason="open", hint=exc.hint) from None
-    except OSError as exc:
-        raise ConfigFileError(f"cannot read {what}: {exc.strerror or exc}", path=name, reason="read") from None
-    if len(raw) > limit:
-        size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
-        raise ConfigFileError(f"{what} is larger than {size}", path=name, reason="size")
-    return raw
-
-
-def read_toml(path: str | os.PathLike[str], *, what: str = "pyproject.toml", limit: int = MAX_CONFIG_FILE
-              ) -> dict[str, Any]:
-    """The TOML document at ``path``, read by :func:`read_bytes`.
-
-    Raises:
-        ConfigFileError: one line naming the file and the reason (see :data:`REASONS`), e.g.
-            ``pyproject.toml is not valid TOML: Invalid value (at line 1, column 7)``.
-
-    Example:
-        >>> try:
-        ...     read_toml("/dev/null")
-        ... except ConfigFileError as exc:
-        ...     (exc.reason, str(exc))
-        ('open', '/dev/null: is a character device, not a pyproject.toml (hint: only regular files are read)')
-    """
-    raw = read_bytes(path, what=what, limit=limit)
-    try:
-        document: dict[str, Any] = _parsed(lambda: tomllib.loads(raw.decode("utf-8")), os.fspath(path), what, "TOML")
-    except ConfigFileError as exc:
-        if exc.reason == "encoding":  # the line of the byte that is not UTF-8, as a syntax error's
-            exc.line = raw[:exc.byte].count(b"\n") + 1
-        raise
-    return document
-
-
-def read_json(path: str | os.PathLike[str], *, what: str, limit: int = MAX_CONFIG_FILE) -> Any:
-    """The JSON document at ``path`` (UTF-8, or UTF-16/32 as :func:`json.loads` detects it), read
-    by :func:`read_bytes`; raises :class:`ConfigFileError` as :func:`read_toml` does."""
-    raw = read_bytes(path, what=what, limit=limit)
-    return _parsed(lambda: json.loads(raw), os.fspath(path), what, "JSON")
-
-
-def _parsed(parse: Callable[[], Any], name: str, what: str, language: str) -> Any:
-    """``parse()``, its failures as :class:`ConfigFileError`."""
-    try:
-        return parse()
-    except UnicodeDecodeError as exc:
-        error = ConfigFileError(f"{what} is not UTF-8 text (byte {exc.start})", path=name, reason="encoding")
-        error.byte = exc.start
-        raise error from None
-    except ValueError as exc:  # TOML and JSON decode errors, integers past Python's digit limit
-        problem = str(exc).splitlines()[0].split("; use ")[0]
-        line, column = _position(exc, problem)
-        raise ConfigFileError(f"{what} is not valid {language}: {problem}", path=name, reason="syntax",
-                              line=line, column=column) from None
-    except RecursionError:
-        raise ConfigFileError(f"{what} nests arrays or tables too deeply", path=name, reason="nesting") from None
-
-
-def _position(exc: ValueError, problem: str) -> tuple[int | None, int | None]:
-    """The 1-based line and column of a decode error, when the parser gives them."""
-    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
-    if isinstance(line, int) and isinstance(column, int):
-        return line, column
-    found = _POSITION.search(problem)
-    return (int(found.group(1)), int(found.group(2))) if found else (None, None)

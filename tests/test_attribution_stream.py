@@ -88,14 +88,15 @@ def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole(alone, m
     real = _session.account_log
     monkeypatch.setattr(_session, "account_log", lambda log, **kw: streams.append(log.path) or real(log, **kw))
     compared = priced = 0
+    prices = load_prices()
     for path, group, session in _roots():
         captured = None if alone else _found_usage(session)
         whole = cache_report(session, attribution=list(attribute_opened(group)[str(path)].transitions),
                              captured=captured)
         streamed = cache_group([path], lenient=True)
         assert [r.to_json() for r in streamed.items] == [whole.to_json()], path
-        ledger = ledger_group([path], prices=load_prices(), lenient=True)  # `usage`: the same pass
-        assert ledger.items == [session_ledger(session, prices=load_prices(), cache=whole, captured=captured)], path
+        ledger = ledger_group([path], prices=prices, lenient=True)  # `usage`: the same pass
+        assert ledger.items == [session_ledger(session, prices=prices, cache=whole, captured=captured)], path
         compared += 1
         priced += any(e.usage_source == "capture" for e in ledger.items[0].entries)
     assert (compared, priced, len(streams)) == ((22, 0, 44) if alone else (22, 18, 8)), (compared, priced, len(streams))

@@ -155,7 +155,7 @@ def test_seq_gap_before_a_turn_end(tmp_path, monkeypatch, capsys):
     lines = plain_lines()
     del lines[10]
     path = write(tmp_path / "session.jsonl", lines)
-    assert_error(run(monkeypatch, capsys, str(path)), path, 11, 9,
+    assert_error(run(monkeypatch, capsys, str(path)), path, 11, 10,  # the record's own seq (session 40)
                  "corrupt session log: seq gap in committed region at line 10 (expected 9, got 10)")
 
 
@@ -163,7 +163,7 @@ def test_duplicate_seq(tmp_path, monkeypatch, capsys):
     lines = plain_lines()
     lines.insert(11, lines[10])
     path = write(tmp_path / "session.jsonl", lines)
-    assert_error(run(monkeypatch, capsys, str(path)), path, 12, 10,
+    assert_error(run(monkeypatch, capsys, str(path)), path, 12, 9,  # the record's own seq (session 40)
                  "corrupt session log: seq gap in committed region at line 11 (expected 10, got 9)")
 
 

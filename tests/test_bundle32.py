@@ -21,7 +21,8 @@ from _cli import chat_log, invoke
 
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact, routes_path
 from dsh_audit.redact._capture import _har_part, _headers
-from dsh_audit.redact._hosts import redact_ascii, redact_host, redact_url
+from dsh_audit.redact._hosts import redact_host, redact_url
+from dsh_audit.redact._pseudonyms import redact_ascii
 from dsh_audit.redact._routes import redacted_routes
 from dsh_audit.session import Headers, find_parent
 from dsh_audit.wire import load_routes
@@ -35,9 +36,6 @@ needs_corpus = pytest.mark.skipif(not (C3.is_dir() and C1.is_dir()), reason="../
 SALT = "bundle32"
 #: The placeholder of the corpus gateway, 127.0.0.1:18302, with SALT.
 GATEWAY = "127.4.1.4:47568"  # loopback stays loopback (session 38)
-C3_REASON = ("6 x cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models are "
-             "described by DSH's route configuration, which the log does not record (hint: pass --routes FILE (DSH's "
-             "llm-pi-ai route configuration))")
 
 
 def _c3_log() -> Path:
@@ -187,10 +185,10 @@ def test_the_note_names_the_dsh_home_route_file_redact_did_not_read(
                              str(C3 / "wire.jsonl"), "--salt", SALT)
     patch = home / "cordis.patch.yml"
     assert (code, err) == (0, [
-        f"warning: 6 captured request(s) unrendered ({C3_REASON}): their diff verdicts compared nothing, so the redacted "
-        f"capture is not proven to match the redacted log; redact again with --routes FILE (this log's DSH home holds "
-        f"it in {patch}, which redact does not read by itself: --routes {patch}): the bundle then carries it, "
-        "redacted, for --check"])
+        "warning: 6 request(s) cannot be rendered without DSH's route configuration: give redact --routes FILE to "
+        f"bundle it redacted (this log's DSH home holds it in {patch}, which redact does not read by itself: --routes "
+        f"{patch}); without it their diff verdicts compared nothing, so the redacted capture is not proven to match "
+        "the redacted log"])
     assert text.splitlines()[-3] == ("verdicts of requests, breaks, cache: unchanged; diff: unchanged, but 6 captured "
                                      "request(s) unrendered, not compared (see the warning)")
     assert not routes_path(out).exists()

@@ -404,8 +404,10 @@ def test_exported_names():
         "align_capture", "capture_for", "capture_state",
         "captured_bodies", "captures_ignored", "classify", "compare_capture", "find_capture", "gate_ok", "held_sessions",
         "last_user_text", "load_capture",
-        "read_capture", "session_captures", "sniff_capture", "unreadable_capture", "usage_capture"]
-    assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path", "requests_said"]
+        "read_capture", "session_captures", "sessions_by_capture", "sniff_capture", "unreadable_capture",
+        "usage_capture"]
+    assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "captures_said", "diff_bodies", "format_path",
+                                   "requests_said"]
     assert list(capture_pkg.LOADERS) == ["har", "wire-jsonl", "body-folder"]
 
 

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import subprocess
 import sys
@@ -155,7 +157,9 @@ def _wire(tmp_path: Path, records: list[dict[str, Any]]) -> Path:
 def _record(body: Any, session: str | None = "s1") -> dict[str, Any]:
     record: dict[str, Any] = {"method": "POST", "path": "/chat/completions",
                               "headers": {} if session is None else {"x-deepseek-harness-session-id": session}}
-    if body is not ...:
+    if isinstance(body, bytes):  # bytes that are no UTF-8 text, stored as a capture writer stores them
+        record["body_base64"] = base64.b64encode(body).decode()
+    elif body is not ...:
         record["body"] = body
     return record
 
@@ -176,6 +180,9 @@ _PAIRED = "session header and order; "
     ("[1]", "captured body is a JSON array, not a request object"),
     ("null", "captured body is JSON null, not a request object"),
     ('{"model": "deepseek-v4-flash"}', "captured body is a JSON object without messages"),
+    # Python's codec text is no note (fuzz 24): said in dsh-audit's words, gzip data by what it is
+    (b'{"a": "caf\xe9"}', "captured body is not UTF-8 text (byte 0xe9 at offset 10)"),
+    (gzip.compress(b"{}", mtime=0), "captured body is gzip data its headers do not name (no Content-Encoding: gzip)"),
 ])
 def test_an_unreadable_body_of_this_session_is_paired_different(body: Any, note: str, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,

@@ -238,7 +238,7 @@ def test_step_summary_is_appended(tmp_path, monkeypatch, _check):
 
 
 def test_ci_doc_lists_every_gate_rule_and_the_default_policy():
-    from dsh_audit._pyproject import tomllib
+    from dsh_audit._config_read import tomllib
 
     from dsh_audit.gate import GATE_RULES
 

@@ -323,19 +323,20 @@ def test_check_table_and_csv_show_the_cost_and_name_the_ratio_as_sessions_does(
 
 def test_a_narrow_check_table_leaves_out_the_ratio_then_the_cost(
         priced: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # the short headers (reqs, hit) keep the ratio and the cost at 60 columns, the cost at 56; each log
+    # the short headers (reqs, brks, hit, finds: session 40) keep the ratio and the cost at 60 columns,
+    # the cost at 52; each log
     # its number, its path whole under the table (session 38: "log" is never left out)
     monkeypatch.setenv("COLUMNS", "60")
     code, out, _ = invoke(monkeypatch, capsys, "check")
     lines = [line.rstrip() for line in out.splitlines()]
-    assert lines[1:4] == ["status  log  session  reqs  breaks    hit     cost  findings",
-                          "─" * 60,
-                          "ok        1  s-one       2       0  31.0%  $0.0006         1"]
+    assert lines[1:4] == ["status  log  session  reqs  brks    hit     cost  finds",
+                          "─" * 55,
+                          "ok        1  s-one       2     0  31.0%  $0.0006      1"]
     assert "narrow terminal: capture not shown (widen it, or use --json)" in " ".join(lines)
-    monkeypatch.setenv("COLUMNS", "56")
+    monkeypatch.setenv("COLUMNS", "52")
     code, out, _ = invoke(monkeypatch, capsys, "check")
     lines = [line.rstrip() for line in out.splitlines()]
-    assert lines[1] == "status  log  session  reqs  breaks     cost  findings"
+    assert lines[1] == "status  log  session  reqs  brks     cost  finds"
     assert "narrow terminal: capture, hit ratio not shown (widen it, or use --json)" in " ".join(lines)
 
 

@@ -415,7 +415,10 @@ def test_check_json_is_the_flag_and_an_old_json_file_is_refused_with_the_option_
     ``check --json FILE`` names a .json file as a log, and is told the option that writes one."""
     flag = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json")
     dash = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json-report", "-")
-    assert flag == dash and flag[0] == 0 and json.loads(flag[1])["passed"] is True
+    assert flag[:2] == dash[:2] and flag[0] == 0 and json.loads(flag[1])["passed"] is True
+    # --json says nothing else; a report FILE of '-' leaves the table and the verdict on stderr (session 40)
+    assert (flag[2], dash[2].splitlines()[0], dash[2].splitlines()[-1].startswith("PASSED: ")) == (
+        "", "dsh-audit check", True)
     report = tmp_path / "out.json"
     code, out, err = _main(monkeypatch, capsysbinary, "check", "--json", str(report), str(CHAT))
     assert (code, out, err) == (2, b"", f"error: {report}: a .json file is no session log: --json prints the JSON "

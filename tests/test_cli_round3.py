@@ -234,31 +234,33 @@ def test_cache_summary_of_a_session_with_breaks() -> None:
 def test_usage_of_many_sessions_at_80_columns_is_a_compact_table() -> None:
     code, out = _piped("usage", str(CORPUS / "live"), str(CORPUS / "live-pi"), "--no-capture", columns=80)
     assert code == 0  # the sessions newest first by their logs' last activity, as `sessions` lists them
-    # "requests" kept (session 38: before, it went first, with off-peak); the tokens go before the money
+    # "requests" kept (session 38: before, it went first, with off-peak); the tokens go before the money,
+    # the cheapest first, the costliest (the Claude session's cache writes) after the what-ifs (session 40)
     assert [line.rstrip() for line in out.splitlines()] == [
         'usage by session',
-        'session           requests  lost tokens (cost)      cost  no cache  unpriced',
-        '─' * 76,
-        'session-e7611f7a         6                            $?        $?         6',
-        'session-514c4bc2        11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631         1',
-        'session-ef87ee25         5                      ≥$0.0014  ≥$0.0049         1',
-        '402a1ae8                 1                       $0.0001   $0.0013',
-        'session-70444d8d         4                      ≥$0.0013  ≥$0.0037         1',
-        '718aabf5                 2  4672 ($0.0007)       $0.0008   $0.0025',
-        'session-43924f58        14  3328 ($0.0005)      ≥$0.0061  ≥$0.0236         1',
-        'session-2d31cc1d         5                      ≥$0.0014  ≥$0.0050         1',
-        'session-d2f6dc6a         9                      ≥$0.0027  ≥$0.0150         1',
-        'session-3f28929d         6  8064 ($0.0051)      ≥$0.0068  ≥$0.0103         1',
-        'session-da27503b         8  11968 ($0.0076)     ≥$0.0111  ≥$0.0341         1',
-        'session-86ef2d28         9                      ≥$0.0017  ≥$0.0102         1',
-        'session-2b096b61         3                      ≥$0.0013  ≥$0.0024         1',
-        'total                   83  36959 ($0.0447)     ≥$0.1280  ≥$0.3762        16',
+        '                            lost tokens      cache',
+        'session           requests  (cost)           write      cost  no cache  unpriced',
+        '─' * 80,
+        'session-e7611f7a         6                       0        $?        $?         6',
+        'session-514c4bc2        11  8927 ($0.0308)   18490  ≥$0.0935  ≥$0.2631         1',
+        'session-ef87ee25         5                       0  ≥$0.0014  ≥$0.0049         1',
+        '402a1ae8                 1                       0   $0.0001   $0.0013',
+        'session-70444d8d         4                       0  ≥$0.0013  ≥$0.0037         1',
+        '718aabf5                 2  4672 ($0.0007)       0   $0.0008   $0.0025',
+        'session-43924f58        14  3328 ($0.0005)       0  ≥$0.0061  ≥$0.0236         1',
+        'session-2d31cc1d         5                       0  ≥$0.0014  ≥$0.0050         1',
+        'session-d2f6dc6a         9                       0  ≥$0.0027  ≥$0.0150         1',
+        'session-3f28929d         6  8064 ($0.0051)       0  ≥$0.0068  ≥$0.0103         1',
+        'session-da27503b         8  11968 ($0.0076)      0  ≥$0.0111  ≥$0.0341         1',
+        'session-86ef2d28         9                       0  ≥$0.0017  ≥$0.0102         1',
+        'session-2b096b61         3                       0  ≥$0.0013  ≥$0.0024         1',
+        'total                   83  36959 ($0.0447)  18490  ≥$0.1280  ≥$0.3762        16',
         '13 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; tokens: sums over the 72 request(s) with usage logged (?: none logged);',
         'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: off-peak, output, cache read, cache write, cache miss not shown',
-        '(widen it, or use --json)']
+        'narrow terminal: off-peak, output, cache read, cache miss not shown (widen it,',
+        'or use --json)']
 
 
 @needs_corpus

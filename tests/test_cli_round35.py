@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from _cli import invoke
+from _copy_log import copy_as
 from dsh_audit.cli import cli
 from dsh_audit.testing import LogBuilder
 from test_piai_images import reply
@@ -150,8 +151,7 @@ def test_diff_jobs_prints_what_a_serial_run_prints(tmp_path: Path, monkeypatch: 
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     _captured(tmp_path / "a", SAMPLES / "chat" / "session.jsonl")
     _captured(tmp_path / "b", SAMPLES / "tools" / "session.jsonl")
-    (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "session.jsonl").write_bytes((tmp_path / "a" / "session.jsonl").read_bytes()[:-40])
+    copy_as(tmp_path / "a" / "session.jsonl", tmp_path / "c" / "session.jsonl", "session-c", cut=40)  # its own session
     (tmp_path / "c" / "wire.jsonl").write_text("not json\n", encoding="utf-8")  # a capture that cannot be read
     serial = invoke(monkeypatch, capsys, "diff", str(tmp_path), "--json")
     assert serial[0] == 2 and len(serial[1].splitlines()) == 7  # 3 + 4 requests; c's capture: its error

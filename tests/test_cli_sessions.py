@@ -100,9 +100,9 @@ def test_sessions_json_one_object_per_session_newest_first():
 
 
 def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
-    """The compact layout at 80 columns: the date kept whole, each title whole (a child's "└ fork"
-    marker and "Who are you" on one line): project, hit ratio and breaks, lesser columns, are left out
-    before a title of up to 24 characters wraps (issue 14). The samples' replies log
+    """The compact layout at 80 columns: the date kept whole, every number kept (session 40: each id
+    cut to its shortest unique prefix and "…", the title "Who are you" to 8 columns), only project
+    left out. The samples' replies log
     cacheReadTokens (as DSH's DeepSeek adapter does): priced; the retry sample's two failed
     attempts log no usage, so its cost is a lower bound."""
     code, out = invoke("sessions", columns=80)

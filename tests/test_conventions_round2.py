@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from _cli import chat_log, invoke
+from _copy_log import copy_as
 from dsh_audit.capture import find_capture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -215,8 +216,7 @@ def test_sarif_uri_of_a_log_outside_the_current_folder_is_absolute(tmp_path: Pat
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     log = chat_log(tmp_path / "f1" / "session.jsonl", "session-a")
     (tmp_path / "proj" / "sub").mkdir(parents=True)
-    (tmp_path / "proj" / "f2").mkdir()
-    shutil.copy(log, tmp_path / "proj" / "f2" / "session.jsonl")
+    copy_as(log, tmp_path / "proj" / "f2" / "session.jsonl", "session-b")  # another session: a copy is read once
     monkeypatch.chdir(tmp_path / "proj" / "sub")
 
     def uris(*paths: str) -> list[str]:

@@ -106,9 +106,9 @@ def test_copies_that_differ_are_listed_each_and_refused_by_id(tmp_path: Path, mo
         f'"2 session(s), newest first",2027-01-15 08:00,-,/home/dev/projects/demo,0,,0,0,0,'
         f"{SID} ({project}/other/session.jsonl)"])
     assert [err[0], *err[2:]] == [  # one note for the session's copies (fuzz round 23: one a copy, then one of 5)
-        f"note: one session in 7 files under {project}/: read same0/session.jsonl, not early/session.jsonl "
-        "(the other's lines and more), not same1/session.jsonl, same2/session.jsonl, same3/session.jsonl, "
-        "same4/session.jsonl (the same lines)",
+        f"note: one session in 7 files under {project}/: read same0/session.jsonl, not same1/session.jsonl, "
+        "same2/session.jsonl, same3/session.jsonl, same4/session.jsonl (the same lines), not early/session.jsonl "
+        "(the other's lines and more)",  # the same lines first, as a watch says them (fuzz round 24)
         f"note: session {SID} is in 2 files, each listed: {project}/same0/session.jsonl, {project}/other/session.jsonl"]
     refusal = (f"error: session {SID} is in 2 files that differ (neither holds the other's lines): "
                f"{project}/other/session.jsonl, {project}/same0/session.jsonl (hint: pass the path of the log you "

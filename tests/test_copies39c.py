@@ -7,6 +7,11 @@ beside one whole export, alone in its folder or in another folder: ``sessions`` 
 size. Now an export whose name is not one DSH makes of an id has its header read (its first line
 or first frame); one named as DSH names it (``session-<uuid>.jsonl``), or a log of a DSH home of
 such folders, is still not opened: its name says its session.
+
+Session 40 (issue 15's leftover): a session folder copied out under a name DSH does not make
+(``old/session.jsonl`` beside ``new/session.jsonl``, outside a home) was read as the session its
+folder's name says, so one session was two (its cost doubled in ``usage``) everywhere but in
+``sessions``. Now its header is read too (folders DSH names, ``session-<uuid>``, stay unopened).
 """
 
 from __future__ import annotations
@@ -57,7 +62,20 @@ def _named(root: Path) -> tuple[Path, str]:
     return root / f"{SID}.jsonl", f"one session in two files under {root}/: read {SID}.jsonl, not backup.jsonl {LONGER}"
 
 
-CASES = {"beside": _beside, "apart": _apart, "dsh-named": _named}
+def _folders(root: Path, *, partial: bool) -> tuple[Path, str]:
+    """A session folder copied out twice under names DSH does not make: old/ (the sample chat) and
+    new/ (it, or it and one line more)."""
+    for folder, data in (("old", CHAT), ("new", CHAT + MORE if partial else CHAT)):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "session.jsonl").write_bytes(data)
+    why = LONGER if partial else "(the same lines)"
+    return root / "new" / "session.jsonl", f"one session in two files under {root}/: read new/session.jsonl, not " \
+                                           f"old/session.jsonl {why}"
+
+
+CASES = {"beside": _beside, "apart": _apart, "dsh-named": _named,
+         "folders-copied-out": lambda root: _folders(root, partial=False),
+         "folders-copied-out-partial": lambda root: _folders(root, partial=True)}
 
 
 @pytest.fixture(params=list(CASES.values()), ids=list(CASES))
@@ -78,8 +96,9 @@ def test_discovery_reads_the_longer_once_opening_only_the_headers_names_do_not_s
     monkeypatch.setattr(_copies, "_header_id", lambda path: (seen.update([path.name]), real(path))[1])
     notes: list[str] = []
     assert (discover([root], notes=notes), notes) == ([read], [note])
-    # each name that is not DSH's opened once; session-<uuid>.jsonl never
-    assert seen == Counter({"backup.jsonl": 1} if SID in read.name else {"one.jsonl": 1, "x.jsonl": 1})
+    # each log whose name is not DSH's opened once; session-<uuid>.jsonl never
+    assert seen == Counter(path.name for path in root.rglob("*.jsonl") if SID not in path.name)
+    assert sum(seen.values()) == (1 if SID in read.name else 2)
 
 
 @pytest.mark.parametrize("command", [["usage", "--json"], ["requests", "--json"], ["sessions", "--json"],
@@ -107,6 +126,8 @@ def test_index_and_report_store_one_log(case: tuple[Path, Path, str], tmp_path: 
     code, out, err = invoke(monkeypatch, capsys, "index", "--db", str(db), str(root))
     said = sorted(re.sub(r" in \d+\.\d s$", " in N s", line) for line in [*out.splitlines(), *err])
     assert (code, said) == (0, sorted([f"note: {note}", f"{db}: indexed 1, skipped 0 unchanged, of 1 log(s) in N s"]))
+    totals = json.loads(invoke(monkeypatch, capsys, "stats", "--db", str(db), "--json")[1])["totals"]
+    assert (totals["sessions"], totals["requests"]) == (1, 3)
     code, out, err = invoke(monkeypatch, capsys, "report", "-o", str(tmp_path / "r.html"), str(root))
     assert (code, err, out) == (0, [f"note: {note}"], f"wrote {tmp_path / 'r.html'}: 1 log(s), 3 request(s), "
                                                        "check passed\n")
@@ -133,6 +154,19 @@ def _home(root: Path, count: int) -> list[Path]:
     return logs
 
 
+def _copied_out(root: Path, count: int, *, dsh_names: bool) -> list[Path]:
+    """``count`` session folders of as many sessions copied out of a home into one folder (sizes all
+    differ): named as DSH names them (``session-<uuid>/``), else ``log-N/``."""
+    logs = []
+    for n in range(count):
+        sid = f"session-{n:08x}-0000-4000-8000-000000000000"
+        log = root / (sid if dsh_names else f"log-{n:03d}") / "session.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_bytes(CHAT.replace(b'"session-sample-chat"', f'"{sid}"'.encode()) + MORE * n)
+        logs.append(log)
+    return logs
+
+
 def _exports(root: Path, count: int, *, dsh_names: bool) -> list[Path]:
     """``count`` exports of as many sessions in one folder (sizes all differ): named as DSH names
     them (``session-<uuid>.jsonl``), else ``log-N.jsonl``."""
@@ -148,8 +182,10 @@ def _exports(root: Path, count: int, *, dsh_names: bool) -> list[Path]:
 
 @pytest.mark.parametrize(("make", "opened"), [(lambda root: _home(root, 40), 0),
                                               (lambda root: _exports(root, 40, dsh_names=True), 0),
-                                              (lambda root: _exports(root, 40, dsh_names=False), 40)],
-                         ids=["home", "dsh-named-exports", "other-exports"])
+                                              (lambda root: _exports(root, 40, dsh_names=False), 40),
+                                              (lambda root: _copied_out(root, 40, dsh_names=True), 0),
+                                              (lambda root: _copied_out(root, 40, dsh_names=False), 40)],
+                         ids=["home", "dsh-named-exports", "other-exports", "dsh-named-folders", "other-folders"])
 def test_discovery_opens_a_header_only_where_a_name_does_not_say_its_session(make, opened: int, tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     logs = make(tmp_path / "f")
@@ -167,7 +203,8 @@ def test_a_dsh_name_is_trusted_unopened_and_a_header_read_wins_over_it(tmp_path:
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A DSH-named export is not opened (of a size no other has): a renamed one that lies about its
     session is read as the session its name says. Of one whose header is read (its size is
-    another's), the header wins: a whole copy under another DSH name is the copy it is."""
+    another's), the header wins: a whole copy under another DSH name is the copy it is, and of the
+    two, the file whose name says its header's id is read (fuzz round 24)."""
     other = "session-00000000-1111-4222-8333-444444444444"
     (tmp_path / f"{other}.jsonl").write_bytes(MADE)  # SID's lines under another id's name
     (tmp_path / "x.jsonl").write_bytes(MADE + MORE)
@@ -179,5 +216,23 @@ def test_a_dsh_name_is_trusted_unopened_and_a_header_read_wins_over_it(tmp_path:
         [tmp_path / f"{other}.jsonl", tmp_path / "x.jsonl"], [], ["x.jsonl"])
     (tmp_path / "x.jsonl").unlink()
     (tmp_path / f"{SID}.jsonl").write_bytes(MADE)  # its size is the liar's: both headers read
-    assert (discover([tmp_path], notes=notes), notes) == ([tmp_path / f"{other}.jsonl"], [
-        f"one session in two files under {tmp_path}/: read {other}.jsonl, not {SID}.jsonl (the same lines)"])
+    assert (discover([tmp_path], notes=notes), notes) == ([tmp_path / f"{SID}.jsonl"], [  # the name its header says
+        f"one session in two files under {tmp_path}/: read {SID}.jsonl, not {other}.jsonl (the same lines)"])
+
+
+def test_session_folders_copied_out_that_differ_are_each_read_and_listed(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Of one session id, old/ and new/ whose lines differ otherwise (neither holds the other's):
+    each read, the session listed in every command's words, as ``sessions`` lists it."""
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")
+    for folder, data in (("old", CHAT), ("new", CHAT.replace(b"in one sentence", b"in two words"))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "session.jsonl").write_bytes(data)
+    both = [tmp_path / "new" / "session.jsonl", tmp_path / "old" / "session.jsonl"]
+    note = f"session session-sample-chat is in 2 files, each listed: {both[0]}, {both[1]}"
+    notes: list[str] = []
+    assert (discover([tmp_path], notes=notes), notes) == (both, [note])
+    code, out, err = invoke(monkeypatch, capsys, "usage", "--json", str(tmp_path))
+    usage = json.loads(out)
+    assert (code, err, usage["sessions"], usage["totals"]["requests"]) == (0, [f"note: {note}"], 2, 6)

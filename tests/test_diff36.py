@@ -41,8 +41,8 @@ note 1: 6 requests: #0, #1, #2, #3, #4, #5 are unrendered: cannot render: no
   (hint: pass --routes FILE (DSH's llm-pi-ai route configuration), or declare
   the route in c3/home/cordis.patch.yml (the patch layer of the DSH home the log
   was recorded in, read when no --routes is given))
-  request #0 is refused at seq 12 (log line 14)
-  5 requests: #1, #2, #3, #4, #5 are refused at seq 10 (log line 12)
+  request #0 cannot be rendered at seq 12 (log line 14)
+  5 requests: #1, #2, #3, #4, #5 cannot be rendered at seq 10 (log line 12)
 6 request(s): 0 identical, 6 unrendered; 0 capture(s) unexplained, 0 foreign: FAILED
 """
 C3_NOTES = [

@@ -25,6 +25,7 @@ from dsh_audit.errors import UsageError, UnreadableError
 from dsh_audit.fleet import (SCHEMA_VERSION, IndexSummary, SessionTaskError, index_logs, modified_since, parse_since,
                              run_many, select_logs)
 
+from _copy_log import copy_as
 from _pool_tasks import die, echo  # tasks run in spawned workers: top-level functions of a light module
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -182,9 +183,8 @@ def test_parse_since_ages_and_dates() -> None:
 def _aged_logs(tmp_path: Path) -> tuple[Path, Path]:
     old, new = tmp_path / "old" / "session.jsonl", tmp_path / "new" / "session.jsonl"
     logs = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))
-    for target in (old, new):
-        target.parent.mkdir()
-        shutil.copy(logs[0], target)
+    for target in (old, new):  # two sessions: a copy of one session is read once
+        copy_as(logs[0], target, f"session-{target.parent.name}")
     month_ago = time.time() - 30 * 86400
     os.utime(old, (month_ago, month_ago))
     return old, new
@@ -398,9 +398,8 @@ def test_incremental_index_skips_unchanged_and_replaces_changed(tmp_path: Path, 
     chat = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))[0]
     change = sorted((LIVE / "c-change" / "session-logs").glob("*.jsonl"))[0]
     root = tmp_path / "logs"
-    for name, source in (("one", chat), ("two", chat), ("three", change)):
-        (root / name).mkdir(parents=True)
-        shutil.copy(source, root / name / "session.jsonl")
+    for name, source in (("one", chat), ("two", chat), ("three", change)):  # three sessions: each its own id
+        copy_as(source, root / name / "session.jsonl", f"session-{name}")
     (root / "broken").mkdir()
     (root / "broken" / "session.jsonl").write_text('{"type":"session","version":9}\n')
     db = str(tmp_path / "i.sqlite")
@@ -414,8 +413,7 @@ def test_incremental_index_skips_unchanged_and_replaces_changed(tmp_path: Path, 
     assert code == 2 and err.count("error: ") == 1 and "broken" in err  # a refused log: reported on every run
     assert (second["indexed"], second["skipped"], second["refused_unchanged"], second["refused"]) == (0, 4, 1, 0)
     assert second["failure_details"] == first["failure_details"] and [f["path"] for f in second["failure_details"]] == [broken]
-    target = root / "two" / "session.jsonl"
-    shutil.copy(change, target)
+    target = copy_as(change, root / "two" / "session.jsonl", "session-two")
     later = time.time() + 5
     os.utime(target, (later, later))
     code, out, _ = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json")

@@ -153,7 +153,7 @@ def test_a_v1_header_dsh_refuses_says_what_dsh_audit_finds_wrong(tmp_path, monke
             "recognises)"])
     name = _header_edited(tmp_path, "v2.jsonl", version=2, id=7)
     assert invoke(monkeypatch, capsys, "requests", name)[2][0].endswith(
-        "(hint: dsh-audit reads v2 logs, not this header: no string id; --lenient fills a missing "
+        "(hint: dsh-audit reads v2 logs, not this header: id is a number 7, not a string; --lenient fills a missing "
         "version/delegationDepth of a v0 header only; nor is it a session the claude-code or codex importer "
         "recognises)")
 

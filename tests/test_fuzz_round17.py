@@ -228,13 +228,13 @@ def test_a_manifest_of_another_compression_or_format_version_is_refused(
     _tamper(bundle, "m['compression'] = 'zstd'")
     assert invoke(monkeypatch, capsys, "redact", "--check", "r.jsonl") == (2, "", [
         "error: r.jsonl.manifest.json: the manifest records a log of format v0, zstd, and the log is format v0, "
-        "plain (hint: check the log the manifest was written with: redact keeps its input's format version and "
-        "compression)"])
+        "plain (hint: check the log the manifest was written with: redact records the format version and "
+        "compression of the copy it writes)"])
     _tamper(bundle, "m['compression'] = 'none'; m['format_version'] = 4")
     assert invoke(monkeypatch, capsys, "redact", "--check", "r.jsonl")[2] == [
         "error: r.jsonl.manifest.json: the manifest records a log of format v4, plain, and the log is format v0, "
-        "plain (hint: check the log the manifest was written with: redact keeps its input's format version and "
-        "compression)"]
+        "plain (hint: check the log the manifest was written with: redact records the format version and "
+        "compression of the copy it writes)"]
 
 
 def test_a_count_the_rows_disagree_with_is_a_mismatch(bundle: Path, monkeypatch: pytest.MonkeyPatch,

@@ -103,13 +103,17 @@ def test_index_and_report_read_one_session_once(tmp_path: Path, monkeypatch: pyt
     assert (code, err, out) == (0, [NOTE], "wrote r.html: 2 log(s), 12 request(s), check passed\n")
 
 
-def test_a_child_snapshot_and_session_folders_are_not_grouped_by_header(tmp_path: Path) -> None:
+def test_a_session_folder_copied_out_twice_under_other_names_is_one_session(tmp_path: Path) -> None:
+    """Issue 15's leftover: folders of names DSH does not make are opened for their headers' ids."""
     from dsh_audit.log import discover
 
-    for folder in ("old", "new"):  # a session folder copied out twice: its name says which session
+    for folder in ("old", "new"):
         (tmp_path / folder).mkdir()
         shutil.copyfile(A, tmp_path / folder / "session.jsonl")
-    assert [p.parent.name for p in discover([tmp_path])] == ["new", "old"]
+    notes: list[str] = []
+    assert [p.parent.name for p in discover([tmp_path], notes=notes)] == ["new"]
+    assert notes == [f"one session in two files under {tmp_path}/: read new/session.jsonl, not old/session.jsonl "
+                     "(the same lines)"]
 
 
 # -- D3: index leaves one file; stats reads a -wal beside a read-only index ----------------------

@@ -61,7 +61,7 @@ def test_a_huge_pyproject_is_refused_not_read(tmp_path, monkeypatch, capsys, com
     code, out, err = invoke(monkeypatch, capsys, command, str(log), "-o" if command == "report" else "--junit",
                             str(tmp_path / "out"))
     assert (code, out) == (2, "")
-    assert err == [f"error: {pyproject.resolve()}: policy file is larger than 16 MiB (hint: fix or move this "
+    assert err == [f"error: {pyproject.resolve()}: pyproject.toml is larger than 16 MiB (hint: fix or move this "
                    "pyproject.toml (the nearest to the current folder): dsh-audit reads its [tool.dsh-audit] table)"]
 
 
@@ -71,6 +71,6 @@ def test_a_broken_pyproject_is_not_blamed_on_prices(tmp_path, monkeypatch, capsy
     monkeypatch.chdir(tmp_path)
     code, out, err = invoke(monkeypatch, capsys, "cache", str(log))
     assert (code, out) == (2, "")
-    assert err == [f"error: {(tmp_path / 'pyproject.toml').resolve()}:1: price table is not valid TOML: Invalid value "
+    assert err == [f"error: {(tmp_path / 'pyproject.toml').resolve()}:1: pyproject.toml is not valid TOML: Invalid value "
                    "(at line 1, column 7) (hint: fix or move this pyproject.toml (the nearest to the current folder): "
-                   "dsh-audit reads its [tool.dsh-audit.prices] table)"]
+                   "dsh-audit reads its [tool.dsh-audit] table)"]

@@ -89,8 +89,9 @@ def test_check_markdown_shows_control_and_bidi_characters_escaped(tmp_path, monk
     # ("$?", never an exact figure: docs/cache-accounting.md, "Unpriced requests")
     row = (f"| ✅ pass | {shown} | id\\\\u001b\\]0;PWN\\\\u0007\\\\u202e\\\\u009b2J\\\\u007f\\|\\<b\\> | 1 | none | 0 | n/a "
            "| $? (1 unpriced) | $? | $? | 1 |")  # cost, with no cache, off-peak
-    assert (code, err, out.splitlines()[6]) == (0, [], row)
-    assert not any(c in out for c in "\x1b\x07\u202e\x9b\x7f")
+    assert (code, err[:1], out.splitlines()[6]) == (0, ["dsh-audit check"], row)
+    # check's table and verdict on stderr beside the report (session 40): escaped there too
+    assert not any(c in out + "".join(err) for c in "\x1b\x07\u202e\x9b\x7f")
 
 
 def test_check_junit_writes_active_characters_as_references(tmp_path, monkeypatch, capsys):
@@ -98,9 +99,10 @@ def test_check_junit_writes_active_characters_as_references(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)  # the testsuite names the log's path relative to the run's folder
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--junit", "-")
     name = "s/session.jsonl (id\\u001b]0;PWN\\u0007&#x202e;&#x9b;2J&#x7f;|&lt;b&gt;)"
-    assert (code, err, out.splitlines()[2]) == \
-        (0, [], f'  <testsuite name="{name}" file="{log}" tests="2" failures="0" errors="0" skipped="0" time="0">')
-    assert not any(c in out for c in "\x1b\x07\u202e\x9b\x7f")
+    assert (code, err[:1], out.splitlines()[2]) == \
+        (0, ["dsh-audit check"], f'  <testsuite name="{name}" file="{log}" tests="2" failures="0" errors="0" '
+         'skipped="0" time="0">')
+    assert not any(c in out + "".join(err) for c in "\x1b\x07\u202e\x9b\x7f")
     assert ET.fromstring(out.encode())[0].get("name") == "s/session.jsonl (id\\u001b]0;PWN\\u0007\u202e\x9b2J\x7f|<b>)"
 
 
@@ -108,11 +110,12 @@ def test_check_junit_starts_no_workflow_command_from_a_path(tmp_path, monkeypatc
     log = chat_log(tmp_path / "x\r\n::error::PWN" / "session.jsonl", "s")
     code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path), "--junit", "-")
     shown = str(log).replace("\r\n::", "&#13;\n&#x3a;:")
-    assert (code, err, out.splitlines()[4:6]) == \
-        (0, [], [f"      <system-out>{shown.splitlines()[0]}", f"{shown.splitlines()[1]}: DSH810 info: no capture "
+    assert (code, err[:1], out.splitlines()[4:6]) == \
+        (0, ["dsh-audit check"], [f"      <system-out>{shown.splitlines()[0]}", f"{shown.splitlines()[1]}: DSH810 info: no capture "
                  "given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding "
                  "the log's requests beside it or up to four folders above it)</system-out>"])
     assert not [line for line in out.splitlines() if line.lstrip().startswith("::")] and "\r" not in out
+    assert not [line for line in err if line.lstrip().startswith("::")] and "\r" not in "".join(err)
     assert str(log) + ": DSH810" in ET.fromstring(out.encode())[0][0][0].text
 
 

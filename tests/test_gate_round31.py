@@ -11,12 +11,17 @@ import shlex
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from _cli import chat_log, invoke
+from dsh_audit.cache import _session as cache_session
+from dsh_audit.cache import load_prices
 from dsh_audit.gate import CheckResult, Finding, Policy, SessionCheck, run_check
+from dsh_audit.gate._run import check_group
 from dsh_audit.report import build_sarif, format_junit, format_markdown
+from dsh_audit.session import _session as session_session
 from dsh_audit.testing import LogBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,3 +187,24 @@ def test_junit_names_each_log_by_its_path_so_copies_of_a_session_stay_apart(
     tools = [s for s in suites if s is not None and "session-sample-tools" in s]
     assert len(tools) == 2 and tools[0] != tools[1]  # sample_logs/tools and sessions/.../session-sample-tools
     assert root.get("failures") == "0"
+
+
+@pytest.mark.parametrize("outline", [True, False], ids=["streamed", "whole"])
+def test_a_route_warning_in_the_words_of_a_log_warning_is_still_said(
+        outline: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check leaves a log's own warnings to its findings (DSH103) by asking for the route file's
+    alone, streamed or read whole: never by comparing words, which dropped a route warning that
+    says what the log's own one says (session 40)."""
+    log = chat_log(tmp_path / "s" / "session.jsonl", "s-words")
+    words = f"{log}: the same words"
+    attribute = cache_session.attribute_log
+
+    def worded(opened: Any, **options: Any) -> Any:  # the log's own warning, as a torn tail's would be said
+        opened.warnings.append(words)
+        return attribute(opened, **options)
+
+    monkeypatch.setattr(cache_session, "attribute_log", worded)
+    monkeypatch.setattr(cache_session, "attachment_warnings", lambda images: [words])
+    monkeypatch.setattr(session_session, "attachment_warnings", lambda images: [words])
+    group = check_group([str(log)], policy=Policy(), prices=load_prices(search_from="/"), outline=outline)
+    assert (group.route_warnings, group.notes) == ({str(log): (words,)}, [f"{log}: {words}"])

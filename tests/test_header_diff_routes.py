@@ -85,7 +85,7 @@ def test_live_claude_4_5_to_4_6_tells_the_adaptive_switch(monkeypatch, capsys):
     rendered = attribute(log).transition(9)  # no capture given: both bodies rendered
     [captured] = attribute_paths([log])[0]  # the wire.jsonl beside the log: the bodies sent
     for t in (rendered, captured.transition(9)):
-        assert _effort(t).detail == {"thinking": ["enabled", "enabled"], "route": "anthropic", "wire": ADAPTIVE_WIRE}
+        assert _effort(t).detail == {"route": "anthropic", "wire": ADAPTIVE_WIRE}
         assert format_transition(t).split("\n")[4:8] == [
             "fields:",
             '  model: "claude-sonnet-4-5" → "claude-sonnet-4-6" (prompt)',
@@ -93,10 +93,10 @@ def test_live_claude_4_5_to_4_6_tells_the_adaptive_switch(monkeypatch, capsys):
             "  system: 4141 → 4141 chars (prompt)"]
     code, out, err = invoke(monkeypatch, capsys, "breaks", str(log), "--json")
     [row] = [json.loads(line) for line in out.splitlines()]
-    # the keys are those of before; the detail gains route and wire, its thinking value is unchanged
+    # on this route the detail says what the route sent (session 40: no DeepSeek "thinking" beside it)
     assert (code, err, row["fields"][1]) == (0, [], {
         "field": "reasoningEffort", "before": "high", "after": "max", "prompt_affecting": True,
-        "changes": {"thinking": ["enabled", "enabled"], "route": "anthropic", "wire": ADAPTIVE_WIRE}})
+        "changes": {"route": "anthropic", "wire": ADAPTIVE_WIRE}})
     code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "9", "--json")
     assert (code, err, json.loads(out)["fields"][1]) == (0, [], row["fields"][1])
 
@@ -104,7 +104,7 @@ def test_live_claude_4_5_to_4_6_tells_the_adaptive_switch(monkeypatch, capsys):
 def test_built_claude_4_5_to_4_6_tells_the_adaptive_switch(tmp_path):
     t = _switch(tmp_path, "anthropic", "anthropic-messages", ("claude-sonnet-4-5", "high"),
                 ("claude-sonnet-4-6", "max"))
-    assert _effort(t).detail == {"thinking": ["enabled", "enabled"], "route": "anthropic", "wire": ADAPTIVE_WIRE}
+    assert _effort(t).detail == {"route": "anthropic", "wire": ADAPTIVE_WIRE}
     assert _effort_line(t) == ADAPTIVE_LINE
 
 
@@ -122,7 +122,7 @@ def test_claude_budget_change_and_thinking_off(tmp_path):
 def test_no_body_makes_no_wire_claim(tmp_path):
     t = _switch(tmp_path, "anthropic", "anthropic-messages", ("claude-sonnet-4-5", "high"),
                 ("claude-sonnet-4-6", "max"), adapter=None)
-    assert _effort(t).detail == {"thinking": ["enabled", "enabled"], "route": "anthropic"}
+    assert _effort(t).detail == {"route": "anthropic", "reasoning": ["on", "on"]}
     assert _effort_line(t) == ('  reasoningEffort: "high" → "max" (prompt); reasoning on → on '
                                '(adapter anthropic, no body rendered to show its wire form)')
     # gpt-5 offers no off: pi-ai refuses to send that request, so there is no body to compare
@@ -135,7 +135,7 @@ def test_no_body_makes_no_wire_claim(tmp_path):
 
 def test_openai_completions_tells_reasoning_effort(tmp_path):
     t = _switch(tmp_path, "deepseek", "openai-completions", ("deepseek-v4-pro", "high"), ("deepseek-v4-pro", "max"))
-    assert _effort(t).detail == {"thinking": ["enabled", "enabled"], "route": "openai",
+    assert _effort(t).detail == {"route": "openai",
                                  "wire": [{"path": "reasoning_effort", "before": "high", "after": "max"}]}
     assert _effort_line(t) == '  reasoningEffort: "high" → "max" (prompt); on the wire: reasoning_effort "high" → "max"'
     on = _switch(tmp_path, "deepseek", "openai-completions", ("deepseek-v4-pro", "off"), ("deepseek-v4-pro", "high"))
@@ -149,7 +149,7 @@ def test_openai_completions_tells_reasoning_effort(tmp_path):
 
 def test_openai_responses_tells_reasoning_effort(tmp_path):
     t = _switch(tmp_path, "openai", "openai-responses", ("gpt-5", "high"), ("gpt-5", "low"))
-    assert _effort(t).detail == {"thinking": ["enabled", "enabled"], "route": "responses",
+    assert _effort(t).detail == {"route": "responses",
                                  "wire": [{"path": "reasoning.effort", "before": "high", "after": "low"}]}
     assert _effort_line(t) == '  reasoningEffort: "high" → "low" (prompt); on the wire: reasoning.effort "high" → "low"'
     on = _switch(tmp_path, "openai", "openai-responses", ("gpt-5.1", "off"), ("gpt-5.1", "high"))
@@ -162,8 +162,7 @@ def test_openai_responses_tells_reasoning_effort(tmp_path):
 
 def test_a_member_name_from_the_body_is_escaped():
     change = FieldChange("reasoningEffort", "high", "low", True, {
-        "thinking": ["enabled", "enabled"], "route": "openai",
-        "wire": [{"path": "reasoning.a\nb\x1b", "before": 1}, {"path": "output_config", "after": "x" * 90}]})
+        "route": "openai", "wire": [{"path": "reasoning.a\nb\x1b", "before": 1}, {"path": "output_config", "after": "x" * 90}]})
     t = Transition("s", 1, 0, "s", "step", "break", "header_change", fields=(change,))
     assert _effort_line(t) == ('  reasoningEffort: "high" → "low" (prompt); on the wire: reasoning.a\\nb\\u001b 1 → '
                                f'(absent); output_config (absent) → "{"x" * 79}…')

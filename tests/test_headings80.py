@@ -124,19 +124,29 @@ def test_diff_cuts_its_heading_like_every_other_command(monkeypatch, capsys) -> 
 
 # -- cells ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("columns", [80, 90, 100, 110])
-def test_usage_keeps_every_session_id_whole(monkeypatch, capsys, columns: int) -> None:
-    """Before, at 90-110 columns: "session-sample-" / "compaction" (only ids holding a UUID were kept whole)."""
+WHOLE_IDS = ["generated-sample", "session-sample-tools", "session-sample-tools", "session-sample-change",
+             "generated-sample-fork-1", "session-sample-fork-parent", "session-sample-compaction", "fork-child:review",
+             "session-sample-resume", "session-sample-chat", "session-sample-retry"]
+# Session 40: as `sessions` cuts them (a unique prefix and "…", never in the middle), while whole ids
+# would leave out a column with a value.
+SHORT_IDS = ["generated-sample", "session-sample-t…", "session-sample-t…", "session-sample-chan…",
+             "generated-sample-…", "session-sample-f…", "session-sample-co…", "fork-chi…", "session-sample-res…",
+             "session-sample-chat", "session-sample-ret…"]
+
+
+@pytest.mark.parametrize(("columns", "ids"), [(80, SHORT_IDS), (100, SHORT_IDS), (110, SHORT_IDS),
+                                              (120, WHOLE_IDS)])
+def test_usage_keeps_every_session_id_whole_or_a_prefix(monkeypatch, capsys, columns: int,
+                                                       ids: list[str]) -> None:
+    """Before, at 90-110 columns: "session-sample-" / "compaction" (only ids holding a UUID were kept
+    whole); then, at 56: "session-sam…e-compaction", a middle cut no command takes."""
     monkeypatch.setenv("COLUMNS", str(columns))
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(ROOT / "sample_logs"))
     assert code == 0
     lines = out.splitlines()
     assert max(map(len, lines)) <= columns
     # newest first by the logs' own last activity, equal ones by path, as `sessions` lists them
-    assert [line.split()[0] for line in lines if re.match(r"(session-|fork-|generated)", line)] == [
-        "generated-sample", "session-sample-tools", "session-sample-tools", "session-sample-change",
-        "generated-sample-fork-1", "session-sample-fork-parent", "session-sample-compaction", "fork-child:review",
-        "session-sample-resume", "session-sample-chat", "session-sample-retry"]
+    assert [line.split()[0] for line in lines if re.match(r"(session-|fork-|generated)", line)] == ids
 
 
 def test_a_long_id_leaves_out_a_droppable_column_before_it_is_folded(monkeypatch, capsys) -> None:

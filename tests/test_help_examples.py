@@ -2,9 +2,11 @@
 
 Each command's ``Example:`` lines are read from its --help; the command before any ``| jq``
 runs with ``$DSH_HOME`` at ``sample_logs/`` (``~/.dsh/sessions``, a bare command and ``latest``
-read it) and placeholder files mapped onto the samples; it must exit 0 or 1 (findings) and print
-something. A ``jq`` filter that is a plain path (``.a.b``) must select a value that is neither
-null nor a cost object (an amount was meant) in at least one printed document.
+read it), placeholder files mapped onto the samples and ``--jobs`` past 2 run with 2 (the same
+process pool, half the workers to start; tests/test_fleet.py checks that it prints what a serial
+run prints); it must exit 0 or 1 (findings) and print something. A ``jq`` filter that is a plain
+path (``.a.b``) must select a value that is neither null nor a cost object (an amount was meant)
+in at least one printed document.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ def test_each_help_example_prints_something_on_the_samples(command: str, example
     args = shlex.split(line)[1:]
     if "--since" in args:  # the samples are dated 2027-01-15: a window that holds them
         args[args.index("--since") + 1] = "2027-01-01"
+    if "--jobs" in args and int(args[args.index("--jobs") + 1]) > 2:  # the same pool with two workers:
+        args[args.index("--jobs") + 1] = "2"  # each started worker imports the package (0.3-0.5 s of CPU)
     monkeypatch.chdir(tmp_path)
     if command == "stats":  # its index, as the index example makes it
         shutil.copyfile(request.getfixturevalue("index_db"), tmp_path / "audit.sqlite")

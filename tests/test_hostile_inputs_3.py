@@ -216,8 +216,9 @@ def test_policy_integer_past_the_digit_limit_is_one_error_line(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     args = ["check", str(log)] if found else ["check", str(log), "--policy", str(policy)]
     assert invoke(monkeypatch, capsys, *args) == \
-        (2, "", [f"error: {policy}: policy file is not valid TOML: Exceeds the limit (4300 digits) for integer "
-                 "string conversion: value has 5001 digits (hint: " + (_FOUND if found else _GIVEN) + ")"])
+        (2, "", [f"error: {policy}: {'pyproject.toml' if found else 'policy file'} is not valid TOML: Exceeds the "
+                 "limit (4300 digits) for integer string conversion: value has 5001 digits (hint: "
+                 + (_FOUND if found else _GIVEN) + ")"])
 
 
 # -- option values --------------------------------------------------------------------------------

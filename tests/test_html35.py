@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from _cli import invoke
 from test_html32 import _data
+from test_html_report import _detail_heading
 
 from dsh_audit.attribution import UNEXPLAINED_CAUSES
 from dsh_audit.gate import Policy, run_check
@@ -132,6 +133,25 @@ def test_at_phone_width_numbers_dates_and_models_stay_on_one_line_and_the_tables
             "function(e){return [e.firstChild.className,e.scrollWidth>e.clientWidth,getComputedStyle(e).overflowX];})")
         # the page-wide breaks by cause (issue 14 §5) fit 400 pixels, in a scroll box all the same
         assert scroll == [["by_model", True, "auto"], ["by_day", True, "auto"], ["break-causes", False, "auto"]]
+        width, inner = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width <= inner, (width, inner)
+        # the drill-down of c1's break (session 40's tour): no word broken mid-token ("header_change",
+        # "claude-sonnet-4-5"), each table a scroll box of its own, and what "counted tokens" are said
+        from selenium.webdriver.common.by import By
+
+        browser.get(page.as_uri() + "#session-514c4bc2-e0ec-419e-84d4-2f666d536239/request-9")
+        assert _detail_heading(browser, "Request 9 · loop 3/1/1") == "Request 9 · loop 3/1/1"
+        cells = browser.execute_script(_LINES, "#detail td")
+        assert {"header_change", "reasoningEffort", '"claude-sonnet-4-5"'} <= {text for text, _ in cells}
+        assert [text for text, lines in cells if lines != 1 and " " not in text and len(text) <= 40] == []
+        boxes = browser.execute_script(
+            "return Array.prototype.map.call(document.querySelectorAll('#detail table'),function(t){"
+            "return [getComputedStyle(t).overflowX,t.getBoundingClientRect().right<=window.innerWidth];})")
+        assert boxes and set(map(tuple, boxes)) == {("auto", True)}
+        assert browser.find_element(By.CSS_SELECTOR, "#detail p.legend").text == (
+            "prompt tokens: the prompt size the log's usage gives (input + cache read + cache write); counted "
+            "tokens: dsh-audit's own count of the rebuilt prompt (DeepSeek V4 tokenizer, else UTF-8 bytes / 4), "
+            "which the cache analysis scales onto the logged size.")
         width, inner = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
         assert width <= inner, (width, inner)
     finally:

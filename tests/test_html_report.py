@@ -1,7 +1,8 @@
 """The HTML forensics page, opened in a real headless Chromium (Debian's ``chromium`` package).
 
 Skips only when Chromium, its driver or Selenium is absent. Never downloads a browser: the driver
-is Debian's ``chromium-driver`` at /usr/bin/chromedriver.
+is Debian's ``chromium-driver`` at /usr/bin/chromedriver. The browser tests use the run's Chromium
+(``tests/conftest.py``'s ``browser`` fixture, started by :func:`_driver` once per worker).
 """
 
 from __future__ import annotations
@@ -83,15 +84,6 @@ def _detail_heading(browser, expected: str) -> str:
     except TimeoutException:
         pass
     return text()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    """One Chromium for the module (starting one takes about a second): every test first loads its
-    own freshly written report, and the page keeps no storage, so no test sees another's state."""
-    driver = _driver(tmp_path_factory.mktemp("chrome-profile"))
-    yield driver
-    driver.quit()
 
 
 def test_report_in_chromium_timeline_break_cause_and_inert_hostile_text(tmp_path, browser):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import selectors
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,47 @@ GREETING = b'"text":"Hi! Who are you, in one sentence?"'
 MAX_MULTIPLE = 2.5
 # The same for `cache` and `check`, whose prompt-cache accounting holds the message's log-JSON
 # segment and its DeepSeek wire fragment besides its text: three times the line (measured:
-# 3.05x plain and zstd at 64 MiB, a tool result or a user message; 3.08x at 48 MiB and 3.12x at
-# 32 MiB, a tool result on the DeepSeek and the pi-ai Anthropic routes, the same to 0.01 from one
-# run to the next; 6-7x before).
+# 3.05x plain and zstd at 64 MiB, a tool result or a user message; 3.08x at 48 MiB, 3.12x at
+# 32 MiB and 2.94-2.98x at 16 MiB, a tool result on the DeepSeek and the pi-ai Anthropic and
+# OpenAI routes, the same to 0.01 from one run to the next; 6-7x before).
 MAX_MULTIPLE_CACHE = 3.3
-# The child's peak resident set (KiB on Linux), measured by a parent that runs nothing else.
-PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
-        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+# A server that runs each command it reads (its arguments, split by NUL; a leading "1" runs it in
+# the server itself, with its output dropped) in a child forked from itself, and writes back the
+# child's exit code and peak resident set (KiB on Linux, from wait4: that child's alone).
+PEAK_SERVER = '''
+import os, sys
+from dsh_audit.cli import main
+def run(args):
+    sys.argv = ["dsh-audit", *args]
+    try:
+        main()
+    except SystemExit as stop:
+        return stop.code
+null = os.open(os.devnull, os.O_WRONLY)
+for line in sys.stdin:
+    here, *args = line.rstrip("\\n").split("\\0")
+    if here == "1":
+        saved = os.dup(1), os.dup(2)
+        os.dup2(null, 1), os.dup2(null, 2)
+        try:
+            code = run(args)
+            sys.stdout.flush(), sys.stderr.flush()
+        finally:
+            os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+            os.close(saved[0]), os.close(saved[1])
+        print(code, 0, flush=True)
+        continue
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            os.dup2(null, 1), os.dup2(null, 2)
+            code = run(args)
+        finally:
+            os._exit(code if isinstance(code, int) else 3)
+    _, status, usage = os.wait4(pid, 0)
+    print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, flush=True)
+'''
 
 
 def chat_log(path: Path, text: bytes) -> Path:
@@ -68,12 +103,34 @@ def chat_log(path: Path, text: bytes) -> Path:
     return path
 
 
-def peak_kib(*args: str) -> int:
-    result = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "dsh_audit", *args],
-                            capture_output=True, text=True, timeout=120, check=True)
-    code, peak = result.stdout.split()
-    assert code == "0"
-    return int(peak)
+@pytest.fixture(scope="module")
+def grown_kib() -> Iterator[Callable[[list[str], list[str]], int]]:
+    """``grown_kib(small, huge)``: the peak resident set of ``dsh-audit HUGE`` beyond that of
+    ``dsh-audit SMALL``, each run as a process of its own that exits 0.
+
+    Both are children forked from one server, which first runs the small command itself: they
+    start from the same state, the package and what the command loads already there, as two
+    fresh processes start from the same empty one (measured: the multiples below equal those of
+    fresh processes to 0.04), and a run costs 0.03 s of CPU instead of 0.25-0.45 s of start-up.
+    """
+    with subprocess.Popen([sys.executable, "-c", PEAK_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True) as server, selectors.DefaultSelector() as reader:
+        assert server.stdin is not None and server.stdout is not None
+        reader.register(server.stdout, selectors.EVENT_READ)
+
+        def ask(here: str, args: list[str]) -> int:
+            server.stdin.write("\0".join([here, *args]) + "\n")
+            server.stdin.flush()
+            assert reader.select(timeout=120), ("no answer in 120 s", args)
+            code, peak = server.stdout.readline().split()
+            assert code == "0", (code, args)
+            return int(peak)
+
+        def grown(small: list[str], huge: list[str]) -> int:
+            ask("1", small)
+            return ask("0", huge) - ask("0", small)
+
+        yield grown  # then the server ends at the end of its input
 
 
 #: The huge line's text: a multiple above holds from 24 MiB up (the allocator's share is a few MiB),
@@ -81,6 +138,9 @@ def peak_kib(*args: str) -> int:
 #: decoder holds some 30 MiB of its own, 3.2x a 32 MiB line, 2.0-2.1x a 64 MiB one.
 HUGE = 32 * MIB
 HUGE_ZSTD = 64 * MIB
+#: The huge tool result of the `cache` and `check` runs: their multiple is no larger at 16 MiB than
+#: at 32 MiB (MAX_MULTIPLE_CACHE's measurements), and each MiB costs every run of them.
+HUGE_CACHE = 16 * MIB
 
 
 @pytest.fixture(scope="module")
@@ -92,14 +152,15 @@ def huge_text() -> bytes:
 
 @pytest.mark.slow  # two runs of a command over 32 MiB, two over 64 MiB compressed: 0.5-1.5 s of CPU each
 @pytest.mark.parametrize("name", ["session.jsonl", "session.jsonl.zstd"])
-def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str, huge_text: bytes) -> None:
+def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str, huge_text: bytes,
+                                                      grown_kib: Callable[[list[str], list[str]], int]) -> None:
     text = huge_text if name.endswith(".zstd") else huge_text[:HUGE]
     size = len(text)
     small = chat_log(tmp_path / "small" / name, b"Hi")
     huge = chat_log(tmp_path / "huge" / name, text)
     del text
     for command in ("requests", "validate"):
-        grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
+        grown = grown_kib([command, str(small)], [command, str(huge)])
         assert grown * 1024 <= MAX_MULTIPLE * size, (command, grown * 1024 / size)
 
 
@@ -119,17 +180,17 @@ def tool_log(path: Path, result: str) -> Path:
     return b.write_zstd(path) if path.name.endswith(".zstd") else b.write_jsonl(path)
 
 
-@pytest.mark.slow  # two runs of a command over 32 MiB: about 2 s of CPU each
+@pytest.mark.slow  # two runs of a command over 16 MiB: 0.3-0.6 s of CPU each
 @pytest.mark.parametrize("name", ["session.jsonl"])  # zstd decoding's cost is the test above's
-def test_a_huge_tool_result_costs_cache_and_check_three_times_the_line(tmp_path: Path, name: str,
-                                                                      huge_text: bytes) -> None:
-    size = HUGE
-    text = huge_text[:HUGE].decode()
+def test_a_huge_tool_result_costs_cache_and_check_three_times_the_line(
+        tmp_path: Path, name: str, huge_text: bytes, grown_kib: Callable[[list[str], list[str]], int]) -> None:
+    size = HUGE_CACHE
+    text = huge_text[:size].decode()
     small = tool_log(tmp_path / "small" / name, "small")
     huge = tool_log(tmp_path / "huge" / name, text)
     del text
     for command in ("cache", "check"):
-        grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
+        grown = grown_kib([command, str(small)], [command, str(huge)])
         assert grown * 1024 <= MAX_MULTIPLE_CACHE * size, (command, grown * 1024 / size)
 
 
@@ -208,9 +269,11 @@ def test_a_huge_key_and_a_huge_line_of_short_strings_still_parse() -> None:
     key = "k" * (2 * MIB)
     raw = json.dumps({key: 1, "v": "x" * (17 * MIB)}).encode()
     assert parse_json(raw) == {key: 1, "v": "x" * (17 * MIB)}
-    many = json.dumps(["ab"] * (3 * MIB)).encode()
+    # strings of 40 characters: too many quotes to take the long strings out (one every 22 bytes,
+    # past one in 256), in an eighth of the objects of as many 2-character ones
+    many = json.dumps(["ab" * 20] * 400_000).encode()
     assert len(many) > 16 * MIB
-    assert parse_json(many) == ["ab"] * (3 * MIB)
+    assert parse_json(many) == ["ab" * 20] * 400_000
 
 
 # --- pi-ai routes (Anthropic Messages, OpenAI chat completions) ---------------------------------
@@ -249,22 +312,22 @@ def pi_tool_log(path: Path, result: str, route: str) -> Path:
     return b.write_jsonl(path)
 
 
-@pytest.mark.slow  # two runs of a command over 32 MiB per route: about 2 s of CPU each
+@pytest.mark.slow  # two runs of a command over 16 MiB per route: 0.3-0.6 s of CPU each
 @pytest.mark.parametrize("route", ["anthropic", pytest.param("openai", marks=pytest.mark.skipif(
     not FULL_RUN, reason="DSH_AUDIT_SLOW=1 runs it too: the anthropic route's run measures the same accounting"))])
 def test_a_huge_tool_result_on_a_pi_ai_route_costs_cache_and_check_three_times_the_line(
-        tmp_path: Path, route: str, huge_text: bytes) -> None:
+        tmp_path: Path, route: str, huge_text: bytes, grown_kib: Callable[[list[str], list[str]], int]) -> None:
     # The body is kept as its JSON value (the log's own texts), not written and parsed back:
     # the text, its log-JSON segment and its wire segment (measured: 3.05-3.08x at 64 MiB, 3.12-3.13x
-    # at 32 MiB; 7.3x before).
-    size = HUGE
-    text = huge_text[:HUGE].decode()
+    # at 32 MiB, 2.96-2.98x at 16 MiB; 7.3x before).
+    size = HUGE_CACHE
+    text = huge_text[:size].decode()
     small = pi_tool_log(tmp_path / "small" / "session.jsonl", "small", route)
     huge = pi_tool_log(tmp_path / "huge" / "session.jsonl", text, route)
     del text
     for command in ("cache", "check"):
-        grown = (peak_kib(command, str(huge), "--routes", str(huge.parent / "routes.yml"))
-                 - peak_kib(command, str(small), "--routes", str(small.parent / "routes.yml")))
+        grown = grown_kib([command, str(small), "--routes", str(small.parent / "routes.yml")],
+                          [command, str(huge), "--routes", str(huge.parent / "routes.yml")])
         assert grown * 1024 <= MAX_MULTIPLE_CACHE * size, (command, route, grown * 1024 / size)
 
 

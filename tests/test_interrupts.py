@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -67,12 +68,15 @@ def _processes() -> list[tuple[int, str, int, int]]:
 def test_ctrl_c_with_two_jobs_exits_130_in_one_line(tmp_path: Path, long_log: Path, delay: float) -> None:
     with long_log.open("rb") as raw:  # every frame: the generator writes one a turn
         text = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True).read()
+    header, rest = text.split(b"\n", 1)
+    assert b'"id":"session-bench-1"' in header  # the id is the header's: the rest is the same in every copy
+    pack = zstandard.ZstdCompressor(level=1).compress  # the header alone in the first frame, as DSH writes it
+    body = pack(rest)  # compressed once for the twelve copies
     for number in range(12):  # twelve sessions (copies of one session are read once)
         folder = tmp_path / f"p{number}" / "s"  # a project folder each: one project's logs are one unit of work
         folder.mkdir(parents=True)
-        header, rest = text.replace(b'"id":"session-bench-1"', b'"id":"session-bench-1-%d"' % number, 1).split(b"\n", 1)
-        pack = zstandard.ZstdCompressor(level=1).compress  # the header alone in the first frame, as DSH writes it
-        (folder / "session.jsonl.zstd").write_bytes(pack(header + b"\n") + pack(rest))
+        own = header.replace(b'"id":"session-bench-1"', b'"id":"session-bench-1-%d"' % number, 1)
+        (folder / "session.jsonl.zstd").write_bytes(pack(own + b"\n") + body)
     process = subprocess.Popen([str(SCRIPT), "breaks", str(tmp_path), "--jobs", "2"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, start_new_session=True,
                                preexec_fn=sigint_as_a_terminal_gives_it)
@@ -117,3 +121,70 @@ def test_a_stopped_pool_leaves_no_manager_thread_for_the_exit() -> None:
     assert [wakeup._closed for thread, wakeup in futures_process._threads_wakeups.items() if thread is manager] \
         in ([], [True])
     assert all(future.done() for future in futures)
+
+
+def test_a_stopped_pool_whose_manager_hangs_is_waited_for_a_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manager thread that does not end (stuck on a worker's pipe) must not hang the Ctrl-C that
+    stops its pool: ``_stop`` waits until its one deadline (``_JOIN_SECONDS``), then returns."""
+    import threading
+    from types import SimpleNamespace
+
+    from dsh_audit.runner import _pool
+
+    release = threading.Event()
+    manager = threading.Thread(target=release.wait, daemon=True)
+    manager.start()
+    pool = SimpleNamespace(_processes={}, _executor_manager_thread=manager, shutdown=lambda **_: None)
+    monkeypatch.setattr(_pool, "_JOIN_SECONDS", 0.05)
+    stopping = threading.Thread(target=_pool._stop, args=(pool,), daemon=True)  # an unbounded wait fails, not hangs
+    began = time.monotonic()
+    try:
+        stopping.start()
+        stopping.join(2)
+        waited = time.monotonic() - began
+        assert (stopping.is_alive(), manager.is_alive()) == (False, True) and waited >= 0.05
+    finally:
+        release.set()
+
+
+def _ignore_sigterm_and_sleep(ready: Any) -> None:
+    """A worker that outlives its terminate: SIGTERM ignored, then asleep until killed."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ready.set()
+    time.sleep(60)
+
+
+def test_a_stopped_pool_kills_the_workers_that_outlive_terminate_within_one_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 40 B: a worker that ignores SIGTERM was never killed, and each was waited for
+    ``_JOIN_SECONDS`` on its own (two of them and a hung manager: three times the bound). Now one
+    deadline bounds the whole stop and a survivor of terminate is killed (SIGKILL) at its middle."""
+    import multiprocessing
+    import threading
+    from types import SimpleNamespace
+
+    from dsh_audit.runner import _pool
+
+    context = multiprocessing.get_context("fork")
+    readies = [context.Event() for _ in range(2)]
+    workers = [context.Process(target=_ignore_sigterm_and_sleep, args=(ready,), daemon=True) for ready in readies]
+    release = threading.Event()
+    manager = threading.Thread(target=release.wait, daemon=True)
+    manager.start()
+    try:
+        for worker in workers:
+            worker.start()
+        assert all(ready.wait(10) for ready in readies)
+        pool = SimpleNamespace(_processes=dict(enumerate(workers)), _executor_manager_thread=manager,
+                               shutdown=lambda **_: None)
+        monkeypatch.setattr(_pool, "_JOIN_SECONDS", 0.4)
+        began = time.monotonic()
+        _pool._stop(pool)  # type: ignore[arg-type]
+        waited = time.monotonic() - began
+        assert [worker.exitcode for worker in workers] == [-signal.SIGKILL] * 2
+        assert manager.is_alive() and 0.4 <= waited < 1.0, waited  # before: 0.4 per worker and the manager
+    finally:
+        release.set()
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import types
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -39,13 +40,22 @@ def _is_module(name: str) -> bool:
     return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body`` and of the blocks in it, in source order: an import is one, so
+    this finds each that ``ast.walk`` finds without visiting every expression (a sixth of its time)."""
+    for node in body:
+        yield node
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):  # handlers, cases: their bodies
+            yield from _statements(getattr(node, block, []))
+
+
 @functools.cache  # the source does not change during a run: each file is parsed once, for every test
 def _imports(path: Path) -> tuple[tuple[int, str], ...]:
     """Every ``(line, dotted target)`` a module imports; ``from M import n`` yields ``M`` and ``M.n``."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _statements(ast.parse(path.read_text(), str(path)).body):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

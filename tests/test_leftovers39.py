@@ -121,8 +121,8 @@ def test_diff_json_rows_carry_the_refusals_seq_and_line_as_check_names_them(
         (r["index"], r["seq"], r["line"]) for r in rows]
     code, out, _ = invoke(monkeypatch, capsys, "diff", "s.jsonl", "--capture", "wire.jsonl")
     assert code == 1 and out.splitlines()[-3:] == [
-        "  request #0 is refused at seq 12 (log line 14)",
-        "  5 requests: #1, #2, #3, #4, #5 are refused at seq 10 (log line 12)",
+        "  request #0 cannot be rendered at seq 12 (log line 14)",
+        "  5 requests: #1, #2, #3, #4, #5 cannot be rendered at seq 10 (log line 12)",
         "6 request(s): 0 identical, 6 unrendered; 0 capture(s) unexplained, 0 foreign: FAILED"]
 
 
@@ -143,7 +143,7 @@ def test_a_rendered_row_names_no_refusal_place_and_one_place_is_said_once(
     compared = _diff._compare("wire.jsonl", ["s.jsonl"], adapter="auto", routes=None, lenient=False, max_version=4,
                               found=False)
     loops = [row for row in compared.rows if row.request is not None and row.request.kind == "loop"]
-    notes, cells = _diff._unrendered_notes(loops, 3)
-    assert [note[1:] for note in notes] == [["  refused at seq 10 (log line 12)"]]
+    notes, cells = _diff._table_notes(loops, 3)
+    assert [note[1:] for note in notes] == [["  cannot be rendered at seq 10 (log line 12)"]]
     assert notes[0][0].startswith("note 3: 5 requests: #1, #2, #3, #4, #5 are unrendered: cannot render: ")
     assert cells == {i: "see note 3" for i in range(5)}

@@ -92,7 +92,7 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
         'priced; cache miss, cache read: ≥N sums the requests that logged a count, ? when',
         'none did (1 request(s) logged none: unpriced); lost tokens: +?: 1 break(s) lost',
         'an unknown amount (cache reads not logged)',
-        'narrow terminal: cache write, output, cache read not shown (widen it, or use',
+        'narrow terminal: cache write, cache read, output not shown (widen it, or use',
         '--json)']
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "csv")
     assert code == 0
@@ -131,17 +131,19 @@ def test_usage_csv_has_no_lost_unknown_column_when_every_loss_is_known(tmp_path:
     assert (code, json.loads(out)["totals"]["lost_unknown_requests"]) == (0, 0)
 
 
-def _log(path: Path, session_id: str) -> Path:
+def _log(path: Path, session_id: str, answer: str = "hello") -> Path:
     b = LogBuilder(session_id=session_id, created_at=1_800_000_000_000)
     with b.turn("hi"), b.step():
-        b.assistant("hello", usage={"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 0})
+        b.assistant(answer, usage={"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 0})
     return b.write_jsonl(path, packed=False)
 
 
 def _report(tmp_path: Path) -> tuple[list[Path], str]:
-    """Two files of one session, a session whose id is hostile to URLs and HTML, and one whose id
-    looks like the older positional link ``#session-0``."""
-    paths = [_log(tmp_path / "a" / "session.jsonl", "s-copy"), _log(tmp_path / "b" / "session.jsonl", "s-copy"),
+    """Two files of one session that differ (each read: identical ones are one session), a session
+    whose id is hostile to URLs and HTML, and one whose id looks like the older positional link
+    ``#session-0``."""
+    paths = [_log(tmp_path / "a" / "session.jsonl", "s-copy"),
+             _log(tmp_path / "b" / "session.jsonl", "s-copy", "hello again"),
              _log(tmp_path / "c" / "session.jsonl", HOSTILE), _log(tmp_path / "d" / "session.jsonl", "session-0")]
     return paths, format_html(run_check(paths, policy=Policy()))
 

@@ -3,7 +3,8 @@
 1. ``usage`` at 80 columns left out "requests" right after the empty columns: the count the "why is
    it expensive" journey reads (many requests, or a few large ones). Now the tokens go first (output,
    cache read, cache write, cache miss), then the what-ifs, and "requests" last (by request, where it
-   is 1 in every row, with the what-ifs that repeat the cost).
+   is 1 in every row, with the what-ifs that repeat the cost). Session 40: the tokens that cost the
+   least go first, and the costliest (where the money went) only after the what-ifs.
 2. "off-peak" (what the requests would have cost all off-peak) was shown for Anthropic and OpenAI
    requests, which their providers bill at one rate all day: it only repeated the cost. Now it is
    ``n/a`` where no request was priced in a provider's peak window (DeepSeek's), its column is left
@@ -56,105 +57,116 @@ def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], co
 
 # -- 1. usage at 80 columns keeps "requests" and the money ----------------------------------------
 
-#: The caption every view of usage ends with at 80 columns (the same two logs).
+#: The caption of every view of usage at 80 columns (the same two logs), up to its tokens' note.
 _CAPTION_80 = [
     '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
     'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+]
+#: Its end in a view that shortens session ids (by session, turn, request), and in one that does not.
+_IDS_80 = [
     'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
     'session ids: shortest unique prefix (--json for whole ids)',
-    'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
-    '(widen it, or use --json)',
 ]
+_NO_IDS_80 = [
+    'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
+]
+#: What a narrow terminal leaves out in most views.
+_NARROW_80 = [
+    'narrow terminal: cache miss, output, cache read, off-peak not shown (widen it,',
+    'or use --json)',
+]
+
+#: Each view of usage at 80 columns (the same two logs).
 USAGE_80 = {
     "session": [
         'usage by session',
-        'session               requests  lost tokens (cost)      cost  no cache  unpriced',
+        '                             lost tokens     cache',
+        'session            requests  (cost)          write      cost  no cache  unpriced',
         "─" * 80,
-        'session-sample-tools         4                       $0.0003   $0.0005',
-        'session-514c4bc2            11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631         1',
-        'total                       15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636         1',
+        'session-sample-t…         4                      0   $0.0003   $0.0005',
+        'session-514c4bc2         11  8927 ($0.0308)  18490  ≥$0.0935  ≥$0.2631         1',
+        'total                    15  8927 ($0.0308)  18490  ≥$0.0938  ≥$0.2636         1',
         *_CAPTION_80,
+        *_IDS_80,
+        *_NARROW_80,
     ],
     "day": [
         'usage by day',
-        'day         requests  lost tokens (cost)      cost  no cache  off-peak  unpriced',
+        '                                             cache',
+        'day         requests  lost tokens (cost)     write      cost  no cache  unpriced',
         "─" * 80,
-        '2026-12-02        11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631       n/a         1',
-        '2027-01-15         4                       $0.0003   $0.0005   $0.0002',
-        'total             15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636  ≥$0.0936         1',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
-        'narrow terminal: output, cache read, cache write, cache miss not shown (widen',
-        'it, or use --json)',
+        '2026-12-02        11  8927 ($0.0308)         18490  ≥$0.0935  ≥$0.2631         1',
+        '2027-01-15         4                             0   $0.0003   $0.0005',
+        'total             15  8927 ($0.0308)         18490  ≥$0.0938  ≥$0.2636         1',
+        *_CAPTION_80,
+        *_NO_IDS_80,
+        *_NARROW_80,
     ],
     "model": [
         'usage by model',
-        'model              requests  lost tokens (cost)      cost  no cache  unpriced',
-        "─" * 77,
-        'claude-sonnet-4-5         9                      ≥$0.0562  ≥$0.2087         1',
-        'claude-sonnet-4-6         2  8927 ($0.0308)       $0.0373   $0.0545',
-        'deepseek-v4-flash         4                       $0.0003   $0.0005',
-        'total                    15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636         1',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
-        'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
-        '(widen it, or use --json)',
+        '                             lost tokens     cache',
+        'model              requests  (cost)          write      cost  no cache  unpriced',
+        "─" * 80,
+        'claude-sonnet-4-5         9                   9404  ≥$0.0562  ≥$0.2087         1',
+        'claude-sonnet-4-6         2  8927 ($0.0308)   9086   $0.0373   $0.0545',
+        'deepseek-v4-flash         4                      0   $0.0003   $0.0005',
+        'total                    15  8927 ($0.0308)  18490  ≥$0.0938  ≥$0.2636         1',
+        *_CAPTION_80,
+        *_NO_IDS_80,
+        *_NARROW_80,
     ],
     "window": [
         'usage by window',
-        'window    requests  lost tokens (cost)      cost  no cache  off-peak  unpriced',
-        "─" * 78,
-        'peak             4                       $0.0003   $0.0005   $0.0002',
-        'standard        11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631       n/a         1',
-        'total           15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636  ≥$0.0936         1',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
-        'narrow terminal: output, cache read, cache write, cache miss not shown (widen',
-        'it, or use --json)',
+        '                                             cache',
+        'window    requests  lost tokens (cost)       write      cost  no cache  unpriced',
+        "─" * 80,
+        'peak             4                               0   $0.0003   $0.0005',
+        'standard        11  8927 ($0.0308)           18490  ≥$0.0935  ≥$0.2631         1',
+        'total           15  8927 ($0.0308)           18490  ≥$0.0938  ≥$0.2636         1',
+        *_CAPTION_80,
+        *_NO_IDS_80,
+        *_NARROW_80,
     ],
     "turn": [
         'usage by turn',
-        '                                    lost tokens',
-        'turn                      requests  (cost)              cost  no cache  unpriced',
+        '                                    lost tokens        cache',
+        'turn                      requests  (cost)             write      cost  unpriced',
         "─" * 80,
-        'session-sample-tools             4                   $0.0003   $0.0005',
-        'turn 1',
-        'session-514c4bc2 turn -          1                        $?        $?         1',
-        'session-514c4bc2 turn 1          6                   $0.0493   $0.1543',
-        'session-514c4bc2 turn 2          2                   $0.0069   $0.0544',
-        'session-514c4bc2 turn 3          2  8927 ($0.0308)   $0.0373   $0.0545',
-        'total                           15  8927 ($0.0308)  ≥$0.0938  ≥$0.2636         1',
+        'session-sample-t… turn 1         4                         0   $0.0003',
+        'session-514c4bc2 turn -          1                         ?        $?         1',
+        'session-514c4bc2 turn 1          6                      9120   $0.0493',
+        'session-514c4bc2 turn 2          2                       284   $0.0069',
+        'session-514c4bc2 turn 3          2  8927 ($0.0308)      9086   $0.0373',
+        'total                           15  8927 ($0.0308)     18490  ≥$0.0938         1',
         *_CAPTION_80,
+        *_IDS_80,
+        'narrow terminal: cache miss, output, cache read, off-peak, no cache not shown',
+        '(widen it, or use --json)',
     ],
     "request": [
         'usage by request',
-        '                         lost tokens',
-        'request                  (cost)              cost  no cache   off-peak  unpriced',
+        '                                             cache',
+        'request               lost tokens (cost)     write      cost  no cache  unpriced',
         "─" * 80,
-        'session-sample-tools #0                   $0.0001   $0.0001  $0.000042',
-        'session-sample-tools #1                   $0.0001   $0.0001  $0.000032',
-        'session-sample-tools #2                   $0.0001   $0.0001  $0.000035',
-        'session-sample-tools #3                   $0.0001   $0.0002  $0.000046',
-        'session-514c4bc2 #0                            $?        $?         $?         1',
-        'session-514c4bc2 #1                       $0.0304   $0.0244        n/a',
-        'session-514c4bc2 #2                       $0.0039   $0.0249        n/a',
-        'session-514c4bc2 #3                       $0.0039   $0.0257        n/a',
-        'session-514c4bc2 #4                       $0.0037   $0.0258        n/a',
-        'session-514c4bc2 #5                       $0.0038   $0.0266        n/a',
-        'session-514c4bc2 #6                       $0.0037   $0.0269        n/a',
-        'session-514c4bc2 #7                       $0.0036   $0.0271        n/a',
-        'session-514c4bc2 #8                       $0.0033   $0.0272        n/a',
-        'session-514c4bc2 #9      8927 ($0.0308)   $0.0337   $0.0270        n/a',
-        'session-514c4bc2 #10                      $0.0035   $0.0274        n/a',
-        'total                    8927 ($0.0308)  ≥$0.0938  ≥$0.2636   ≥$0.0936         1',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
-        'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: requests, output, cache read, cache write, cache miss not shown',
+        'session-sample-t… #0                             0   $0.0001   $0.0001',
+        'session-sample-t… #1                             0   $0.0001   $0.0001',
+        'session-sample-t… #2                             0   $0.0001   $0.0001',
+        'session-sample-t… #3                             0   $0.0001   $0.0002',
+        'session-514c4bc2 #0                              ?        $?        $?         1',
+        'session-514c4bc2 #1                           8019   $0.0304   $0.0244',
+        'session-514c4bc2 #2                            310   $0.0039   $0.0249',
+        'session-514c4bc2 #3                            187   $0.0039   $0.0257',
+        'session-514c4bc2 #4                            258   $0.0037   $0.0258',
+        'session-514c4bc2 #5                            157   $0.0038   $0.0266',
+        'session-514c4bc2 #6                            189   $0.0037   $0.0269',
+        'session-514c4bc2 #7                            152   $0.0036   $0.0271',
+        'session-514c4bc2 #8                            132   $0.0033   $0.0272',
+        'session-514c4bc2 #9   8927 ($0.0308)          8917   $0.0337   $0.0270',
+        'session-514c4bc2 #10                           169   $0.0035   $0.0274',
+        'total                 8927 ($0.0308)         18490  ≥$0.0938  ≥$0.2636         1',
+        *_CAPTION_80,
+        *_IDS_80,
+        'narrow terminal: requests, cache miss, output, cache read, off-peak not shown',
         '(widen it, or use --json)',
     ],
 }
@@ -164,8 +176,9 @@ USAGE_80 = {
 @pytest.mark.parametrize("by", list(USAGE_80))
 def test_usage_at_80_columns_keeps_requests_and_the_money(monkeypatch, capsys, logs: Path, by: str) -> None:
     """Every grouping keeps "requests" (by request: 1 in every row, left out first), "lost tokens
-    (cost)", "cost", "no cache" and "unpriced"; the tokens go first. Off-peak is n/a for the
-    Claude rows (by day, window, request) and kept where it differs from the cost."""
+    (cost)", "cost" and "unpriced"; the tokens go first, the cheapest first, but the costliest
+    ("cache write", most of the Claude session's cost) only after off-peak and no cache (session 40:
+    by turn, "no cache" is left out for it; by session the id's unique prefix leaves it room)."""
     code, lines, err = _run(monkeypatch, capsys, 80, "usage", "--by", by, str(logs))
     assert (code, err) == (0, UNPRICED)
     assert lines == USAGE_80[by]

@@ -91,7 +91,7 @@ def test_one_function_checks_both():
     with pytest.raises(UsageError) as raised:
         select_rules(None, ["DSH"])
     assert raised.value.message == "--ignore: 'DSH' would match every rule"
-    assert select_rules(["DSH1"], ["DSH10"]) == frozenset({"DSH110", "DSH111", "DSH112", "DSH113", "DSH120"})
+    assert select_rules(["DSH1"], ["DSH10"]) == frozenset({"DSH110", "DSH111", "DSH112", "DSH113", "DSH114", "DSH120"})
 
 
 def test_top_level_keys_beside_the_table_are_an_error(tmp_path, monkeypatch, capsys, log):

@@ -126,7 +126,7 @@ def test_bad_tier_is_one_line_naming_file_and_key_exit_2(tmp_path: Path, model: 
 @pytest.mark.parametrize(("provider", "model"), [
     # a longer name is another model, not a snapshot of the shorter one: o3-deep-research costs 5x o3
     ("openai", "o3-deep-research"),
-    ("openai", "gpt-5-codex"),
+    ("openai", "gpt-5-codex-mini"),  # no rate found; gpt-5-codex has its own
     ("openai", "gpt-4o-audio-preview"),
     ("openai", "gpt-4o-2024-08-06-ft"),
     ("anthropic", "claude-opus-4-1-preview"),

@@ -50,7 +50,7 @@ def test_a_huge_integer_beside_a_syntax_error_is_the_syntax_error(
     document = _rates(HUGE)[:-1] + ",}"
     code, out, err, prices = _usage(tmp_path, monkeypatch, capsys, document)
     assert (code, out, err) == (2, "", [
-        f"error: {prices}: price table is not valid JSON: Expecting property name enclosed in double quotes: "
+        f"error: {prices}:1: price table is not valid JSON: Expecting property name enclosed in double quotes: "
         f"line 1 column {len(document)} (char {len(document) - 1}) {FILE_HINT}"])
 
 

@@ -9,19 +9,22 @@
   9999 stay in 9999.
 - F8: ``usage`` over a window where the logs were active but sent no request says so in a note.
 - pyproject.toml: a key of ``[tool.dsh-audit]`` that is no policy key is refused by every command,
-  as an unknown key of ``[tool.dsh-audit.cache]`` is.
+  as an unknown key of ``[tool.dsh-audit.cache]`` is. Its price table is read once, by the one checked
+  reader of ``[tool.dsh-audit]``, when a table is loaded and when a ledger's files are read again (session 40).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
 from _cli import invoke
 
-from dsh_audit.cache import load_prices
+from dsh_audit import _config_read
+from dsh_audit.cache import load_price_files, load_prices
 from dsh_audit.cli._when import parse_when, window_text
 from dsh_audit.errors import UsageError
 
@@ -249,3 +252,40 @@ def test_the_policy_keys_are_still_read_beside_the_tables(tmp_path: Path, monkey
     code, out, err = invoke(monkeypatch, capsys, "usage", str(ROOT / "sample_logs" / "sessions"), "--json")
     assert (code, err) == (0, [])
     assert json.loads(out)["totals"]["requests"] > 0
+
+
+_PRICES_TABLE = '[tool.dsh-audit.prices.providers.deepseek.models."deepseek-v4-flash"]\n' + _RATE
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    (_PRICES_TABLE, None),
+    (_PRICES_TABLE + "[tool.dsh-audit.chekc]\n", "P:5: [tool.dsh-audit.chekc] is not a table dsh-audit reads (did you "
+     "mean [tool.dsh-audit.check]?) (hint: dsh-audit reads [tool.dsh-audit.cache], [tool.dsh-audit.check] and "
+     "[tool.dsh-audit.prices]; the policy keys go in [tool.dsh-audit] itself: see the Policy section of docs/ci.md)"),
+    ("[tool.dsh_audit]\nignore = []\n",
+     "P:1: [tool.dsh_audit] is not read: dsh-audit's table is [tool.dsh-audit] (hint: rename the table to [tool.dsh-audit])"),
+    ("[tool.dsh-audit]\nprices = 'x'\n", "P:2: [tool.dsh-audit.prices] must be a table (hint: [tool.dsh-audit.prices]: a "
+     "price table, as --prices FILE gives; see the Price files section of docs/cache-accounting.md)"),
+], ids=["read-once", "unknown-table", "misspelt-tool-table", "prices-no-table"])
+def test_the_pyproject_price_table_is_read_once_by_the_checked_reader(
+        text: str, error: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(text, encoding="utf-8")
+    reads: list[str] = []
+    read = _config_read.read_bytes
+
+    def counted(name: str, **options: object) -> bytes:
+        reads.append(os.fspath(name))
+        return read(name, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_config_read, "read_bytes", counted)
+    loads = (lambda: load_prices(search_from=tmp_path),  # a ledger's files are read again as they were loaded
+             lambda: load_price_files(["packaged", f"{path} [tool.dsh-audit.prices]"]))
+    if error is None:
+        assert [load().files for load in loads] == [("packaged", f"{path} [tool.dsh-audit.prices]")] * 2
+        assert reads == [str(path)]  # once for both: the checked table of this version of the file
+        return
+    for load in loads:
+        with pytest.raises(UsageError) as caught:
+            load()
+        assert str(caught.value).replace(str(path), "P") == error

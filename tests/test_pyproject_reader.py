@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 
 from _cli import chat_log, invoke
-from dsh_audit._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
+from dsh_audit._config_read import ConfigFileError, read_bytes, read_json, read_toml
+from dsh_audit._pyproject import find_pyproject
 from dsh_audit.errors import UsageError
 
 FOUND_HINT = "(hint: dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it)"
 POLICY_FOUND_HINT = ("(hint: fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads "
                      "its [tool.dsh-audit] table)")
-PRICE_HINT = ("(hint: fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
-              "[tool.dsh-audit.prices] table)")
 COMMANDS = ["check", "report", "cache", "usage"]
 
 
@@ -185,10 +184,10 @@ def test_a_broken_symlink_pyproject_is_one_error_line(tmp_path, monkeypatch, cap
 
 
 @pytest.mark.parametrize(("command", "message"), [
-    ("check", f":1: policy file is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
-    ("report", f":1: policy file is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
-    ("cache", f":1: price table is not valid TOML: Invalid value (at line 1, column 7) {PRICE_HINT}"),
-    ("usage", f":1: price table is not valid TOML: Invalid value (at line 1, column 7) {PRICE_HINT}"),
+    ("check", f":1: pyproject.toml is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
+    ("report", f":1: pyproject.toml is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
+    ("cache", f":1: pyproject.toml is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
+    ("usage", f":1: pyproject.toml is not valid TOML: Invalid value (at line 1, column 7) {POLICY_FOUND_HINT}"),
 ])
 def test_a_folder_pyproject_is_passed_over_for_the_file_above(tmp_path, monkeypatch, capsys, command, message):
     (tmp_path / "work" / "pyproject.toml").mkdir(parents=True)

@@ -26,7 +26,8 @@ from dsh_audit.errors import UsageError
 from dsh_audit.log import ProtectedInputs
 from dsh_audit.redact import Placeholders, Redactor, redact
 from dsh_audit.redact._capture import _headers
-from dsh_audit.redact._hosts import is_public_host, redact_ascii, redact_host, redact_url
+from dsh_audit.redact._hosts import is_public_host, redact_host, redact_url
+from dsh_audit.redact._pseudonyms import redact_ascii
 from dsh_audit.redact._routes import redacted_routes
 from dsh_audit.session import open_session
 from dsh_audit.wire._piai_routes import parse_routes

@@ -22,8 +22,9 @@ from dsh_audit.gate import Policy
 from dsh_audit.gate._findings import Judge
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact
 from dsh_audit.redact._capture import _headers
-from dsh_audit.redact._hosts import (ADDRESS_HEADERS, _octets, _port, host_value, redact_ascii, redact_host,
-                                     redact_url)
+from dsh_audit.redact._addresses import octets as _octets
+from dsh_audit.redact._hosts import ADDRESS_HEADERS, _port, host_value, redact_host, redact_url
+from dsh_audit.redact._pseudonyms import redact_ascii
 from dsh_audit.redact._routes import redacted_routes
 from dsh_audit.wire._piai_routes import parse_routes
 
@@ -290,6 +291,7 @@ def test_the_routes_hint_of_a_bundle_names_its_route_file(tmp_path: Path) -> Non
     judge = Judge(Policy())
     assert judge.routes_hint(str(log), hint).startswith(f"{hint}, or record the log in a DSH home")  # no manifest
     (tmp_path / "r.jsonl.manifest.json").write_text(json.dumps({"tool": "dsh-audit", "route_file": "r.jsonl.routes.yml"}))
+    (tmp_path / "r.jsonl.routes.yml").write_text("{}\n")  # named only when it is there (review 40 B)
     assert Judge(Policy()).routes_hint(str(log), hint) == (
         f"pass --routes {tmp_path}/r.jsonl.routes.yml (DSH's llm-pi-ai route configuration), the redacted route "
         "file of this bundle (its manifest names it)")

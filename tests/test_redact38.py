@@ -18,6 +18,7 @@ from _cli import invoke
 from _golden import CORPUS
 from test_redact_body37 import BODY, KEY as PROJECT_KEY, REDACTED, SALT as SALT37, _b64, _gz
 
+from dsh_audit._body_decode import body_bytes
 from dsh_audit.redact import Placeholders, Redactor, redact
 from dsh_audit.redact._response import redact_content, redact_response
 
@@ -28,18 +29,21 @@ BASIC = "Basic " + "dXNlcjpzM2NyZXQtcGFzc3dvcmQ="  # an Authorization value
 PLANTED = f"Use {KEY} and send Authorization: {BASIC} with it"
 
 
-def _response(usage: dict[str, Any], content: str) -> dict[str, Any]:
-    """A recorded chat completion holding ``content`` and ``usage``, its body base64 as HAR 1.2 keeps it."""
+def _response(usage: dict[str, Any], content: str, *, packed: bool = False) -> dict[str, Any]:
+    """A recorded chat completion holding ``content`` and ``usage``, its body base64 as HAR 1.2 keeps it (``packed``:
+    the gzip data it was sent as, under its ``Content-Encoding: gzip``)."""
     body = {"id": "chatcmpl-38", "object": "chat.completion", "model": "deepseek-v4-flash", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}], "usage": usage}
-    return {"status": 200, "headers": {"content-type": "application/json"}, "content": {
+    data = json.dumps(body).encode()
+    return {"status": 200, "headers": {"content-type": "application/json", **({"content-encoding": "gzip"} if packed
+                                                                              else {})}, "content": {
         "size": len(json.dumps(body)), "mimeType": "application/json", "encoding": "base64",
-        "text": _b64(json.dumps(body).encode())}}
+        "text": _b64(_gz(data.decode()) if packed else data)}}
 
 
 def _decoded(response: dict[str, Any]) -> Any:
     assert response["content"]["encoding"] == "base64"
-    return json.loads(base64.b64decode(response["content"]["text"], validate=True))
+    return json.loads(body_bytes(response["content"]["text"], encoding="base64"))
 
 
 def _usage_numbers(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], log: Path,
@@ -58,7 +62,7 @@ def test_a_base64_wire_response_loses_its_secrets_and_keeps_its_usage(
     asked = json.loads(records[0]["body"])["messages"][-1]["content"]  # the user's words of the first request
     usages = [record["response"]["usage"] for record in records]
     for record, content in zip(records, [PLANTED, asked, "done"]):
-        record["response"] = _response(record["response"]["usage"], content)
+        record["response"] = _response(record["response"]["usage"], content, packed=content == "done")
     wire = tmp_path / "wire.jsonl"
     wire.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     (tmp_path / "out").mkdir()
@@ -80,6 +84,10 @@ def test_a_base64_wire_response_loses_its_secrets_and_keeps_its_usage(
     # the same text as the request side's takes the same placeholder there
     assert contents[1] == json.loads(redacted[0]["body"])["messages"][-1]["content"] != asked
     assert [r["response"]["content"]["mimeType"] for r in redacted] == ["application/json"] * 3
+    # review 40: a HAR-style content that held gzip data is written HTTP-decoded, as HAR 1.2 defines its text
+    # (the header, kept, says how the response travelled), and keeps its usage
+    assert [base64.b64decode(r["response"]["content"]["text"])[:1] for r in redacted] == [b"{"] * 3
+    assert redacted[2]["response"]["headers"]["content-encoding"] == "gzip"
     code, _, err = invoke(monkeypatch, capsys, "redact", "--check", str(result.output))
     assert (code, err) == (0, [])
     expected = [{"requests": 3, "tokens": {"cache_miss": 8200, "cache_read": 7936, "cache_write": 0, "output": 52,
@@ -92,7 +100,8 @@ def test_a_base64_wire_response_loses_its_secrets_and_keeps_its_usage(
 
 
 def test_a_wire_response_content_takes_the_har_path() -> None:
-    """gzip inside base64 under the response's gzip header: inflated, redacted, written back base64."""
+    """gzip inside base64 under the response's gzip header: inflated, redacted, written back base64 (HAR 1.2's
+    ``content.text`` is the body HTTP-decoded)."""
     response = {"status": 200, "headers": {"Content-Encoding": "gzip"},
                 "content": {"mimeType": "application/json", "encoding": "base64", "text": _b64(_gz(BODY))}}
     redactor = Redactor(Placeholders(SALT37))

@@ -147,8 +147,9 @@ def test_a_bundle_with_unrendered_requests_is_unproven_and_says_so(tmp_path: Pat
     result = redact(log, tmp_path / "c3.jsonl", salt="s", capture=C3 / "wire.jsonl")
     assert (len(result.unrendered), result.mismatched) == (6, ())
     warned = [note for note in result.notes if getattr(note, "level", "note") == "warning"]
-    assert len(warned) == 1 and warned[0].startswith("6 captured request(s) unrendered (6 x cannot render: ")
-    assert warned[0].endswith("; redact again with --routes FILE: the bundle then carries it, redacted, for --check")
+    assert warned == ["6 request(s) cannot be rendered without DSH's route configuration: give redact --routes FILE "
+                      "to bundle it redacted; without it their diff verdicts compared nothing, so the redacted capture "
+                      "is not proven to match the redacted log"]
     check = check_bundle(tmp_path / "c3.jsonl")
     assert (check.ok, check.compared, check.found_unrendered, check.counts["diff"]) == (True, 0, 6, 6)
     assert check.unproven == (

@@ -91,6 +91,10 @@ def test_every_width_of_an_address_or_a_head_has_a_reserved_form() -> None:
         assert (len(head), head[-1]) == (width, ":")
         assert ipaddress.IPv6Address(head + "192.0.2.1") in (DOCUMENTATION if width >= 11 else DISCARD
                                                               if width in (7, 8, 9, 10) else RESERVED), width
+    # review 40: drawn zeros never make ``0::`` (``::``, the unspecified address, which stays) or a ``::`` head
+    zeros = [reserved_ipv6(w, "0" * 40, head=head, layout=n) + ("0.0.0.0" if head else "")
+             for head, widths in ((False, range(3, 40)), (True, range(3, 31))) for w in widths for n in range(4)]
+    assert 0 not in {int(ipaddress.IPv6Address(p)) for p in zeros} and zeros[:4] == ["1::"] * 4
 
 
 def test_ipv6_addresses_in_text_urls_and_address_headers_take_the_same_placeholder() -> None:

@@ -26,7 +26,7 @@ from dsh_audit.redact import Placeholders, Redactor
 from dsh_audit.redact._addresses import in_decoded, in_form, numeric_ipv4
 from dsh_audit.redact._capture import _record
 from dsh_audit.redact._hosts import redact_host, redact_url
-from dsh_audit.redact._response import redact_response
+from dsh_audit.redact._response import gzip_bytes, redact_response
 
 SALT = b"redact39b"
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -108,11 +108,14 @@ def test_a_base64_response_body_is_redacted_as_the_json_it_holds() -> None:
     assert redact_response({"body": _DOCUMENT}, _redactor()) == {"body": _REDACTED}  # as a text body is
 
 
-def test_a_base64_response_body_in_gzip_is_written_back_inflated() -> None:
+def test_a_base64_response_body_in_gzip_is_written_back_in_gzip() -> None:
+    """Review 40: it was written back inflated under its ``Content-Encoding: gzip``, which then lied."""
     zipped = base64.b64encode(gzip.compress(_DOCUMENT.encode("utf-8"), mtime=0)).decode("ascii")
     value = {"headers": {"Content-Encoding": "gzip"}, "body_base64": zipped}
-    assert redact_response(value, _redactor(), lambda headers: headers) == {
-        "headers": {"Content-Encoding": "gzip"}, "body_base64": _body(_REDACTED)}
+    out = redact_response(value, _redactor(), lambda headers: headers)
+    assert out == {"headers": {"Content-Encoding": "gzip"},
+                   "body_base64": base64.b64encode(gzip_bytes(_REDACTED.encode())).decode("ascii")}
+    assert gzip.decompress(base64.b64decode(out["body_base64"])).decode() == _REDACTED
 
 
 @pytest.mark.parametrize(("body", "redacted"), [

@@ -5,7 +5,9 @@ A HAR ``response.content.text`` is base64 when its ``encoding`` names base64 in 
 gzip when that base64 holds gzip data or the response's ``Content-Encoding`` says gzip: its secrets go
 then too (before, ``BASE64`` and gzip bodies were one opaque content string, their secrets uncounted).
 The redacted text is written back base64-encoded when ``encoding`` names base64, inflated either way,
-as a redacted request body is. Inputs redact read before keep their written text exactly.
+as a redacted request body is: HAR 1.2 sets ``content.text`` to the body HTTP-decoded (review 40; a
+``wire.jsonl`` ``body_base64``, the bytes as sent, is compressed again: ``test_redact39b``). Inputs redact
+read before keep their written text exactly.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from test_redact33 import _inputs
 from dsh_audit._body_decode import body_bytes
 from dsh_audit.capture import load_capture
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact
-from dsh_audit.redact._response import redact_content_text
+from dsh_audit.redact._response import gzip_bytes, redact_content_text
 
 SALT = b"body37"
 KEY = "sk-proj-" + "Q3vT8xLm2Rk9Wp4Zy7Hd" + "T3BlbkFJ" + "a1B2c3D4e5F6g7H8i9J0"  # a fake OpenAI project key
@@ -66,6 +68,11 @@ def test_gzip_inside_base64_is_inflated_redacted_and_written_back_inflated(encod
     assert (out, secrets) == (_b64(REDACTED.encode()), {"openai_api_key": 1})
     # as a reader reads it back under the same encoding and gzip header: the redacted text
     assert body_bytes(out, encoding=encoding, gzip=True) == REDACTED.encode()
+    # the bytes as sent (a wire.jsonl body_base64): gzip data again, as its Content-Encoding says (review 40)
+    sent = redact_content_text(_b64(_gz(BODY)), encoding, Redactor(Placeholders(SALT)), sent=True)
+    assert sent == _b64(gzip_bytes(REDACTED.encode())) and body_bytes(sent, encoding=encoding) == REDACTED.encode()
+    plain = Redactor(Placeholders(SALT))  # a body sent plain stays plain under a gzip header
+    assert redact_content_text(_b64(BODY.encode()), encoding, plain, gzip=True, sent=True) == _b64(REDACTED.encode())
 
 
 def test_gzip_base64_under_a_gzip_header_without_encoding_is_inflated() -> None:

@@ -58,9 +58,7 @@ def test_redacting_a_hand_declared_route_without_its_route_file_says_the_capture
     log = next((C3 / "session-logs").glob("*.jsonl"))
     code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "out.jsonl"),
                           "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
-    assert (code, err) == (0, [  # a warning, not a note (session 38): the bundle is unproven
-        "warning: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
-        "a hand-declared route's models are described by DSH's route configuration, which the log does not record "
-        "(hint: pass --routes FILE (DSH's llm-pi-ai route configuration))): their diff verdicts compared nothing, so "
-        "the redacted capture is not proven to match the redacted log; redact again with --routes FILE: the bundle "
-        "then carries it, redacted, for --check"])
+    assert (code, err) == (0, [  # a warning, not a note (session 38): the bundle is unproven; one line (session 40)
+        "warning: 6 request(s) cannot be rendered without DSH's route configuration: give redact --routes FILE to "
+        "bundle it redacted; without it their diff verdicts compared nothing, so the redacted capture is not proven "
+        "to match the redacted log"])

@@ -136,8 +136,8 @@ def test_a_digest_or_log_the_bundle_disagrees_with_fails_or_is_refused(
     _edit(bundle, compression="zstd")
     assert invoke(monkeypatch, capsys, "redact", "--check", "r.jsonl") == (2, "", [
         "error: r.jsonl.manifest.json: the manifest records a log of format v0, zstd, and the log is format v0, "
-        "plain (hint: check the log the manifest was written with: redact keeps its input's format version and "
-        "compression)"])
+        "plain (hint: check the log the manifest was written with: redact records the format version and "
+        "compression of the copy it writes)"])
 
 
 #: Values of every JSON type, none of them what redact writes in a key the check reads.

@@ -30,11 +30,9 @@ C3 = CORPUS / "live-pi" / "c3-openai-compat"
 C3_ROUTES = C3 / "inputs" / "pi-ai-routes.patch.yml"
 needs_corpus = pytest.mark.skipif(not C3.is_dir(), reason="../shared/corpus is absent")
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs" / "chat" / "session.jsonl"
-C3_NOTE = ("warning: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
-           "a hand-declared route's models are described by DSH's route configuration, which the log does not record "
-           "(hint: pass --routes FILE (DSH's llm-pi-ai route configuration))): their diff verdicts compared nothing, so "
-           "the redacted capture is not proven to match the redacted log; redact again with --routes FILE: the bundle "
-           "then carries it, redacted, for --check")
+C3_NOTE = ("warning: 6 request(s) cannot be rendered without DSH's route configuration: give redact --routes FILE to "
+           "bundle it redacted; without it their diff verdicts compared nothing, so the redacted capture is not proven "
+           "to match the redacted log")
 
 
 def _c3_log() -> Path:
@@ -71,7 +69,8 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
                     "verdicts of requests, breaks, cache: unchanged; diff: unchanged, but 6 captured request(s) "
                     "unrendered, not compared (see the warning)\n"
                     f"a recipient verifies it with: dsh-audit redact --check {out}\n"
-                    f"and audits it with: dsh-audit check {out} --capture {out}.wire.jsonl\n")
+                    "and audits it without its capture (check would report its 6 unrendered request(s), DSH815): "
+                    f"dsh-audit check {out} --no-capture\n")
     manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text("utf-8"))
     assert (manifest["routes"], manifest["unrendered"]) == (False, {"count": 6, "requests": [0, 1, 2, 3, 4, 5]})
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (  # never a plain OK (session 38)

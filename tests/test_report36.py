@@ -122,10 +122,10 @@ def test_a_break_is_drawn_in_the_legends_colour_everywhere(tmp_path, browser, po
 
 
 # -- F16: check's rows told apart when ids repeat ------------------------------------------------
-def _chat(path: Path, session_id: str) -> Path:
+def _chat(path: Path, session_id: str, text: str = "one") -> Path:
     b = LogBuilder(session_id=session_id)
-    with b.turn("one"), b.step():
-        b.assistant("one")
+    with b.turn(text), b.step():
+        b.assistant(text)
     return b.write_jsonl(path)
 
 
@@ -134,7 +134,7 @@ def test_check_at_80_columns_keeps_a_short_path_when_logs_share_an_id(tmp_path, 
     nor left out: each log is its number, its path whole on a line of its own under the table."""
     deep = tmp_path / "a-rather-long-folder-name-for-the-logs-of-this-test"
     logs = [_chat(deep / "first" / "session.jsonl", "session-shared36"),
-            _chat(deep / "second" / "session.jsonl", "session-shared36"),
+            _chat(deep / "second" / "session.jsonl", "session-shared36", "two"),  # differs: each read
             _chat(deep / "third" / "session.jsonl", "session-other36")]
     code, out, _ = cli80("check", *map(str, logs))
     assert code == 0

@@ -181,18 +181,19 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(run, folder, encoding):
     lines = [line.rstrip() for line in out.splitlines()]
     # A compact table at 80 columns (lesser columns left out and named); the model column holds
     # the model's escapes and a lower bound's "≥" is its escape, every row's separators lined up;
-    # "requests" kept, the token columns left out first (session 38).
+    # "requests" kept, the token columns left out first (session 38), but the costliest, the misses,
+    # only after the what-ifs (session 40).
     assert lines[:6] == [
         "usage by model",
-        "model                       |requests |         cost |       off-peak |unpriced",
-        "----------------------------+---------+--------------+----------------+--------",
-        "deepseek-v4-flash           |       2 |\\u2265$0.0001 |\\u2265$0.000025 |       1",
-        "deepseek-\\u2192\\u6f22\\u5b57 |       1 |           $? |             $? |       1",
-        "total                       |       3 |\\u2265$0.0001 |\\u2265$0.000025 |       2"]
+        "model                       |requests |cache miss |         cost |unpriced",
+        "----------------------------+---------+-----------+--------------+--------",
+        "deepseek-v4-flash           |       2 |       133 |\\u2265$0.0001 |       1",
+        "deepseek-\\u2192\\u6f22\\u5b57 |       1 |       231 |           $? |       1",
+        "total                       |       3 |       364 |\\u2265$0.0001 |       2"]
     assert len(separators(lines[1:6])) == 1
     assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache read, cache write, no",
-                          "cache, output, cache miss not shown (widen it, or use --json)"]
-    assert max(len(line) for line in out.splitlines()) == 79
+                          "cache, output, off-peak not shown (widen it, or use --json)"]
+    assert max(len(line) for line in out.splitlines()) == 77
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}' (provider "
                    "deepseek-official: give --prices FILE a [providers.deepseek.models."
                    f"\"{SHOWN[encoding][MODEL]}\"] table of cache_miss, cache_read and output rates)",
@@ -203,11 +204,13 @@ def test_check_records_and_status_ascii(run, folder):
     code, out, err = run(folder, "ascii", "check", "s/session.jsonl")
     assert (code, err) == (0, [])
     assert [line.rstrip() for line in out.splitlines()] == [
-        "dsh-audit check",  # at 80 columns: short headers, the id cut at its end, hit ratio and cost kept
-        "status |session                     |reqs |breaks | hit |         cost |findings",
-        "-------+----------------------------+-----+-------+-----+--------------+--------",
-        "ok     |s-caf\\u00e9-\\u2192-\\u2026   |   3 |     1 |0.0% |\\u2265$0.0001 |       1",
-        "narrow terminal: capture not shown (widen it, or use --json)",
+        # at 80 columns: short headers (session 40: brks, finds), the id cut to a unique prefix (no `…` on an
+        # ASCII stdout: the prefix `show` takes), the capture, hit ratio and cost kept
+        "dsh-audit check",
+        "status |session            |reqs |capture |brks | hit |         cost |finds",
+        "-------+-------------------+-----+--------+-----+-----+--------------+-----",
+        "ok     |s-caf\\u00e9-\\u2192 |   3 |none    |   1 |0.0% |\\u2265$0.0001 |    1",
+        "session: shortest unique prefix of its id (--json for whole ids)",
         "log: s/session.jsonl",  # the log named under the table (session 38: never left out)
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
         "(policy: defaults)",

@@ -58,8 +58,8 @@ def test_the_compact_sessions_table_at_80_columns_ends_each_line_at_its_last_cha
     """The compact layout (issue 14's example): its header was padded to 80 columns, each row's id
     to its column's width, the caption to the table's."""
     lines = _lines(monkeypatch, capsys, 80, "sessions", str(SAMPLES / "sessions"))
-    assert lines[1] == "when (UTC)        title        requests       cost  id"
-    assert lines[3] == "2027-01-15 08:00  -                   4    $0.0003  session-sample-tools"
+    assert lines[1] == "when (UTC)        title     reqs    hit  breaks       cost  id"
+    assert lines[3] == "2027-01-15 08:00  -            4  46.1%       0    $0.0003  session-sample-t…"
     assert _padded(lines) == []
 
 
@@ -92,5 +92,5 @@ def test_a_terminal_gets_no_line_ending_in_a_space_inside_its_styles(tmp_path: P
     code, shown, err = in_terminal(["sessions"], columns=80, env=env, cwd=tmp_path)
     assert (code, err) == (0, b"")
     lines = shown.splitlines()
-    assert any("requests" in line for line in lines)
+    assert any("reqs" in line for line in lines)
     assert _padded(lines) == []

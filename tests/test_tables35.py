@@ -34,25 +34,26 @@ def test_sessions_keeps_reqs_when_a_listed_path_beside_an_id_can_be_cut(monkeypa
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "sample_logs")
     assert code == 0
-    assert _lines(out) == [
+    assert _lines(out) == [  # session 40: ids cut to their unique prefixes keep "breaks" too
         "11 session(s), newest first",
-        "when (UTC)        title        reqs       cost  id",
+        "when (UTC)        title        reqs  breaks       cost  id",
         "─" * 80,
-        "2027-01-15 08:00  -               6   ≥$0.0006  generated-sample",
-        "2027-01-15 08:00  └ fork          1    $0.0002  generated-sample-fork-1",
-        "2027-01-15 08:00  -               4    $0.0003  session-sample-tools",
-        "                                                (sample_logs/se…sion.jsonl.zstd)",
-        "2027-01-15 08:00  -               4    $0.0003  session-sample-tools",
-        "                                                (sample_logs/to…s/session.jsonl)",
-        "2027-01-15 08:00  -               5    $0.0011  session-sample-change",
-        "2027-01-15 08:00  -               4    $0.0002  session-sample-fork-parent",
-        "2027-01-15 08:00  └ fork          1  $0.000022  fork-child:review",
-        "2027-01-15 08:00  -               4    $0.0003  session-sample-compaction",
-        "2027-01-15 08:00  -               3    $0.0004  session-sample-resume",
-        "2027-01-15 08:00  Who are you     3   ≥$0.0001  session-sample-chat",
-        "2027-01-15 08:00  -               4   ≥$0.0004  session-sample-retry",
-        # "reqs": "requests" would cut a path further; the caption, which fits, names "hit ratio"
-        "narrow terminal: project, hit ratio, breaks not shown (widen it, or use --json)"]
+        "2027-01-15 08:00  -               6       2   ≥$0.0006  generated-sample",
+        "2027-01-15 08:00  └ fork          1       0    $0.0002  generated-sample-…",
+        "2027-01-15 08:00  -               4       0    $0.0003  session-sample-t…",
+        "                                                        (sample_log….jsonl.zstd)",
+        "2027-01-15 08:00  -               4       0    $0.0003  session-sample-t…",
+        "                                                        (sample_log…ssion.jsonl)",
+        "2027-01-15 08:00  -               5       4    $0.0011  session-sample-chan…",
+        "2027-01-15 08:00  -               4       0    $0.0002  session-sample-f…",
+        "2027-01-15 08:00  └ fork          1       0  $0.000022  fork-chi…",
+        "2027-01-15 08:00  -               4       2    $0.0003  session-sample-co…",
+        "2027-01-15 08:00  -               3       1    $0.0004  session-sample-res…",
+        "2027-01-15 08:00  Who are you     3       0   ≥$0.0001  session-sample-chat",
+        "2027-01-15 08:00  -               4       1   ≥$0.0004  session-sample-ret…",
+        "id: shortest unique prefix (--json for whole ids)",
+        # a path beside an id is kept to 24 columns: no room for "hit ratio" beside a title
+        "narrow terminal: project, hit ratio not shown (widen it, or use --json)"]
 
 
 # -- 2. CSV: the log and the session apart ----------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
 
 import dsh_audit.cli
 from _cli import invoke
@@ -116,15 +117,26 @@ def _styles(lines: Sequence[str]) -> set[str]:
     return found
 
 
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The samples' index, made once for every width (`stats` only reads it), with no DSH home."""
+    folder = tmp_path_factory.mktemp("fleet")
+    db = folder / "fleet.sqlite"
+    result = CliRunner().invoke(cli, ["index", str(SAMPLES), "--db", str(db)],
+                                env={"DSH_HOME": str(folder / "no-home")})
+    assert result.exit_code == 0, result.output
+    return db
+
+
 @needs_corpus
 @pytest.mark.parametrize("columns", [80, BOXED_FROM - 1, BOXED_FROM, 160])
-def test_one_style_at_a_width_for_every_command(monkeypatch, capsys, tmp_path: Path, columns: int) -> None:
+def test_one_style_at_a_width_for_every_command(monkeypatch, capsys, tmp_path: Path, columns: int,
+                                                samples_db: Path) -> None:
     """Compact below BOXED_FROM columns, for `stats` and `diff` as for the others; from it, boxed
     where the boxes cost no column nor a wrapped cell (`breaks` of c-change and `usage` of the
     samples need more than 100 columns boxed)."""
-    db = tmp_path / "fleet.sqlite"
+    db = samples_db
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "no-home"))
-    assert invoke(monkeypatch, capsys, "index", str(SAMPLES), "--db", str(db))[0] == 0
     monkeypatch.setenv("COLUMNS", str(columns))
     monkeypatch.chdir(ROOT)  # the samples by a relative path: the same cells wherever the tree is
     for args in (["stats", "--db", str(db)], ["diff", str(CHANGE), "--capture", str(CHANGE / "wire.jsonl")],

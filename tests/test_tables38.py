@@ -132,26 +132,24 @@ def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, 
             _chat(long / "session.jsonl", "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab")]
     lines = _table(monkeypatch, capsys, 80, "check", *map(str, logs))
     assert lines == [
-        "dsh-audit check",
-        "status  log  session                reqs  breaks   hit       cost  findings",
-        "─" * 75,
-        "ok        1  session-86ef2d28-6e7a     1       0  0.0%  $0.000036         1",
-        "ok        2  session-86ef2d28-9b1c     1       0  0.0%  $0.000036         1",
+        "dsh-audit check",  # session 40: brks, finds, so that the capture is shown at 80 columns
+        "status  log  session                reqs  capture  brks   hit       cost  finds",
+        "─" * 79,
+        "ok        1  session-86ef2d28-6e7a     1  none        0  0.0%  $0.000036      1",
+        "ok        2  session-86ef2d28-9b1c     1  none        0  0.0%  $0.000036      1",
         "session: shortest unique prefix of its id (--json for whole ids)",
-        "narrow terminal: capture not shown (widen it, or use --json)",
         *named_logs(logs),
         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing",
         "(policy: defaults)"]
     assert lines[-4:-2] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
     # one log: no column of numbers, the log named under the table
-    assert _table(monkeypatch, capsys, 60, "check", str(logs[0]))[1:9] == [
-        "status  session           reqs  breaks       cost  findings",
-        "─" * 59,
-        "ok      session-86ef2d28     1       0  $0.000036         1",
+    assert _table(monkeypatch, capsys, 60, "check", str(logs[0]))[1:8] == [
+        "status  session           reqs  brks   hit       cost  finds",
+        "─" * 60,
+        "ok      session-86ef2d28     1     0  0.0%  $0.000036      1",
         "session: shortest unique prefix of its id (--json for whole",
         "ids)",
-        "narrow terminal: capture, hit ratio not shown (widen it, or",
-        "use --json)",
+        "narrow terminal: capture not shown (widen it, or use --json)",
         "log: logs/first/session.jsonl"]
     # wide enough: the paths whole in the column (the ids shortened before a path is numbered), nothing under it
     wide = _table(monkeypatch, capsys, 200, "check", *map(str, logs))

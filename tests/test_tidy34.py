@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from _cli import invoke
+from test_layers import _statements
 from dsh_audit import _urls
 from dsh_audit.capture import _har as har_loader
 from dsh_audit.capture import load_capture
@@ -139,10 +140,11 @@ OLD_HOMES = ("dsh_audit.wire._piai", "dsh_audit.wire._piai_models", "dsh_audit.c
              "dsh_audit.importers._claude_code", "dsh_audit.importers._codex", "dsh_audit.cache._money",
              "dsh_audit.cache._account", "dsh_audit.cache._prefix",
              "dsh_audit.session._routes", "dsh_audit.cli._check",
-             "dsh_audit.cache._rules")
+             "dsh_audit.cache._rules", "dsh_audit._pyproject")
 
 _FROM_OLD_HOME = re.compile(r"[.\s](?:_piai|_piai_models|_align|_placeholder|_piai_routes|_html|_prices|_common"
-                            r"|_trace|_engine|_stats|_index|_claude_code|_codex|_money|_account|_prefix|_routes|_check|_rules) import ")
+                            r"|_trace|_engine|_stats|_index|_claude_code|_codex|_money|_account|_prefix|_routes|_check|_rules"
+                            r"|_pyproject) import ")
 
 
 def _defined(module: str) -> set[str]:
@@ -172,7 +174,7 @@ def test_nothing_imports_a_moved_name_from_its_old_home() -> None:
         if not _FROM_OLD_HOME.search(text):
             continue
         package = ".".join(path.relative_to(ROOT).parts[:-1])
-        for node in ast.walk(ast.parse(text)):
+        for node in _statements(ast.parse(text).body):
             if not isinstance(node, ast.ImportFrom):
                 continue
             base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []

@@ -170,7 +170,8 @@ def test_check_and_report_since_leave_out_a_log_outside_the_window(tmp_path: Pat
     monkeypatch.chdir(tmp_path)
     late = str(logs / "late" / "session.jsonl")
     code, out, err = _run("check", str(logs), "--since", "2027-01-01", "--json-report", "-")
-    assert (code, err) == (0, _NOTE)
+    # then check's table and verdict: on stderr beside a report on stdout (session 40)
+    assert (code, err[:len(_NOTE)], err.count("note:")) == (0, _NOTE, 1)
     alone = _run("check", late, "--json-report", "-")
     assert alone[0] == 0 and json.loads(out)["sessions"] == json.loads(alone[1])["sessions"]
     assert [s["path"] for s in json.loads(out)["sessions"]] == [late]

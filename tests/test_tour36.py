@@ -232,8 +232,12 @@ def test_watch_marks_the_fork_child_and_keeps_each_note_on_one_line(
     code, out, err = invoke(monkeypatch, capsys, "watch", "L/f-fork", "--since", "100000d", "--idle-exit", "0.1",
                             "--polling")
     assert code == 0
-    child = [line for line in out.splitlines() if "402a1ae8" in line]
-    assert child == ["2026-12-02 11:03:18  402a1ae8  └ fork Fake session title  #0 t2/s1/a1"]
+    # folded at 80 columns between fields, none moved (review 40 B): its cost after the cache reads
+    child = [line for line in out.split("\n2026-") if "402a1ae8" in line]
+    assert [" ".join(line.split()).endswith("$0.0001 as_expected") for line in child] == [True]  # its cost too
+    # the id whole, as every line of the watch says it (ids40: a prefix could name a later session)
+    assert child[0].splitlines()[:2] == ["12-02 11:03:18  402a1ae8-7f85-40fc-b7cf-82cfc177dcd7",
+                                         "  └ fork Fake session title  #0 t2/s1/a1  deepseek-v4-flash  prompt 8352"]
     assert [line for line in err if line.startswith("note:")] == [
         f"note: one session in two files under L/f-fork/: read home/sessions/--home-dev-dsh-runs-a-f-fork-ws--/{sid}/"
         f"session.jsonl.zstd, not session-logs/{sid}.jsonl (the same lines)"

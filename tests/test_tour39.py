@@ -61,15 +61,16 @@ def test_usage_shows_buckets_a_request_did_not_log_as_unknown_never_0(tmp_path: 
     assert [line.rstrip() for line in out.splitlines()] == [
         "usage by request",
         "                      lost",
-        "               cache  tokens      cache",
-        "request         miss  (cost)       read      cost  no cache   off-peak  unpriced",
+        "               cache  tokens",
+        "request         miss  (cost)     output      cost  no cache   off-peak  unpriced",
         "─" * 80,
-        "s-unknown #0    2000                  0   $0.0006   $0.0006    $0.0003",
-        "s-unknown #1     100               1920   $0.0001   $0.0006  $0.000027",
-        "s-unknown #2       ?  0+? ($?)        ?        $?        $?         $?         1",
-        "total          ≥2100  0+? ($?)    ≥1920  ≥$0.0007  ≥$0.0012   ≥$0.0003         1",
+        "s-unknown #0    2000                 10   $0.0006   $0.0006    $0.0003",
+        "s-unknown #1     100                 10   $0.0001   $0.0006  $0.000027",
+        "s-unknown #2       ?  0+? ($?)       10        $?        $?         $?         1",
+        "total          ≥2100  0+? ($?)       30  ≥$0.0007  ≥$0.0012   ≥$0.0003         1",
         *_CAPTION,
-        "narrow terminal: cache write, requests, output not shown (widen it, or use",
+        # session 40: the tokens that cost the least left out first (the reads, then the output)
+        "narrow terminal: cache write, requests, cache read not shown (widen it, or use",
         "--json)"]
     code, out, _ = cli80("usage", "s-unknown/session.jsonl", "--by", "request", "--json")
     table = json.loads(out)
@@ -186,8 +187,8 @@ def test_diff_with_a_capture_of_sends_naming_no_session_says_so_and_names_no_tab
     # a capture no request explains has no "#" nor turn/step/attempt: no caption says a "#" was left out
     assert lines[at + 1:at + 4] == [
         "kind   verdict    first offset  capture     note",
-        "─" * 80,
-        "loop   unmatched  -             0 (line 1)  no rebuilt loop request left for"]
+        "─" * 54,
+        "loop   unmatched  -             0 (line 1)  see note 4"]  # each reason said once, under the table
     assert not [line for line in lines if line.startswith("narrow terminal: #")]
     assert lines[-1] == "11 request(s): 0 identical, 11 unmatched; 6 capture(s) unexplained, 0 foreign: FAILED"
 

@@ -28,20 +28,21 @@ UUID_SESSIONS = (
 # and every cost is "$?" (docs/cache-accounting.md, "Unpriced requests"), never an exact guess
 # The samples' replies log their cache reads (as DSH's DeepSeek adapter does): every session priced
 # but the chat's title call and the retry's failed attempts (no usage logged: "≥$", a lower bound).
-SAMPLE_SESSIONS = [  # the title whole on its line (up to 24 columns) before requests, breaks or hit ratio
+SAMPLE_SESSIONS = [  # every number kept: each id cut to its unique prefix ("…"), the one title to 8 columns
     "8 session(s), newest first",
-    "when (UTC)        title        requests       cost  id",
-    "─" * 78,
-    "2027-01-15 08:00  -                   4    $0.0003  session-sample-tools",
-    "2027-01-15 08:00  -                   5    $0.0011  session-sample-change",
-    "2027-01-15 08:00  -                   4    $0.0002  session-sample-fork-parent",
-    "2027-01-15 08:00  └ fork              1  $0.000022  fork-child:review",  # under its parent
-    "2027-01-15 08:00  -                   4    $0.0003  session-sample-compaction",
-    "2027-01-15 08:00  -                   3    $0.0004  session-sample-resume",
-    "2027-01-15 08:00  Who are you         3   ≥$0.0001  session-sample-chat",
-    "2027-01-15 08:00  -                   4   ≥$0.0004  session-sample-retry",
-    # the left-out "hit ratio" by its own words: the caption wraps at the terminal's 80, not the table's 78
-    "narrow terminal: project, hit ratio, breaks not shown (widen it, or use --json)"]
+    "when (UTC)        title     reqs    hit  breaks       cost  id",
+    "─" * 80,
+    "2027-01-15 08:00  -            4  46.1%       0    $0.0003  session-sample-t…",
+    "2027-01-15 08:00  -            5  11.7%       4    $0.0011  session-sample-chan…",
+    "2027-01-15 08:00  -            4  58.2%       0    $0.0002  session-sample-f…",
+    "2027-01-15 08:00  └ fork       1  88.6%       0  $0.000022  fork-chi…",  # under its parent
+    "2027-01-15 08:00  -            4  31.7%       2    $0.0003  session-sample-co…",
+    "2027-01-15 08:00  -            3  19.1%       1    $0.0004  session-sample-res…",
+    "2027-01-15 08:00  Who are…     3  26.9%       0   ≥$0.0001  session-sample-chat",
+    "2027-01-15 08:00  -            4  28.3%       1   ≥$0.0004  session-sample-ret…",
+    # before (session 40): ids are never cut unless they hold a UUID, so "hit ratio" and "breaks" went
+    "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
+    "narrow terminal: project not shown (widen it, or use --json)"]
 
 
 @pytest.fixture

@@ -70,8 +70,10 @@ def _lines(out: str) -> list[str]:
 
 
 def _gap_error(home: Path) -> str:
-    return (f"error: {home}/sessions/--p--/s-gap/session.jsonl:4 seq 2: corrupt session log: seq gap in committed "
-            "region at line 3 (expected 2, got 3) (hint: seqs must run 0, 1, 2, … with no gap or repeat)")
+    return (f"error: {home}/sessions/--p--/s-gap/session.jsonl:4 seq 3: corrupt session log: seq gap in committed "
+            "region at line 3 (expected 2, got 3) (hint: no option skips a record out of seq before the last turn/end "
+            "(--lenient adapts headers only; DSH refuses the log too): seqs must run 0, 1, 2, … with no gap or "
+            "repeat; `dsh-audit validate FILE` lists every seq out of place (DSH107, DSH108))")
 
 
 # s-good alone: exact amounts (its peak-hour rates: 2100 misses, 1920 reads, 20 output)
@@ -186,8 +188,9 @@ def test_a_narrow_deepseek_table_leaves_out_the_empty_columns_first(tmp_path: Pa
     mixed_home(tmp_path, monkeypatch, columns=80)
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request")
     assert code == 0
-    # cache write (0 in every row) goes first, then requests (no money), then the tokens; the
-    # what-ifs stay (was: cache write, off-peak, no cache, output left out)
+    # cache write (0 in every row) goes first, then requests (no money), then the tokens, the
+    # cheapest first (session 40), the misses, which cost the most, last; the what-ifs stay (was:
+    # cache write, off-peak, no cache, output left out)
     assert _lines(out) == [
         "usage by request",
         "               cache  lost tokens",
@@ -202,7 +205,7 @@ def test_a_narrow_deepseek_table_leaves_out_the_empty_columns_first(tmp_path: Pa
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 4 request(s) with usage logged (?: none logged)",
-        "narrow terminal: cache write, requests, output, cache read not shown (widen it,",
+        "narrow terminal: cache write, requests, cache read, output not shown (widen it,",
         "or use --json)"]
 
 
@@ -238,39 +241,40 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
         "FILE a [providers.local-openai.models.local-coder] table of cache_miss, cache_read and output rates)",
         "warning: 1 request(s) unpriced: usage not logged"])
     # Before: "cache write" left out first (request #1: miss 10, read 0, cost $0.0304), then
-    # "off-peak" and "no cache". Now "requests" (1 in every row) goes first, then output and cache
-    # read; the writes stay. No off-peak column at all (session 38): Anthropic and this route bill one
+    # "off-peak" and "no cache". Now "requests" (1 in every row) goes first, then the tokens that
+    # cost the least (session 40: the misses, priced $0.0003, then output and cache read); the
+    # writes stay. No off-peak column at all (session 38): Anthropic and this route bill one
     # rate all day, no request was priced in a peak window. The
     # sessions are newest first by their logs' last activity, as `sessions` lists them (c3 ran last).
     assert _lines(out) == [
         "usage by request",
-        "                      cache  lost tokens     cache",
-        "request                miss  (cost)          write      cost  no cache  unpriced",
+        "                                             cache",
+        "request               lost tokens (cost)     write      cost  no cache  unpriced",
         "─" * 80,
-        "session-e7611f7a #0       ?                      ?        $?        $?         1",
-        "session-e7611f7a #1    8078                      0        $?        $?         1",
-        "session-e7611f7a #2     144                      0        $?        $?         1",
-        "session-e7611f7a #3     165                      0        $?        $?         1",
-        "session-e7611f7a #4     156                      0        $?        $?         1",
-        "session-e7611f7a #5      74                      0        $?        $?         1",
-        "session-514c4bc2 #0       ?                      ?        $?        $?         1",
-        "session-514c4bc2 #1      10                   8019   $0.0304   $0.0244",
-        "session-514c4bc2 #2      10                    310   $0.0039   $0.0249",
-        "session-514c4bc2 #3      10                    187   $0.0039   $0.0257",
-        "session-514c4bc2 #4      10                    258   $0.0037   $0.0258",
-        "session-514c4bc2 #5      10                    157   $0.0038   $0.0266",
-        "session-514c4bc2 #6      10                    189   $0.0037   $0.0269",
-        "session-514c4bc2 #7      10                    152   $0.0036   $0.0271",
-        "session-514c4bc2 #8      10                    132   $0.0033   $0.0272",
-        "session-514c4bc2 #9      10  8927 ($0.0308)   8917   $0.0337   $0.0270",
-        "session-514c4bc2 #10     10                    169   $0.0035   $0.0274",
-        "total                  8717  8927 ($0.0308)  18490  ≥$0.0935  ≥$0.2631         7",
+        "session-e7611f7a #0                              ?        $?        $?         1",
+        "session-e7611f7a #1                              0        $?        $?         1",
+        "session-e7611f7a #2                              0        $?        $?         1",
+        "session-e7611f7a #3                              0        $?        $?         1",
+        "session-e7611f7a #4                              0        $?        $?         1",
+        "session-e7611f7a #5                              0        $?        $?         1",
+        "session-514c4bc2 #0                              ?        $?        $?         1",
+        "session-514c4bc2 #1                           8019   $0.0304   $0.0244",
+        "session-514c4bc2 #2                            310   $0.0039   $0.0249",
+        "session-514c4bc2 #3                            187   $0.0039   $0.0257",
+        "session-514c4bc2 #4                            258   $0.0037   $0.0258",
+        "session-514c4bc2 #5                            157   $0.0038   $0.0266",
+        "session-514c4bc2 #6                            189   $0.0037   $0.0269",
+        "session-514c4bc2 #7                            152   $0.0036   $0.0271",
+        "session-514c4bc2 #8                            132   $0.0033   $0.0272",
+        "session-514c4bc2 #9   8927 ($0.0308)          8917   $0.0337   $0.0270",
+        "session-514c4bc2 #10                           169   $0.0035   $0.0274",
+        "total                 8927 ($0.0308)         18490  ≥$0.0935  ≥$0.2631         7",
         "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 15 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: requests, output, cache read not shown (widen it, or use",
-        "--json)"]
+        "narrow terminal: requests, cache miss, output, cache read not shown (widen it,",
+        "or use --json)"]
     monkeypatch.setenv("COLUMNS", "100")  # room for every token column: only requests left out
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request", str(C1), str(C3))
     assert out.splitlines()[2].rstrip() == ("request                 miss  (cost)              read   write  output"

@@ -313,6 +313,7 @@ PHYSICAL: dict[str, Callable[[Path], Path]] = {
     "DSH104": lambda tmp: _raw(tmp, _insert_line(_base_text(), 10, "not json")),
     "DSH105": lambda tmp: _raw(tmp, _insert_line(_base_text(), 10, _BAD_ROW)),
     "DSH106": lambda tmp: _raw(tmp, _base_text().encode() + b"not json\n"),
+    "DSH114": lambda tmp: write(tmp, _with_header(version=2, isSeeded=False), name="session.v2.jsonl"),
     "DSH201": lambda tmp: _raw(tmp, b""),
     "DSH204": lambda tmp: write(tmp, _with_header(version=1)),
     "DSH206": lambda tmp: write(tmp, _with_header(version=1), name="session.jsonl"),

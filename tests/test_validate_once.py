@@ -138,3 +138,31 @@ def test_a_shared_row_goes_only_to_the_same_parsed_value(row_checks: list[int]) 
             decode_record(bad, share=True)
     with pytest.raises(RowError, match="seq0 must be a non-negative safe integer"):
         row_head(bad)
+
+
+_MAX = 2**53 - 1
+
+
+@pytest.mark.parametrize(("time0", "dt", "times"), [
+    (10, [2, -1, 5], [10, 12, 11, 16]),  # gaps that go back: each time the one before plus its gap
+    (_MAX - 5, [5, -10], [_MAX - 5, _MAX, _MAX - 10]),
+    (_MAX, [], [_MAX]),
+    (-_MAX, [0, 3], [-_MAX, -_MAX, 3 - _MAX]),
+    (_MAX, [1], "member times must stay safe integers"),
+    (-_MAX, [-1], "member times must stay safe integers"),
+    (_MAX - 1, [0, 2, -5], "member times must stay safe integers"),  # past the bound, then back under it
+    (-_MAX - 1, [], "time0 must be a safe integer"),
+], ids=["back", "back-from-the-bound", "one-at-the-bound", "from-the-least", "past", "below", "past-then-back",
+        "time0"])
+def test_row_member_times_as_javascript_adds_them(time0: int, dt: list[int], times: list[int] | str) -> None:
+    """A row's member times, each the one before plus its gap, all safe integers, whether its gaps
+    go back (the full sum) or not (the reader's shortcut: time0 the least, the sum the last)."""
+    row = {"type": "text-chunks", "seq0": 4, "time0": time0,
+           "data": {"turn": 1, "step": 1, "index": 0, "dt": dt, "texts": ["x"] * (len(dt) + 1)}}
+    if isinstance(times, str):
+        for decode in (decode_record, row_head):
+            with pytest.raises(RowError, match=f"^malformed text-chunks storage row: {times}$"):
+                decode(dict(row))
+        return
+    assert [e["time"] for e in decode_record(dict(row))] == times
+    assert row_head(dict(row)) == (decode_record(dict(row))[0], len(times))

@@ -164,10 +164,9 @@ def test_swapped_seqs_name_the_seq_the_spans_hide(tmp_path, monkeypatch, capsys)
     path = _write(tmp_path, change)
     code, out, err = _validate(monkeypatch, capsys, str(path))
     assert (code, out) == (1, [
-        f"{path}:29: seq 28: DSH107 error: seq gap: expected 27, got 28 (renumber the events 0, 1, 2, ... without "
-        "gaps (packed rows count once per member))",
-        f"{path}:30: seq 27: DSH108 error: seq 27 repeats or goes backwards (expected 29) (each event gets the next "
-        "seq; a packed row's members take seq0, seq0+1, ...)",
+        # (session 40: the swapped pair is one finding, not a gap and a repeat)
+        f"{path}:30: seq 27: DSH108 error: seq 27 comes after seq 28 (line 29): the two events are written in each "
+        "other's place (write the events in seq order)",
         f"{path}:38: seq 36: DSH310 warning: sourceEventSeqs [24..35] (12) are not the attempt's chunks "
         "[24..35] (11): 27 is not a chunk of the attempt (cite the attempt's assistant/chunk seqs, in order)"])
 

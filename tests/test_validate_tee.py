@@ -159,11 +159,12 @@ def _chat(tmp_path: Path) -> Path:
 
 
 # the reader refuses the seq gap at line 11; the rules go on to the end of the file
-REFUSED_EARLY = [("DSH107", 11), ("DSH310", 23), ("DSH506", 85), ("DSH104", 86), ("DSH107", 87), ("DSH402", 87)]
+# (the seq line 86 held is no gap at line 87: session 40)
+REFUSED_EARLY = [("DSH107", 11), ("DSH310", 23), ("DSH506", 85), ("DSH104", 86), ("DSH402", 87)]
 # (rule, line) of every finding: exact, so that each case is the damage it says it is
 CASES = {
     "torn zstd tail": (_torn_zstd, [("DSH407", 58), ("DSH103", 59)]),
-    "garbage line": (_garbage_line, [("DSH104", 11), ("DSH107", 12), ("DSH310", 24)]),
+    "garbage line": (_garbage_line, [("DSH104", 11)]),  # its event's seq is no gap, its chunk no DSH310
     "blank run": (_blank_run, [("DSH407", 84), ("DSH106", 85)]),
     "refused early": (_refused_early, REFUSED_EARLY),
     "refused header": (_refused_header, [("DSH202", 1), ("DSH111", 13), ("DSH310", 24)]),
@@ -190,7 +191,7 @@ def test_a_refused_log_is_a_failure_carrying_every_finding(tmp_path: Path) -> No
     path = _refused_early(tmp_path)
     item = open_group([path], validate=True).given[0]
     assert isinstance(item, Failure)
-    assert (item.error.line, item.error.seq) == (11, 9)  # where DSH stops
+    assert (item.error.line, item.error.seq) == (11, 10)  # where DSH stops: the record's own seq (session 40)
     assert item.validation is not None and rules(item.validation) == REFUSED_EARLY  # read on for the rules
 
 

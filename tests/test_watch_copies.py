@@ -22,7 +22,8 @@ from _cli import invoke
 from test_watch import PLAIN, ZSTD
 from test_watch_fixes import _append, _drive, _note, _request, _watching
 
-from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary
+from dsh_audit.log import discover
+from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary, watch
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "c-change"
 needs_corpus = pytest.mark.skipif(not PLAIN or not ZSTD, reason="the DSH corpus is not present")
@@ -96,11 +97,11 @@ def test_a_scenario_folder_is_watched_once_with_a_note(tmp_path: Path, monkeypat
     code, out, err = invoke(monkeypatch, capsys, "watch", folder, *WATCH)
     assert code == 0 and len(out.splitlines()) == 8
     assert err[1:] == [
-        "each line: time (UTC; when sent, for the history; when seen, for a new request), session id (shortest "
-        "unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, #request t/s/a "
-        "(turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what the previous request "
-        "left cached: lost is measured from it) and the expected ones, cost, verdict; a break: BREAK, its",
-        "  cause, the tokens it lost (their cost), the changed fields and the evidence seqs",  # wrapped at 400 (tour39)
+        "each line: time (UTC; when sent, for the history; when seen, for a new request), session id (whole, "
+        "for the life of the watch; a fork or subagent child's led by └ fork or └ subagent) and title, #request "
+        "t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what the previous "
+        "request left cached: lost is measured from it) and the expected ones, cost, verdict; a break:",
+        "  BREAK, its cause, the tokens it lost (their cost), the changed fields and the evidence seqs",  # wrapped at 400 (tour39)
         note, "watched 1 session(s): 8 request(s), 5 break(s), ≥$0.0111 (1 unpriced)"]
 
 
@@ -162,22 +163,21 @@ def test_a_copy_outliving_the_followed_file_takes_its_place(tmp_path: Path) -> N
 
 
 @needs_corpus
-def test_the_plain_log_beside_the_compressed_one_is_followed_while_it_is_written(tmp_path: Path) -> None:
-    """A session folder holding ``session.jsonl.zstd`` and ``session.jsonl`` with the same lines:
-    the compressed one is followed, as the other commands read it; once the plain one is written
-    to (DSH's compression is off), the plain one is followed from where the other stopped."""
+def test_the_plain_log_beside_the_compressed_one_is_never_followed(tmp_path: Path) -> None:
+    """A session folder holding ``session.jsonl.zstd`` and a longer ``session.jsonl`` (DSH refuses
+    a folder holding both): the compressed one is followed, as every other command reads it
+    (discovery's pick of a folder's files, said in its words; fuzz round 24: the watch followed the
+    plain one, 8 requests where ``check`` read 4); the plain one's lines are never shown."""
     lines, plain, packed = _lines(), _layout(tmp_path), _layout(tmp_path, "session.jsonl.zstd")
-    plain.write_bytes(b"".join(lines[:HALF]))
+    plain.write_bytes(b"".join(lines))
     packed.write_bytes(b"".join(zstandard.ZstdCompressor().compress(line) for line in lines[:HALF]))
-    items = _drive(tmp_path, [(_note("note"), _append(plain, b"".join(lines[HALF:]))), (_request(7), lambda: None)],
-                   since=0.0, rescan=0.1)
-    folder = f"{tmp_path}/sessions/--p--/{SID}/"
-    assert _notes(items) == [
-        f"one session in two files under {folder}: read session.jsonl.zstd, not session.jsonl (the same lines)",
-        f"one session in two files under {folder}: read session.jsonl, not session.jsonl.zstd "
-        "(the other's lines and more)"]
-    assert _requests(items) == [(index, str(packed if index < 4 else plain)) for index in range(8)]
-    assert _summary(items) == ONCE
+    items = list(watch([tmp_path / "sessions"], since=0.0, poll=0.02, idle_exit=0.3))  # its last request shown at exit
+    assert _notes(items) == [f"{tmp_path}/sessions/--p--/{SID}: read session.jsonl.zstd (generation v0), the one "
+                             "DSH would read; also present: session.jsonl"]
+    assert _requests(items) == [(index, str(packed)) for index in range(4)]
+    assert _summary(items) == {**ONCE, "requests": 4, "breaks": 2}
+    notes: list[str] = []
+    assert (discover([tmp_path], notes=notes), notes) == ([packed], _notes(items))
 
 
 def _frames(lines: list[bytes]) -> bytes:

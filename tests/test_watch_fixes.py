@@ -269,7 +269,7 @@ def test_the_history_shows_each_requests_send_time(tmp_path: Path, monkeypatch: 
     assert [" ".join(line.split()[:2]) for line in out.splitlines()] == [
         line["sent_at"].replace("T", " ").removesuffix("Z") for line in history]
     assert err[1] == ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
-                      "(shortest unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, "
+                      "(whole, for the life of the watch; a fork or subagent child's led by └ fork or └ subagent) and title, "
                       "#request t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones "
                       "(what the previous request left cached: lost is measured from it) and the expected ones, "
                       "cost, verdict; a break: BREAK, its cause, the tokens it lost (their cost), the changed fields "

@@ -95,16 +95,17 @@ def test_lines_show_amounts_as_usage_does(mixed: Path, monkeypatch: pytest.Monke
         "as_expected",
         f"{when}  s-mixed  #1 t2/s1/a1  deepseek-v4-flash  prompt 2020  cache 1920 of 1920 reusable (1920 expected)  "
         "$0.0001  as_expected",
+        # folded at 200 columns between fields, none moved: its cost after the cache reads
         f"{when}  s-mixed  #2 t3/s1/a1  deepseek-v4-flash  prompt 2100  cache 0 of 1920 reusable (0 expected)  $0.0006  "
-        "break_explained  BREAK header_change lost 1920 ($0.0006) fields system",  # wrapped at 200 columns
+        "break_explained  BREAK header_change lost 1920 ($0.0006) fields system",
         "  evidence seqs 33",
         f"{when}  s-mixed  A title  #3 title  deepseek-v4-flash  prompt ?  cache ? of 0 reusable (0 expected)  $?  "
         "usage_unknown",
         f"{when}  s-mixed  A title  #4 t4/s1/a1  local-coder  prompt 2148  cache 2048 of 2048 reusable (0 expected)  $?  "
         "break_explained  BREAK header_change lost 0 fields model evidence seqs 49"]
     assert err[-1] == "watched 1 session(s): 5 request(s), 2 break(s), ≥$0.0013 (2 unpriced)"
-    shown = [line.split("  ")[-2] if "BREAK" not in line else line.split("  ")[-3] for line in out.splitlines()
-             if not line.startswith("  ")]  # a wrapped line's rest
+    shown = [next(field for field in line.split("  ") if field.startswith(("$", "≥$"))) for line in out.splitlines()
+             if not line.startswith("  ")]  # a folded line's rest
     code, table, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "markdown")
     assert code == 0
     rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| s-mixed \\#")]

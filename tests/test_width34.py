@@ -4,9 +4,9 @@
   lines one character a line; at 5 and 20 dates and ids were cut (``2…``, ``202…1:02``). Now a
   terminal narrower than 40 columns (the narrowest layout: the widest header beside a date or a
   short id) gets the 40-column lines, whole, for the terminal to wrap.
-- A table with a short form (``print_table(short=..., ids=...)``) tries it before it leaves out a
-  column that has a value: check's columns ``hit ratio`` and ``cost`` stay at 80 columns, its ids
-  cut at their end to a unique prefix.
+- A table with a short form (``print_table(short=...)``) tries it before it leaves out a column
+  that has a value: check's columns ``hit ratio`` and ``cost`` stay at 80 columns, its ids cut at
+  their end to a unique prefix (``id_prefixes``, as every command cuts them since session 40).
 - The HTML page's finding lines say "baselined", as check's Markdown summary does.
 """
 
@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 
 from dsh_audit.cli import cli
-from dsh_audit.report.terminal import print_table, rows_fit
+from dsh_audit.report.terminal import id_prefixes, print_table, rows_fit
 from dsh_audit.testing import LogBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,8 +45,9 @@ COMMANDS = {
     "check": (("check", CHANGE), ["session-sample-change", "11.7%", "$0.0011", "PASSED:", "(policy: defaults)"]),
     "explain": (("explain", CHANGE, "2"), ["session-sample-change:", "header_change", "reasoningEffort:",
                                            "227", "seq 35 request/header"]),
-    # the cache misses (962 in all) are a token column, left out at 40 columns before the money (session 38)
-    "usage": (("usage", CHANGE, "--by", "request"), ["session-sample-change #4", "$0.0011"]),
+    # the cache misses (962 in all) are a token column, left out at 40 columns before the money (session 38);
+    # the id its unique prefix with "…" before a column with a value goes, as every table cuts one (session 40)
+    "usage": (("usage", CHANGE, "--by", "request"), ["session-sample-c… #4", "$0.0011"]),
 }
 
 
@@ -94,16 +95,19 @@ IDS = ["s-caf\u00e9-\u2192-session-of-a-long-name", "session-sample-compaction",
        "session-sample-chat"]
 
 
-def _check_rows() -> list[list[object]]:
-    return [["ok", f"s/{at}/session.jsonl", session, 3, "none", 1, f"{10 + at}.5%", "\u2265$0.0001", 1]
+def _check_rows(prefixes: bool) -> list[list[object]]:
+    """check's rows of ``IDS``, each id its unique prefix (:func:`id_prefixes`) with ``prefixes``."""
+    names = id_prefixes(IDS) if prefixes else {whole: whole for whole in IDS}
+    return [["ok", f"s/{at}/session.jsonl", names[session], 3, "none", 1, f"{10 + at}.5%", "\u2265$0.0001", 1]
             for at, session in enumerate(IDS)]
 
 
 def _check_table(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], columns: int, *,
-                 short: dict[str, str] | None = None, ids: tuple[str, ...] = ()) -> list[str]:
-    """check's columns (``_check.py``) at ``columns``, with the short form ``short`` and ``ids``."""
+                 short: dict[str, str] | None = None, prefixes: bool = False) -> list[str]:
+    """check's columns (``_check.py``) at ``columns``, with the short form ``short`` and the ids'
+    unique ``prefixes``."""
     monkeypatch.setenv("COLUMNS", str(columns))
-    print_table("dsh-audit check", CHECK, _check_rows(), droppable=DROPPABLE, short=short, ids=ids)
+    print_table("dsh-audit check", CHECK, _check_rows(prefixes), droppable=DROPPABLE, short=short)
     lines = capsys.readouterr().out.splitlines()
     assert max(cell_len(line) for line in lines) <= columns
     return [line.rstrip() for line in lines]
@@ -113,15 +117,15 @@ def test_check_at_80_columns_keeps_hit_ratio_and_cost_with_short_headers_and_ids
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     assert _check_table(monkeypatch, capsys, 80)[-1] == (
         "narrow terminal: log, capture, hit ratio not shown (widen it, or use --json)")
-    lines = _check_table(monkeypatch, capsys, 80, short=SHORT, ids=("session",))
+    lines = _check_table(monkeypatch, capsys, 80, short=SHORT, prefixes=True)
     assert lines == [
         "dsh-audit check",
-        "status  session                 reqs  capture  breaks    hit      cost  findings",
-        "─" * 80,
-        "ok      s-café-→-session-of-a…     3  none          1  10.5%  ≥$0.0001         1",
-        "ok      session-sample-compac…     3  none          1  11.5%  ≥$0.0001         1",
-        "ok      session-sample-change      3  none          1  12.5%  ≥$0.0001         1",
-        "ok      session-sample-chat        3  none          1  13.5%  ≥$0.0001         1",
+        "status  session               reqs  capture  breaks    hit      cost  findings",
+        "─" * 78,
+        "ok      s-café-→…                3  none          1  10.5%  ≥$0.0001         1",
+        "ok      session-sample-co…       3  none          1  11.5%  ≥$0.0001         1",
+        "ok      session-sample-chan…     3  none          1  12.5%  ≥$0.0001         1",
+        "ok      session-sample-chat      3  none          1  13.5%  ≥$0.0001         1",
         "narrow terminal: log not shown (widen it, or use --json)"]
     # every id shown is a prefix of its own id only: one `explain` takes
     for line, whole in zip(lines[3:7], IDS):
@@ -129,33 +133,33 @@ def test_check_at_80_columns_keeps_hit_ratio_and_cost_with_short_headers_and_ids
         assert [i for i in IDS if i.startswith(shown)] == [whole]
 
 
-def test_narrower_ids_go_down_to_their_unique_prefixes_before_a_column_with_values_goes(
+def test_narrower_the_short_headers_come_before_a_column_with_values_goes(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """``capture`` (lesser than the ratio and the cost) goes first; the ids are cut only as far as
-    the room needs, never below their unique prefix (``session-sample-cha`` is two ids')."""
-    assert _check_table(monkeypatch, capsys, 70, short=SHORT, ids=("session",)) == [
+    """``capture`` (lesser than the ratio and the cost) goes first, with the short headers; whole
+    ids (no prefixes) cost the ratio and the cost at 70 columns."""
+    assert _check_table(monkeypatch, capsys, 70, short=SHORT, prefixes=True) == [
         "dsh-audit check",
-        "status  session                reqs  breaks    hit      cost  findings",
-        "─" * 70,
-        "ok      s-café-→-session-of-…     3       1  10.5%  ≥$0.0001         1",
-        "ok      session-sample-compa…     3       1  11.5%  ≥$0.0001         1",
-        "ok      session-sample-change     3       1  12.5%  ≥$0.0001         1",
-        "ok      session-sample-chat       3       1  13.5%  ≥$0.0001         1",
+        "status  session               reqs  breaks    hit      cost  findings",
+        "─" * 69,
+        "ok      s-café-→…                3       1  10.5%  ≥$0.0001         1",
+        "ok      session-sample-co…       3       1  11.5%  ≥$0.0001         1",
+        "ok      session-sample-chan…     3       1  12.5%  ≥$0.0001         1",
+        "ok      session-sample-chat      3       1  13.5%  ≥$0.0001         1",
         "narrow terminal: log, capture not shown (widen it, or use --json)"]
-    # the ids' floor is session-sample-chan… (20 cells): at 66 the ratio goes, no id is cut below it
-    lines = _check_table(monkeypatch, capsys, 66, short=SHORT, ids=("session",))
-    assert lines[1] == "status  session                   reqs  breaks      cost  findings"
-    assert lines[5] == "ok      session-sample-change        3       1  ≥$0.0001         1"
+    lines = _check_table(monkeypatch, capsys, 70, short=SHORT)
+    assert lines[1] == "status  session                          requests  breaks  findings"
+    assert lines[-2:] == ["narrow terminal: log, capture, hit ratio, cost not shown (widen it, or",
+                          "use --json)"]
 
 
 def test_rows_fit_reads_the_short_form_as_print_table_does(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whole ids fit once the headers are short; cut ids are no fit (a command then shortens them)."""
+    """Whole ids fit once the headers are short, and no narrower (a command then shortens them)."""
     rows = [["ok", "s/session.jsonl", "session-sample-change", 3, "none", 1, "10.5%", "$0.0001", 1]]
     monkeypatch.setenv("COLUMNS", "78")
     assert not rows_fit(CHECK, rows, droppable=DROPPABLE, spare=["log"])
-    assert rows_fit(CHECK, rows, droppable=DROPPABLE, spare=["log"], short=SHORT, ids=("session",))
+    assert rows_fit(CHECK, rows, droppable=DROPPABLE, spare=["log"], short=SHORT)
     monkeypatch.setenv("COLUMNS", "77")
-    assert not rows_fit(CHECK, rows, droppable=DROPPABLE, spare=["log"], short=SHORT, ids=("session",))
+    assert not rows_fit(CHECK, rows, droppable=DROPPABLE, spare=["log"], short=SHORT)
 
 
 # -- the HTML page says "baselined" -------------------------------------------------------------

@@ -12,13 +12,14 @@ alone and gives ``reasoningEffort`` the detail ``thinking`` (``enabled``, or ``d
 ``off``), which is what DSH's native DeepSeek adapter sends. Attribution, which knows each
 request's route, calls :func:`on_route` to mark a change on any other route: there the detail says
 what the two rendered (or captured) bodies' reasoning parameters are (:func:`wire_reasoning`), or
-that they were not rendered. pi-ai 0.82.1 spells an effort per API and model: Anthropic Messages
-sends budget thinking (``{"type":"enabled","budget_tokens":N}``) or, for a model whose compat
-``forceAdaptiveThinking`` is set (the 4.6 models), ``{"type":"adaptive"}`` plus
-``output_config.effort`` (``dist/api/anthropic-messages.js`` ``streamSimple`` and the thinking
-block of its params); OpenAI Chat Completions sends ``reasoning_effort`` or a compat dialect's
-own keys (``dist/api/openai-completions.js``); OpenAI Responses ``reasoning.effort`` with
-``include`` (``dist/api/openai-responses.js``).
+that they were not rendered (reasoning on or off as DSH asks), never DeepSeek's ``thinking``.
+pi-ai 0.82.1 spells an effort per API and model: Anthropic Messages sends budget thinking
+(``{"type":"enabled","budget_tokens":N}``) or, for a model whose compat ``forceAdaptiveThinking`` is
+set (the 4.6 models), ``{"type":"adaptive"}`` plus ``output_config.effort``
+(``dist/api/anthropic-messages.js`` ``streamSimple`` and the thinking block of its params); OpenAI
+Chat Completions sends ``reasoning_effort`` or a compat dialect's own keys
+(``dist/api/openai-completions.js``); OpenAI Responses ``reasoning.effort`` with ``include``
+(``dist/api/openai-responses.js``).
 """
 
 from __future__ import annotations
@@ -233,24 +234,24 @@ def on_route(changes: Sequence[FieldChange], routes: tuple[str | None, str | Non
     """``changes`` with the ``reasoningEffort`` detail made true to the two requests' routes.
 
     Both on the native DeepSeek route (``deepseek``): unchanged, ``thinking`` is what is sent.
-    Otherwise the detail keeps ``thinking`` (reasoning on or off as DSH asks: ``disabled`` for
-    ``off``) and gains ``route`` (the current request's adapter, None when the log does not tell)
-    and, when both bodies are at hand, ``wire`` (:func:`wire_reasoning`).
+    Otherwise DeepSeek's ``thinking`` does not apply: the detail is ``route`` (the current
+    request's adapter, None when the log does not tell) and, when both bodies are at hand,
+    ``wire`` (:func:`wire_reasoning`: what the route sent), else ``reasoning``, ``on`` or ``off``
+    as DSH asks (None: not set), as `explain` says it.
 
     Example:
-        >>> [c] = diff_headers({"config": {"reasoningEffort": "high"}}, {"config": {"reasoningEffort": "max"}})
+        >>> [c] = diff_headers({"config": {"reasoningEffort": "high"}}, {"config": {"reasoningEffort": "off"}})
         >>> on_route([c], ("anthropic", "anthropic"), None)[0].detail
-        {'thinking': ['enabled', 'enabled'], 'route': 'anthropic'}
+        {'route': 'anthropic', 'reasoning': ['on', 'off']}
     """
     if routes == ("deepseek", "deepseek"):
         return tuple(changes)
     out = []
     for change in changes:
         if change.field == "reasoningEffort" and change.detail is not None and "route" not in change.detail:
-            detail = {**change.detail, "route": routes[1]}
             wire = wire_reasoning(*bodies) if bodies is not None else None
-            if wire is not None:
-                detail["wire"] = wire
+            states = [{"enabled": "on", "disabled": "off"}.get(state) for state in change.detail["thinking"]]
+            detail = {"route": routes[1], **({"reasoning": states} if wire is None else {"wire": wire})}
             change = dataclasses.replace(change, detail=detail)
         out.append(change)
     return tuple(out)

@@ -53,7 +53,7 @@ def _field(change: FieldChange) -> list[str]:
             bits.append("reordered")
         return [f"  tools: {len(change.before)} → {len(change.after)} ({'; '.join(bits)}) ({effect})"]
     line = f"  {change.field}: {_value(change.before)} → {_value(change.after)} ({effect})"
-    if "thinking" in detail:
+    if "thinking" in detail or "route" in detail:  # an effort change (:func:`on_route`)
         line += _effort(detail)
     return [line]
 
@@ -72,19 +72,18 @@ def _wire_path(path: Any) -> str:
 def _effort(detail: dict[str, Any]) -> str:
     """What an effort change does: DeepSeek's ``thinking`` (its native route); the reasoning
     parameters of the two bodies on another route; or, no body at hand, reasoning on or off as
-    DSH asks, with no claim about the route's wire form.
+    DSH asks, with no claim about the route's wire form (:func:`~._header_diff.on_route`).
 
     Example:
         >>> _effort({"thinking": ["enabled", "disabled"]})
         '; thinking enabled → disabled'
-        >>> _effort({"thinking": ["enabled", "enabled"], "route": "responses",
-        ...          "wire": [{"path": "reasoning.effort", "before": "high", "after": "low"}]})
+        >>> _effort({"route": "responses", "wire": [{"path": "reasoning.effort", "before": "high", "after": "low"}]})
         '; on the wire: reasoning.effort "high" → "low"'
-        >>> _effort({"thinking": [None, "disabled"], "route": None})
+        >>> _effort({"route": None, "reasoning": [None, "off"]})
         '; reasoning default → off (route unknown, no body rendered to show its wire form)'
     """
-    thinking = detail["thinking"]
     if "route" not in detail:
+        thinking = detail["thinking"]
         return f"; thinking {thinking[0]} → {thinking[1]}"
     wire = detail.get("wire")
     if wire is not None:
@@ -92,7 +91,7 @@ def _effort(detail: dict[str, Any]) -> str:
             return "; on the wire: no reasoning parameter changed"
         return "; on the wire: " + "; ".join(
             f"{_wire_path(c.get('path'))} {_wire_side(c, 'before')} → {_wire_side(c, 'after')}" for c in wire)
-    states = [{"enabled": "on", "disabled": "off"}.get(state, "default") for state in thinking]
+    states = ["default" if state is None else state for state in detail.get("reasoning") or (None, None)]
     route = "route unknown" if detail["route"] is None else f"adapter {_tool_name(detail['route'])}"
     return f"; reasoning {states[0]} → {states[1]} ({route}, no body rendered to show its wire form)"
 

@@ -6,17 +6,19 @@ Python's digit limit (:func:`_as_written`), so that an error can quote it as the
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
+import time
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from .._literals import holds_float
-from .._pyproject import ConfigFileError, find_pyproject, found_hint, read_bytes, read_json, read_toml
+from .._config_read import ConfigFileError, read_bytes, read_json, read_toml
+from .._json_keys import loads_unique
+from .._pyproject import checked_tool_table, tool_table
 from ..errors import UsageError
 
 #: Where a price table's shape is described, for the hint of an error in a user's price file
@@ -28,19 +30,37 @@ _PACKAGED_HINT = "the packaged price table is damaged: reinstall dsh-audit"
 _PYPROJECT_HINT = (f"fix this key under [tool.dsh-audit.prices] of this pyproject.toml, the nearest to the current "
                    f"folder; {_SHAPE}")
 _PRICES_HINT = f"fix this key in the --prices file; {_SHAPE}"
+#: How recently written a price file is read again every time rather than remembered (git's
+#: "racy" entries): a file system stamps a write with a coarse clock (a few ms; 2 s on FAT), so a
+#: same-size edit just after a read could keep its stamp.
+_RACY_NS = 2_000_000_000
 
 
-def _read(path: Path, *, found: bool = False) -> Any:
-    """The price table at ``path`` (``found``: the nearest ``pyproject.toml``, which the user did
-    not name: its errors say so)."""
+def _stamp(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
+    """What tells that the file at ``path`` is the one a price book was read from (its size,
+    times, inode and device), or None when it cannot be looked at (its reader says why) or was
+    written too recently to tell (:data:`_RACY_NS`): a book is then read again, never remembered."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if time.time_ns() - info.st_mtime_ns < _RACY_NS:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
+
+
+def _read(path: Path) -> Any:
+    """The price table at ``path``: a duplicate key (:func:`~dsh_audit._json_keys.loads_unique`) and
+    a leading byte order mark refused in JSON as in TOML (:func:`~dsh_audit._config_read.read_json`)."""
     kind = "TOML" if path.suffix == ".toml" else "JSON"
     other = " (or a TOML one, named *.toml)" if kind == "JSON" else ""  # the suffix chose JSON: TOML is read too
-    hint = (f"give --prices a {kind} price table{other}; {_SHAPE}" if not found
-            else found_hint("tool.dsh-audit.prices"))
+    hint = f"give --prices a {kind} price table{other}; {_SHAPE}"
     try:
-        data = read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
+        data = (read_toml(path, what="price table") if kind == "TOML"
+                else read_json(path, what="price table", loads=loads_unique, bom=False))
     except ConfigFileError as exc:  # "objects": a price table may be JSON
-        message = "price table nests arrays or objects too deeply" if exc.reason == "nesting" else exc.message
+        message, line = ("price table nests arrays or objects too deeply", None) if exc.reason == "nesting" \
+            else (exc.message, exc.line)
         if kind == "JSON" and exc.reason == "syntax":
             # Python's parser refuses an integer past its digit limit, which JSON.parse reads (as
             # infinity): read so, the file is a price table or fails where it is not valid JSON
@@ -48,17 +68,17 @@ def _read(path: Path, *, found: bool = False) -> Any:
                 return _as_written(path, kind)
             except ValueError as again:  # a JSONDecodeError: bytes that are not UTF-8 were refused first
                 message = f"price table is not valid JSON: {str(again).splitlines()[0]}"
+                line = getattr(again, "lineno", None)  # a duplicate key's, too
             except RecursionError:
-                message = "price table nests arrays or objects too deeply"
+                message, line = "price table nests arrays or objects too deeply", None
         elif kind == "TOML" and exc.reason == "syntax" and "integer string conversion" in exc.message:
             # the same integer in TOML (tomllib has no integer hook): read as JSON reads it, so the
             # rate's key says it is no price (``a N-digit number is above 1e+09``)
             try:
                 return _as_written(path, kind)
             except ValueError as again:  # another syntax error, in tomllib's words
-                message = f"price table is not valid TOML: {str(again).splitlines()[0]}"
-        raise UsageError(message, path=exc.path, line=exc.line if message == exc.message else None,
-                         hint=exc.hint or hint) from None
+                message, line = f"price table is not valid TOML: {str(again).splitlines()[0]}", None
+        raise UsageError(message, path=exc.path, line=line, hint=exc.hint or hint) from None
     return _as_written(path, kind) if _unbounded(data) else data
 
 
@@ -181,31 +201,80 @@ def _as_written(path: Path, kind: str) -> Any:
     if kind == "TOML":
         text = _LONG_INT.sub(lambda found: found.group(0) + _MARK.encode(), raw).decode("utf-8")
         return tomllib.loads(text, parse_float=_toml_number)
-    return json.loads(raw, parse_float=_Written, parse_int=_whole, parse_constant=_Constant)
+    return loads_unique(raw, parse_float=_Written, parse_int=_whole, parse_constant=_Constant)
 
 
 #: How :attr:`PriceBook.files` names a ``pyproject.toml``'s table, after the file's path.
 _PYPROJECT_LAYER = " [tool.dsh-audit.prices]"
 
 
-def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:
-    """The ``[tool.dsh-audit.prices]`` table of the nearest ``pyproject.toml``, if any."""
-    candidate = find_pyproject(start)
+def _pyproject(candidate: Path | None) -> tuple[str, Any] | None:
+    """The ``[tool.dsh-audit.prices]`` table of the nearest ``pyproject.toml`` (``candidate``:
+    :func:`~dsh_audit._pyproject.find_pyproject`'s answer), if any, with its layer's name."""
     found = None if candidate is None else _pyproject_table(candidate)
     return None if found is None else (f"{candidate}{_PYPROJECT_LAYER}", found)
 
 
 def _pyproject_table(candidate: Path) -> Any | None:
-    """The ``[tool.dsh-audit.prices]`` table of the ``pyproject.toml`` at ``candidate``, if it has one."""
-    tool = _read(candidate, found=True).get("tool")
-    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
-    return table.get("prices") if isinstance(table, dict) else None
+    """The ``[tool.dsh-audit.prices]`` table of the ``pyproject.toml`` at ``candidate``, if it has
+    one: of its ``[tool.dsh-audit]`` table as every command reads it (:func:`checked_tool_table`:
+    one read per version of the file, a misspelt ``[tool.dsh_audit]`` refused). A file that cannot
+    be read is worded as the ``pyproject.toml`` it is, never as a price table it may not hold, unless
+    its prices are what tomllib refuses (:func:`_past_digit_limit`); one is read again only to quote
+    a price past the double range as written (:func:`_as_written`)."""
+    try:
+        table = checked_tool_table(candidate)
+    except ConfigFileError as exc:
+        prices = _past_digit_limit(candidate)
+        if prices is None:
+            raise exc from None
+        return prices  # refused at its key, as a --prices file's is
+    prices = None if table is None else table.get("prices")
+    if prices is None or not _unbounded(prices):
+        return prices
+    return _prices_of(_as_written(candidate, "TOML"), candidate)
+
+
+def _past_digit_limit(candidate: Path) -> Any | None:
+    """The ``[tool.dsh-audit.prices]`` table of the ``pyproject.toml`` at ``candidate``, which
+    tomllib refuses, when what it refuses is an integer past Python's digit limit in that table
+    (read as ``JSON.parse`` reads it: :func:`_read`); None when the file fails for another reason."""
+    try:
+        prices = _prices_of(_read(candidate), candidate)
+    except UsageError:
+        return None
+    return prices if prices is not None and _unbounded(prices) else None
+
+
+def _prices_of(document: Any, candidate: Path) -> Any | None:
+    """The ``[tool.dsh-audit.prices]`` table of the TOML ``document`` read from ``candidate``, if any."""
+    table = tool_table(document, source=os.fspath(candidate))
+    return None if table is None else table.get("prices")
+
+
+def _stamps(paths: Iterable[str | os.PathLike[str]]) -> tuple[tuple[int, ...], ...] | None:
+    """The :func:`_stamp` of each file of ``paths``, or None when one has none: the key of a
+    price book read from them, which a book read again would not match once one changed."""
+    stamps = []
+    for path in paths:
+        stamp = _stamp(path)
+        if stamp is None:
+            return None
+        stamps.append(stamp)
+    return tuple(stamps)
+
+
+def _layer_stamps(files: Iterable[str]) -> tuple[tuple[int, ...], ...] | None:
+    """:func:`_stamps` of the files of the layers named as :attr:`PriceBook.files` names them
+    (read by :func:`_named_layers`; ``packaged`` apart)."""
+    return _stamps(name.removesuffix(_PYPROJECT_LAYER) for name in files if name != "packaged")
 
 
 def _named_layers(files: Iterable[str]) -> list[tuple[str, Any, str]]:
     """The layers of a price table by the names :attr:`PriceBook.files` gives them, each read
     again now, as (name, document, the hint of its errors): a ``pyproject.toml``'s table by
-    ``PATH [tool.dsh-audit.prices]``, a ``--prices`` file by its path; ``packaged`` (the first
+    ``PATH [tool.dsh-audit.prices]`` (read and checked as :func:`_pyproject` reads it:
+    :func:`_pyproject_table`), a ``--prices`` file by its path; ``packaged`` (the first
     layer of every table) is read apart."""
     layers: list[tuple[str, Any, str]] = []
     for name in files:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from typing import Any
 
+from .._listing import listed
 from .._pyproject import dotted_key
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
@@ -444,10 +445,9 @@ def _unread(name: str, body: dict[str, Any], providers: Mapping[str, _Provider],
     if not models and "windows" not in body:  # an empty list of windows replaces a table's: not nothing
         return "holds no model and no window: it prices nothing", "give it its models, or remove it"
     if elsewhere:
-        listed = ", ".join(f"from {dotted_key(table)} for " + ", ".join(map(_shown, shadowed[:3])) +
-                           (f" and {len(shadowed) - 3} more" if len(shadowed) > 3 else "")
+        tables = ", ".join(f"from {dotted_key(table)} for {listed([_shown(model) for model in shadowed])}"
                            for table, shadowed in sorted(elsewhere.items()))
-        return (f"a request through provider {dotted_key(name)} is priced {listed}, never from this table",
+        return (f"a request through provider {dotted_key(name)} is priced {tables}, never from this table",
                 "a request is priced from its provider's family's table, then from the first other table by "
                 "name that holds the model: give the rates there, or remove them here")
     return None

@@ -21,21 +21,23 @@ prints costs says once per run, as a ``note:`` on stderr. A price document is re
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
 from .._paths import refuse_empty_paths
-from .._pyproject import checked_tool_table, find_pyproject
+from .._pyproject import find_pyproject
 from ._money import Rates
-from ._price_files import _PACKAGED_HINT, _PRICES_HINT, _PYPROJECT_HINT, _named_layers, _pyproject, _read
+from ._price_files import (_PACKAGED_HINT, _PRICES_HINT, _PYPROJECT_HINT, _layer_stamps, _named_layers, _pyproject,
+                           _read, _stamp, _stamps)
 from ._price_parser import _Parser, _Period, _Provider, unread_providers
 from ._price_window import OFF_PEAK, PEAK, STANDARD, _Caveat, _Window, _caveat, _iso
 from ._rule_data import rule_for
@@ -350,32 +352,40 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
 def load_prices(path: str | os.PathLike[str] | None = None, *,
                 search_from: str | os.PathLike[str] | None = None) -> PriceBook:
     """The packaged price table, then ``[tool.dsh-audit.prices]`` of the nearest ``pyproject.toml``
-    (searched from ``search_from``, default the current folder), then the file at ``path``.
+    (searched from ``search_from``, default the current folder), then the file at ``path``: read
+    once per process while those files are unchanged (:func:`_remembered`), a book of its own
+    each call.
 
     Raises:
         UsageError: a price file cannot be read, or a key in it is wrong (a bad rate, a missing
-            rate or model, a window that does not parse); the message names the file and key.
+            rate or model, a window that does not parse); the message names the file and key. So
+            is a table or key of the ``pyproject.toml``'s ``[tool.dsh-audit]`` that no command
+            reads: a misspelt ``[tool.dsh_audit]`` would leave its prices out in silence.
     """
-    packaged = _packaged()
+    packaged = _packaged_source()  # a damaged install is said first, before any user's file is looked for
+    candidate = find_pyproject(search_from)
+    named = None if path is None else os.fspath(path)
+    files = [file for file in (candidate, named) if file is not None]
+    return _remembered(packaged, _load_prices, (candidate, named), _stamps(files))
+
+
+def _load_prices(packaged: _Packaged, candidate: Path | None, path: str | None) -> PriceBook:
+    """:func:`load_prices` read now, the nearest ``pyproject.toml`` found at ``candidate``."""
     layers: list[tuple[str, Any, str]] = []
-    found = _pyproject(search_from)
+    found = _pyproject(candidate)
     if found is not None:
         layers.append((*found, _PYPROJECT_HINT))
     if path is not None:
         refuse_empty_paths({"--prices": path})  # Path("") is the current folder
-        layers.append((os.fspath(path), _read(Path(path)), _PRICES_HINT))
-    book = _layered(packaged, layers)
-    candidate = find_pyproject(search_from)
-    if candidate is not None:  # a misspelt [tool.dsh_audit] would leave its prices out in silence
-        checked_tool_table(candidate)
-    return book
+        layers.append((path, _read(Path(path)), _PRICES_HINT))
+    return _layered(packaged, layers)
 
 
 def load_price_files(files: Iterable[str]) -> PriceBook:
     """The price table made of ``files`` as :attr:`PriceBook.files` names them (``packaged``, a
     ``pyproject.toml``'s table as ``PATH [tool.dsh-audit.prices]``, a ``--prices`` file by the path
-    given), each read again now, as :func:`load_prices` reads it: the table a ledger was priced with
-    when its files are unchanged (the same :attr:`PriceBook.fingerprint`).
+    given), as :func:`load_prices` reads it (read again once one of them changed): the table a
+    ledger was priced with when its files are unchanged (the same :attr:`PriceBook.fingerprint`).
 
     Raises:
         UsageError: a file cannot be read, a ``pyproject.toml`` no longer holds the table, or a key
@@ -385,23 +395,74 @@ def load_price_files(files: Iterable[str]) -> PriceBook:
         >>> load_price_files(["packaged"]).fingerprint == load_prices(search_from="/").fingerprint
         True
     """
-    packaged = _packaged()
-    return _layered(packaged, _named_layers(files))
+    names = tuple(files)
+    return _remembered(_packaged_source(), _load_files, (names,), _layer_stamps(names))
 
 
-def _packaged() -> tuple[dict[str, Any], dict[str, _Provider]]:
-    """The packaged price document, and its providers as parsed (read before any user's file)."""
+def _load_files(packaged: _Packaged, names: tuple[str, ...]) -> PriceBook:
+    """:func:`load_price_files` read now."""
+    return _layered(packaged, _named_layers(names))
+
+
+#: The packaged price document and its providers as parsed (:func:`_packaged`).
+_Packaged = tuple[dict[str, Any], dict[str, _Provider]]
+
+
+def _remembered(packaged: tuple[str, tuple[int, ...] | str], load: Callable[..., PriceBook], args: tuple[Any, ...],
+                stamps: tuple[tuple[int, ...], ...] | None) -> PriceBook:
+    """``load(packaged table, *args)``, read once per process for the same ``args`` while the
+    files it reads are unchanged (their ``stamps``: None when that cannot be told, then read now)
+    and so is the packaged table (``packaged``: its name and version). A command reads the table
+    once, but the library prices each log it is not given a table for with its own (every view
+    of a session, each ledger of a fleet): one parse of the packaged table and the user's files
+    each, not one per log. Each call gets a book of its own (:func:`dataclasses.replace`: the
+    quotes and caveats it meets are its own), its providers shared and never changed. An error
+    is never remembered: a file that fails is read again, and fails again, each call."""
+    if stamps is None:
+        return load(_packaged(*packaged), *args)
+    return replace(_book(packaged, load, args, stamps))
+
+
+@functools.lru_cache(maxsize=8)
+def _book(packaged: tuple[str, tuple[int, ...] | str], load: Callable[..., PriceBook], args: tuple[Any, ...],
+          _stamps: tuple[tuple[int, ...], ...]) -> PriceBook:
+    """:func:`_remembered`'s book of one version of its files (``_stamps``: the key only)."""
+    return load(_packaged(*packaged), *args)
+
+
+def _packaged_source() -> tuple[str, tuple[int, ...] | str]:
+    """The name of the packaged price document and what tells its version (a remembered book's
+    key: a test may put another in its place), checked (:func:`_packaged_parsed`): its file's
+    :func:`_stamp`, or its text when it has none (an install in a zip file, a file just written)."""
     source = resources.files("dsh_audit.cache") / "rules" / "prices.json"
-    packaged = json.loads(source.read_text("utf-8"))
+    stamp = _stamp(source) if isinstance(source, os.PathLike) else None
+    found = str(source), stamp if stamp is not None else source.read_text("utf-8")
+    _packaged_parsed(*found)
+    return found
+
+
+def _packaged(name: str, version: tuple[int, ...] | str) -> _Packaged:
+    """The packaged price document at ``name`` (:func:`_packaged_source`), its providers a copy
+    of their own (:func:`_layered` adds each layer's to them), read before any user's file."""
+    document, parsed = _packaged_parsed(name, version)
+    return document, {key: replace(provider, windows=list(provider.windows), models=dict(provider.models))
+                      for key, provider in parsed.items()}
+
+
+@functools.lru_cache(maxsize=2)
+def _packaged_parsed(name: str, version: tuple[int, ...] | str) -> _Packaged:
+    """:func:`_packaged` parsed once per version (its copies are what is changed): ``version``
+    its text, or its file's stamp (the file is read)."""
+    packaged = json.loads(version if isinstance(version, str) else Path(name).read_text("utf-8"))
     providers: dict[str, _Provider] = {}
     # an error here is the packaged table's own (a damaged install): named by its path, never a user's file's
-    parser = _Parser(str(source), providers, hint=_PACKAGED_HINT)
+    parser = _Parser(name, providers, hint=_PACKAGED_HINT)
     parser.document(packaged)
     parser.check_references()
     return packaged, providers
 
 
-def _layered(packaged: tuple[dict[str, Any], dict[str, _Provider]], layers: list[tuple[str, Any, str]]) -> PriceBook:
+def _layered(packaged: _Packaged, layers: list[tuple[str, Any, str]]) -> PriceBook:
     """The packaged table (:func:`_packaged`) with ``layers`` applied in turn: each its name
     (:attr:`PriceBook.files`), document and the hint of its errors."""
     document, providers = packaged

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._money import Priced, Tokens
+from ._rule_data import load_rules
 
 if TYPE_CHECKING:
     from ._prices import Quote
@@ -27,6 +28,8 @@ CLASSIFICATIONS = (
     "usage_unknown",
     "write_not_landed",
 )
+#: The model a verdict of no model is listed under in :attr:`CacheTotals.minimums_by_model`.
+NO_MODEL = "no model"
 #: The classifications that are breaks.
 BREAKS = ("break_explained", "break_unattributed", "break_unexplained")
 #: Why what a break lost is unknown (:attr:`CacheVerdict.lost_unknown`): the words of ``breaks``
@@ -153,7 +156,7 @@ class CacheTotals:
 
     __slots__ = ("_classes", "_lost", "_lost_cause", "actual_total", "break_count", "expected_total", "from_capture",
                  "known", "lost_unknown", "potential_total", "prompt_total", "requests", "sizeless", "sizeless_read",
-                 "_causes")
+                 "_causes", "_minimums")
 
     def __init__(self) -> None:
         self.requests = 0
@@ -171,10 +174,22 @@ class CacheTotals:
         self._causes: Counter[str] = Counter()
         self._lost_cause: Counter[str] = Counter()
         self._lost = Priced()  # what the lost tokens cost, by the one rule for unpriced requests
+        self._minimums: dict[str, dict[str, int]] = {}  # family -> model -> its minimum cacheable prefix
+
+    def _add_minimum(self, verdict: CacheVerdict) -> None:
+        """Note the minimum cacheable prefix ``verdict``'s model was judged with (:attr:`minimums_by_model`), once
+        a model: the packaged rule of its family as it judges that model (a breakpoint-based one its own)."""
+        models = self._minimums.setdefault(verdict.family, {})
+        model = verdict.model or NO_MODEL
+        if model not in models:
+            rule = next((r for r in load_rules() if r.family == verdict.family), None)
+            if rule is not None:
+                models[model] = rule.for_model(verdict.model).min_tokens(verdict.model)
 
     def add(self, verdict: CacheVerdict) -> None:
         self.requests += 1
         self.from_capture += verdict.usage_source == "capture"
+        self._add_minimum(verdict)
         if verdict.actual is not None and verdict.prompt_tokens is None:
             # a read of a prompt of unknown size: beside the prompts it would be a share of nothing
             self.sizeless += 1
@@ -209,6 +224,13 @@ class CacheTotals:
     @property
     def classification_counts(self) -> dict[str, int]:
         return dict(sorted(self._classes.items()))
+
+    @property
+    def minimums_by_model(self) -> dict[str, dict[str, int]]:
+        """Provider family -> each model its requests used (:data:`NO_MODEL` for none), in the order they first
+        did -> the minimum cacheable prefix it was judged with (``claude-opus-4-5``: 4096, where the family's
+        rule says 1024): what ``cache`` shows, as text and JSON, where the models of a family differ."""
+        return {family: dict(models) for family, models in self._minimums.items() if models}
 
     @property
     def breaks_by_cause(self) -> dict[str, int]:
@@ -357,13 +379,23 @@ class SessionCacheReport:
         """The breaks whose cache reads were not logged: what they lost is unknown, never 0."""
         return self.totals.lost_unknown
 
+    @property
+    def rules_json(self) -> dict[str, dict[str, Any]]:
+        """:attr:`rules` as ``--json`` gives them: each with ``min_cacheable_tokens_by_model``, the minimum each
+        model of its requests was judged with (:attr:`CacheTotals.minimums_by_model`; ``min_cacheable_tokens`` is
+        the family's default, which a model of it may not have)."""
+        minimums = self.totals.minimums_by_model
+        return {family: {**rule, "min_cacheable_tokens_by_model": minimums.get(family, {})}
+                for family, rule in self.rules.items()}
+
     def to_json(self, *, timeline: bool = True) -> dict[str, Any]:
         """The ``dsh-audit cache --json`` object for this session (without its last key,
         ``timeline``, when ``timeline`` is False: a writer that streams it appends it)."""
         found = {
             "path": self.path, "session_id": self.session_id, "requests": self.request_count,
             "usage_known": self.known_count, "usage_known_without_prompt": self.sizeless_count,
-            "cache_read_without_prompt": self.sizeless_read, "token_method": self.token_method, "rules": self.rules,
+            "cache_read_without_prompt": self.sizeless_read, "token_method": self.token_method,
+            "rules": self.rules_json,
             "attribution": self.attribution, "prompt_tokens": self.prompt_total,
             "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),

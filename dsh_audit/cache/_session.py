@@ -240,8 +240,8 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
                 on_transition: Callable[[Transition], None] | None = None,
                 on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
                 observe: Callable[[Event], None] | None = None, keep: bool = True,
-                zero_data_retention: bool | None = None,
-                fold: SurfaceFold | None = None) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
+                zero_data_retention: bool | None = None, fold: SurfaceFold | None = None,
+                own: bool = True) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
     """A log that is no fork or subagent child (:meth:`dsh_audit.session.Headers.lone_root`) and
     has no capture (its attribution reads the log alone), attributed and accounted while it is replayed: each request is judged once attribution has its
     transition (the transitions come in first-chunk order, requests are judged in replay order, as
@@ -257,7 +257,10 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     the report holds no verdict and the ledger no entry, only their totals (for a view that needs
     nothing else of them per request, or takes each one from ``on_judged``): nothing of a request
     outlives its turn. ``fold``: the validation rules' surface fold, which replay shares
-    (:func:`dsh_audit.attribution.attribute_log`'s). The log is closed at the end."""
+    (:func:`dsh_audit.attribution.attribute_log`'s). ``own``: the log's own warnings (a torn tail,
+    a dropped record) lead its :attr:`GroupResult.route_warnings`, as
+    :func:`dsh_audit.session.route_warnings` gives them (``check``, whose findings they are, asks
+    without). The log is closed at the end."""
     path, sid = log.path, log.header.id
     try:
         bodies, evidence = Bodies(config, log=path), RouteEvidence()
@@ -305,7 +308,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
         log.close()
     ledger = SessionLedger(path, sid, tuple(entries), prices.to_json(), totals=totals)
     report = replace(account.report(), cost=ledger.summary())
-    warnings = tuple(log.warnings) + tuple(attachment_warnings(bodies.images)) + \
+    warnings = (tuple(log.warnings) if own else ()) + tuple(attachment_warnings(bodies.images)) + \
         (tuple(config.notes) + tuple(window_conflicts(evidence, config)) if config is not None else ())
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
 

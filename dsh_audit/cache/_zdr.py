@@ -8,13 +8,14 @@ import json
 import os
 from typing import Any
 
-from .._pyproject import ConfigFileError, checked_tool_table, find_pyproject, found_hint, key_line
+from .._pyproject import checked_tool_table, find_pyproject, key_line, table_parts
 from ..errors import UsageError
 
 __all__ = ["pyproject_zero_data_retention"]
 
 #: The table and key of ``pyproject.toml`` that state the organization's OpenAI Zero Data Retention.
-ZDR_TABLE, ZDR_KEY = "[tool.dsh-audit.cache]", "openai-zero-data-retention"
+_ZDR_NAME, ZDR_KEY = "tool.dsh-audit.cache", "openai-zero-data-retention"
+ZDR_TABLE = f"[{_ZDR_NAME}]"
 
 
 def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = None) -> bool | None:
@@ -24,8 +25,9 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     None when there is no such file, table or key.
 
     Raises:
-        UsageError: the file cannot be read or is not TOML, the key is not a boolean, or
-            ``[tool.dsh-audit]`` holds a table or key no command reads (a misspelt
+        UsageError: the file cannot be read or is not TOML (worded as the ``pyproject.toml`` it
+            is, as every command words it), the key is not a boolean, or ``[tool.dsh-audit]``
+            holds a table or key no command reads (a misspelt
             ``openai-zero-data-retenton``, or ``[tool.dsh_audit]`` itself:
             :func:`~dsh_audit._pyproject.checked_tool_table`, worded as ``check``'s policy words it);
             the message names the file and the key.
@@ -38,21 +40,16 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     if candidate is None:
         return None
     path = str(candidate)
-    hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
-    try:
-        table = checked_tool_table(path)  # a misspelt table or key would be ignored in silence
-    except ConfigFileError as exc:  # located where the reader located it, with its hint, else the file's one
-        raise UsageError(exc.message, path=path, line=exc.line,
-                         hint=exc.hint or (hint if exc.reason == "open" else found_hint(ZDR_TABLE.strip("[]")))) \
-            from None
+    table = checked_tool_table(path)  # a misspelt table or key would be ignored in silence
     cache = table.get("cache") if table is not None else None
     if cache is None:
         return None
     value = cache.get(ZDR_KEY)
     if value is None or isinstance(value, bool):
         return value
-    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path, hint=hint,
-                     line=key_line(path, ("tool", "dsh-audit", "cache"), ZDR_KEY, value))
+    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path,
+                     hint=f"write {ZDR_KEY} = true or false under {ZDR_TABLE}",
+                     line=key_line(path, table_parts(_ZDR_NAME), ZDR_KEY, value))
 
 
 def _shown(value: Any) -> str:

@@ -19,8 +19,8 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._align import Pairing, align
-    from ._bodies import (AlignedCapture, align_capture, captured_bodies, session_captures, unreadable_capture,
-                          usage_capture)
+    from ._bodies import (AlignedCapture, align_capture, captured_bodies, session_captures, sessions_by_capture,
+                          unreadable_capture, usage_capture)
     from ._compare import RequestDiff, compare_capture, gate_ok
     from ._evidence import PIAI_SESSION_HEADERS
     from ._find import (CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, capture_state,
@@ -58,6 +58,7 @@ __all__ = [
     "load_capture",
     "read_capture",
     "session_captures",
+    "sessions_by_capture",
     "sniff_capture",
     "unreadable_capture",
     "usage_capture",
@@ -93,6 +94,7 @@ _LAZY = {
     "load_capture": "._loaders",
     "read_capture": "._loaders",
     "session_captures": "._bodies",
+    "sessions_by_capture": "._bodies",
     "sniff_capture": "._loaders",
     "unreadable_capture": "._bodies",
     "usage_capture": "._bodies",

@@ -25,8 +25,8 @@ from ._find import capture_for, held_sessions
 from ._loaders import CaptureRead, load_capture, read_capture
 from ._types import CapturedRequest
 
-__all__ = ["AlignedCapture", "align_capture", "captured_bodies", "session_captures", "unreadable_capture",
-           "usage_capture"]
+__all__ = ["AlignedCapture", "align_capture", "captured_bodies", "session_captures", "sessions_by_capture",
+           "unreadable_capture", "usage_capture"]
 
 #: What a capture found beside a log (not named with ``--capture``) that cannot be read adds to
 #: its error's hint: the file is what settles it, the same for every command that reads it.
@@ -101,11 +101,7 @@ def usage_capture(sessions: Sequence[Session], capture: str | os.PathLike[str] |
     """
     if capture is not None:
         return align_capture(sessions, capture, keep=keep)
-    beside: dict[Path, list[Session]] = {}
-    for session in sessions:
-        found = capture_for(session.path, None)
-        if found is not None:
-            beside.setdefault(found, []).append(session)
+    beside = sessions_by_capture(sessions, None)
     if len(beside) != 1:
         return None
     [(path, members)] = beside.items()
@@ -114,6 +110,28 @@ def usage_capture(sessions: Sequence[Session], capture: str | os.PathLike[str] |
     except CaptureError as exc:  # optional evidence: the sessions go on without it, and say so
         _leave_out(exc, members)
         return None
+
+
+def sessions_by_capture(sessions: Iterable[Session], given: str | os.PathLike[str] | None, *,
+                        known: AlignedCapture | None = None) -> dict[Path, list[Session]]:
+    """``sessions`` by the capture each is compared with (:func:`capture_for`): ``given`` for
+    every one, else the one found beside each (a session with none is in no group), so that the
+    sessions sharing a capture are read and aligned with it together (as ``check`` compares its
+    logs: :class:`dsh_audit.gate.CaptureCompare`). A session of ``known``, a capture found beside the
+    very sessions it was aligned with (:func:`usage_capture`), is that capture's without being
+    looked up again (a search up four folders, a header read).
+
+    Example:
+        >>> sessions_by_capture([], None)
+        {}
+    """
+    theirs = {id(s) for s in known.sessions} if known is not None and known.found else set()
+    groups: dict[Path, list[Session]] = {}
+    for session in sessions:
+        found = known.path if known is not None and id(session) in theirs else capture_for(session.path, given)
+        if found is not None:
+            groups.setdefault(found, []).append(session)
+    return groups
 
 
 def captured_bodies(requests: Sequence[Request], pairings: Iterable[Pairing]) -> list[bytes | None]:
@@ -189,14 +207,9 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     aligned = capture if isinstance(capture, AlignedCapture) else None
     if aligned is not None and aligned.found:  # found beside the logs: each log's is found (the same one, aligned)
         capture = None
-    by_capture: dict[Path, list[Session]] = {}
-    for session in sessions:
-        found = capture_for(session.path, capture)
-        if found is not None:
-            by_capture.setdefault(found, []).append(session)
     bodies: dict[str, list[bytes | None]] = {}
     files: dict[str, Path] = {}
-    for path, members in by_capture.items():
+    for path, members in sessions_by_capture(sessions, capture, known=aligned).items():
         try:
             pairs = _pairs(members, path, aligned, found=capture is None)
         except CaptureError as exc:

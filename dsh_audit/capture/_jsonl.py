@@ -1,5 +1,6 @@
 """The ``wire-jsonl`` capture format: one JSON object per line, each a request record (``method``,
-``path``, ``headers``, ``body`` or ``body_base64``), its body read again by the line's offset."""
+``path``, ``headers``, ``body`` or ``body_base64``, inflated when its ``Content-Encoding`` names gzip),
+its body read again by the line's offset."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .._body_decode import BodyDecodeError, content_encoding, inflated, names_gzip
 from .._json import json_type
 from .._literals import inexact, literal_json
 from ..log import TornTail, parse_json
@@ -22,6 +24,8 @@ __all__ = ["jsonl_handles", "jsonl_read"]
 
 #: The fields of a wire.jsonl record of which a capture record holds at least one.
 _RECORD_KEYS = ("method", "path", "body", "body_base64")
+#: gzip's first three bytes (1f 8b 08) in base64: the start of a ``body_base64`` sent compressed.
+_GZIP_BASE64 = "H4sI"
 NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, path, headers, body), "
                       "a HAR 1.2 file or a folder of *.json bodies")
 
@@ -76,7 +80,20 @@ def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
     if isinstance(size, int) and not isinstance(size, bool) and size != len(body):
         raise _error(path, where, f"body is {len(body)} bytes, body_bytes says {size}",
                      "the capture was edited or re-encoded; recapture or drop body_bytes")
-    return body
+    return _decoded(path, where, record, body)
+
+
+def _decoded(path: Path, where: str, record: dict[str, Any], body: bytes) -> bytes:
+    """A record's body as the request meant it: gzip data inflated when its ``Content-Encoding``
+    names gzip, as a recorded response's is (:func:`dsh_audit._body_decode.inflated`, within the
+    same decode limits), so a gzip request pairs by its JSON; ``body_sha256`` and ``body_bytes``
+    are of the bytes as sent, checked before. Corrupt gzip data is a CaptureError at its line."""
+    if not names_gzip(content_encoding(record.get("headers"))):
+        return body
+    try:
+        return inflated(body, str(path))
+    except BodyDecodeError as exc:
+        raise _error(path, where, exc.message, exc.hint) from None
 
 
 def _is_record(record: dict[str, Any]) -> bool:
@@ -154,7 +171,9 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
     that one too when ``said`` is None), or a last line that is JSON but no record, is a CaptureError.
     An object that is no capture record is said in ``said`` and skipped (without ``said``, a
     CaptureError); a file of such objects alone is not a capture (:func:`_jsonl_records`). Given
-    ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None (kept for a
+    ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None (a
+    ``body_base64`` sent as gzip under a gzip ``Content-Encoding``, which is read inflated, keeps its
+    first four characters, gzip's magic in base64, for redact to write it compressed again) (kept for a
     reader of responses, :class:`._reading._Kept`: a response's numbers no double holds exactly as
     written, :func:`dsh_audit._literals.literal_json`)."""
     shared = _CaptureFile(str(path))  # what every body is read again from
@@ -165,6 +184,8 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
             body = _jsonl_body(path, where, record)
             if records is not None:
                 kept = {key: None if key in ("body", "body_base64") else value for key, value in record.items()}
+                if names_gzip(content_encoding(headers)) and str(record.get("body_base64")).startswith(_GZIP_BASE64):
+                    kept["body_base64"] = _GZIP_BASE64  # sent as gzip, read inflated: a writer compresses it again
                 if isinstance(records, _Kept) and inexact(kept.get("response")):
                     kept["response"] = literal_json(line).get("response")  # its numbers as written, to say
                 records.append(kept)

@@ -215,12 +215,20 @@ def unreadable_body(body: bytes) -> str:
         'captured body is not JSON: Expecting value: line 1 column 1 (char 0)'
         >>> unreadable_body(b"null"), unreadable_body(b'{"model": "m"}')
         ('captured body is JSON null, not a request object', 'captured body is a JSON object without messages')
+        >>> unreadable_body(b'{"a": "caf\\xe9"}')
+        'captured body is not UTF-8 text (byte 0xe9 at offset 10)'
+        >>> unreadable_body(b"\\x1f\\x8b\\x08")
+        'captured body is gzip data its headers do not name (no Content-Encoding: gzip)'
     """
     if not body:
         return "the captured request has no body"
+    if body.startswith(b"\x1f\x8b"):  # a gzip request is inflated by its Content-Encoding alone (as a server reads it)
+        return "captured body is gzip data its headers do not name (no Content-Encoding: gzip)"
     try:
         value = parse_json(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # said in dsh-audit's words: Python's codec text is no note
+        return f"captured body is not UTF-8 text (byte 0x{body[exc.start]:02x} at offset {exc.start})"
+    except ValueError as exc:
         return f"captured body is not JSON: {exc}"
     if isinstance(value, dict):
         return "captured body is a JSON object without messages"

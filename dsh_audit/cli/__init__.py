@@ -30,9 +30,10 @@ import click
 
 from .. import _version
 from .._version import __version__
+from ._common import discard_stdout_when_gone as _discard_stdout_when_gone
 from ._common import escape_unencodable_stdout as _escape_unencodable_stdout
+from ._common import on_stdout_gone as _on_stdout_gone
 from ._common import run_guarded as _run_guarded
-from ._common import silence_stdout as _silence_stdout
 
 __all__ = ["cli", "main"]
 
@@ -215,15 +216,6 @@ class _LazyGroup(click.Group):
                 with formatter.section(title):
                     formatter.write_dl(rows)
 
-    def invoke(self, ctx: click.Context) -> object:
-        """A reader that stops early (``dsh-audit requests | head``) is not a failure: exit 0, as
-        the command would have, instead of click's exit 1 on a broken pipe."""
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError:
-            _silence_stdout()
-            raise click.exceptions.Exit(0) from None
-
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in _COMMANDS:
             module = importlib.import_module(f"{__name__}.{_COMMANDS[cmd_name]}")
@@ -238,7 +230,22 @@ class _LazyGroup(click.Group):
         if args and not ctx.resilient_parsing and args[0] not in _COMMANDS:
             for name in _COMMANDS:
                 self.get_command(ctx, name)
-        return super().resolve_command(ctx, args)
+        resolved = super().resolve_command(ctx, args)
+        if resolved[0] in _UNTIL_STOPPED and not ctx.resilient_parsing:
+            _on_stdout_gone(_stop_as_sigterm_does)
+        return resolved
+
+
+#: The commands that run until they are stopped: stdout's reader going away (``watch | head``)
+#: stops one as SIGTERM does (its summary, exit 0); every other command runs to its end.
+_UNTIL_STOPPED = frozenset({"watch"})
+
+
+def _stop_as_sigterm_does() -> None:
+    """Stop the running command through its own SIGTERM handler, when it has one (``watch``
+    installs it before it prints its first line)."""
+    if callable(signal.getsignal(signal.SIGTERM)):
+        signal.raise_signal(signal.SIGTERM)
 
 
 @click.group(cls=_LazyGroup,
@@ -325,6 +332,7 @@ def main() -> None:
     """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 3 an unexpected error,
     130 interrupted (Ctrl-C: ``aborted`` on stderr, however many times it is pressed)."""
     interrupts = _FirstInterrupt()
+    restore_stdout = _discard_stdout_when_gone()  # a reader that stops early (``| head``) changes no exit code
     try:
         interrupts.arm()
         _escape_unencodable_stdout()
@@ -334,4 +342,5 @@ def main() -> None:
         click.echo("aborted", err=True)
         code = 130
     interrupts.finish()  # once it has fired, Ctrl-C cannot interrupt this (nor what follows)
+    restore_stdout()
     sys.exit(code)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..attribution import Transition
-from ..report.terminal import Amount, listing_format, rows_fit, short_ids
+from ..report.terminal import Amount, id_prefixes, listing_format, rows_fit
 from ._break_loss import _Lost, _total
 
 
@@ -74,13 +74,14 @@ def _json_row(path: str | None, t: Transition, lost: _Lost | None) -> dict[str, 
 def _short_parents(listed: Sequence[Transition], columns: Sequence[str], rows: list[tuple[object, ...]],
                    droppable: Sequence[str]) -> tuple[dict[str, str] | None, str | None]:
     """Each parent's session id as its shortest unique prefix among the log's own and its
-    parents' (:func:`short_ids`: ``session-70444d8d``, which `show` and `explain` accept), and the
-    caption saying so, when the table would not fit the terminal with whole ids and every column
-    but "first divergence" (as `sessions` and `usage` shorten theirs, before a column that says
-    something is left out); None, None when it would, or outside a table."""
+    parents' (:func:`id_prefixes`, as every table shortens one: ``session-70444d8d``, which `show`
+    and `explain` accept), and the caption saying so, when the table would not fit the terminal
+    with whole ids and every column but "first divergence" (as `sessions` and `usage` shorten
+    theirs, before a column that says something is left out); None, None when it would, or
+    outside a table."""
     parents = {t.previous_session_id for t in listed if t.previous_session_id not in (None, t.session_id)}
     if not parents or listing_format() != "table" or rows_fit(columns, rows, droppable=droppable,
                                                               spare=("first divergence",)):
         return None, None
-    names = short_ids([*(p for p in parents if p), *(t.session_id for t in listed)])
+    names = id_prefixes([*(p for p in parents if p), *(t.session_id for t in listed)])
     return names, "vs: a parent's session id as its shortest unique prefix (--json for whole ids)"

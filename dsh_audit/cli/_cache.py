@@ -110,6 +110,23 @@ def _ttls(report: SessionCacheReport) -> dict[str, str]:
             for family, found in seen.items() if any(name for _, name in found)}
 
 
+def _minimums(report: SessionCacheReport) -> dict[str, str]:
+    """Provider family -> the minimum cacheable prefix its requests were judged with, by model
+    (:attr:`~dsh_audit.cache.CacheTotals.minimums_by_model`, which ``--json`` gives as
+    ``min_cacheable_tokens_by_model``): one number when every model has the same (``4096`` for a
+    session of claude-opus-4-5 alone, not the family's default 1024), else each with its models
+    (``1024 for claude-sonnet-4-5, 4096 for claude-opus-4-5``), in the order the requests first
+    used them; a family with no request is left out."""
+    shown = {}
+    for family, models in report.totals.minimums_by_model.items():
+        found: dict[int, list[str]] = {}
+        for model, minimum in models.items():
+            found.setdefault(minimum, []).append(model)
+        shown[family] = str(next(iter(found))) if len(found) == 1 else \
+            ", ".join(f"{minimum} for {', '.join(names)}" for minimum, names in found.items())
+    return shown
+
+
 def _breaks(report: SessionCacheReport) -> str:
     if report.imported:
         dropped = report.classification_counts.get("break_unattributed", 0)
@@ -136,8 +153,8 @@ def _summary(report: SessionCacheReport, rates: str = "list prices, check your c
     ``rates`` says where the rates came from (:func:`_rates_note`)."""
     cost = "n/a" if report.lost_cost is None and report.cost is None and not report.lost_unknown else \
         _shown(report, report.lost_cost, owed="lost")
-    ttls = _ttls(report)
-    rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} "
+    ttls, minimums = _ttls(report), _minimums(report)
+    rules = "; ".join(f"{name} unit {r['unit_tokens']} min {minimums.get(name, r['min_cacheable_tokens'])} "
                       f"ttl {ttls.get(name) or format(r['ttl_seconds'], 'g') + 's'} "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})"
                       for name, r in report.rules.items())
@@ -339,8 +356,11 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     priced (--json: null, with unpriced_requests and cost_complete); an imported log has no break
     count ("breaks n/a", null). The "rules" line gives each provider rule's TTL as the requests
     used it: a retention their bodies asked for is named beside its TTL ("ttl 3600s (1h)" for
-    cacheRetention: long). In --format csv and markdown each timeline is titled with its
-    session and file. Exit 1 when a break has no explanation.
+    cacheRetention: long), and the minimum cacheable prefix of each model when the session's
+    models differ ("min 1024 for claude-sonnet-4-5, 4096 for claude-opus-4-5"; --json: each rule's
+    min_cacheable_tokens_by_model, model -> minimum, beside min_cacheable_tokens, the family's
+    default). In --format csv and markdown each timeline is titled with its session and file. Exit
+    1 when a break has no explanation.
 
     \b
     Example:

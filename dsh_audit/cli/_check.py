@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +18,7 @@ from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, find_capture, load_policy, run_check
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
-from ..report.terminal import listing_format, page_listing, progress_callback
+from ..report.terminal import listing, listing_format, page_listing, paging, progress_callback
 from ._check_files import (_distinct_reports, _format_flag, _format_target, _markdown_is_step_summary,
                            _no_old_json_file, _step_summary, _step_summary_target)
 from ._check_options import (_baseline, _baseline_options, _one_baseline, _policy_option, _protect_baseline,
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["check_command", "report_command"]
 
 _FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report options that take no FILE
+# Every command's --json keeps stderr for notes and warnings: with it, check says nothing else for
+# people (the report holds the verdict); any other report on stdout leaves them on stderr.
+_JSON_FLAGS = ("--json", "--format json")
 
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
@@ -118,7 +123,8 @@ def _in_order(result: CheckResult, given: Sequence[str]) -> CheckResult:
               help=output_help("a Markdown summary"))
 @_baseline_options
 @listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
-                              "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr",
+                              "Markdown summary (--markdown -; the table, findings and verdict then on stderr); csv "
+                              "puts the findings and the verdict on stderr",
                  json_help="The JSON report (docs/report-schema.json) on stdout: one indented JSON object, "
                            "as --json-report - writes it")
 @_session_options
@@ -149,19 +155,25 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     narrow terminal) the LLM
     requests it implies; "capture" "none" when no capture was given or found for it, else
     "N/M identical": N of its M requests (retries aside) rebuilt byte for byte as captured;
-    "breaks" its prefix-cache breaks; "hit ratio" ("hit" on a narrow terminal) the share of
-    prompt tokens read from the cache (--format csv: the ratio from 0 to 1); "cost" what the
-    session cost at list prices ("≥$x" a lower bound when some requests could not be priced, "$?"
-    when none could; --format csv: the amount, with "unpriced", the count of requests that could
-    not be priced, beside); "findings" its findings of every severity, info too (the gate fails on
-    those the policy names; the run's last line counts them by severity). A narrow terminal shows
-    each session id as its shortest unique prefix, then each log as its number, and leaves out
+    "breaks" ("brks" on a narrow terminal) its prefix-cache breaks; "hit ratio" ("hit" on a
+    narrow terminal) the share of prompt tokens read from the cache (--format csv: the ratio from 0
+    to 1); "cost" what the session cost at list prices ("≥$x" a lower bound when some requests
+    could not be priced, "$?" when none could; --format csv: the amount, with "unpriced", the count
+    of requests that could not be priced, beside); "findings" ("finds" on a narrow terminal) its
+    findings of every severity, info too (the gate fails on those the policy names; the run's last
+    line counts them by severity). A narrow terminal shows
+    each session id as its shortest unique prefix, as `sessions` shows it (session-86ef2d28, a
+    UUID's cut at a group's end; session-sample-co…, any other's with "…": `show` takes either;
+    the caption says so), then each log as its number, and leaves out
     "capture", then "hit ratio", then "cost"; never "log": a log's path is never cut.
 
     A baseline file the policy
     names that does not exist yet is not read when --json-report writes it: that run writes the
     first baseline. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
-    to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
+    to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A
+    report FILE of '-' (one report at most) or --format markdown puts the report on stdout, and the
+    table, the findings and the verdict on stderr, not while paged (--json: the JSON report
+    alone, notes on stderr).
 
     \b
     Example:
@@ -223,7 +235,17 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _step_summary(markdown)
     if piped is None:
         print_check(result)
+    elif piped not in _JSON_FLAGS and not paging():  # a pager owns the terminal: no line under it
+        _print_check_on_stderr(result)
     return EXIT_OK if result.passed else EXIT_FINDINGS
+
+
+def _print_check_on_stderr(result: CheckResult) -> None:
+    """What check prints for people (its table, findings and verdict) on stderr, as a table, while
+    stdout holds a report (``--sarif -``, ``--markdown -``): a CI log still shows the verdict, as
+    ``--format csv`` puts its findings and verdict on stderr (:func:`listing_line`); no pager."""
+    with listing("table", pager=False), contextlib.redirect_stdout(sys.stderr):
+        print_check(result)
 
 
 def _verdict(result: CheckResult) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..gate import CheckResult, SessionCheck, group_findings
-from ..report.terminal import (Amount, fit_lines, listing_format, print_status, print_table, rows_fit, short_ids,
-                               terminal_text, title_width)
+from ..report.terminal import (Amount, fit_lines, id_prefixes, listing_format, print_status, print_table, rows_fit,
+                               short_ids, terminal_text, title_width)
 from ._common import echo
 from ._output import COUNT_SHORT
 
@@ -20,8 +20,11 @@ _CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
 # --format csv keep every column). "log" is never left out: a row is always told from the others, and
 # its log's path is never cut (:func:`_narrowed`: whole, or a number and the whole path on its own line).
 _DROPPABLE = ("capture", "hit ratio", "cost")
+# The table's short form (:func:`print_table`'s ``short``): `sessions`' words, and the counts' headers
+# shortened to their cells' width, so that 80 columns show the capture's verdict (a 4-log run too)
+# before a narrow terminal leaves a column out.
+_SHORT = {**COUNT_SHORT, "breaks": "brks", "findings": "finds"}
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
-_IDS = ("session",)
 _TABLE_LIMIT = 50
 
 def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
@@ -43,7 +46,7 @@ def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
 def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> bool:
     """Whether the table shows every cell of ``rows`` whole, each on one line, on the terminal, as
     :func:`print_table` lays it out (:func:`rows_fit`): no column with a value left out."""
-    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=COUNT_SHORT, ids=_IDS)
+    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=_SHORT)
 
 
 def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
@@ -51,16 +54,15 @@ def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
     """The table's columns and rows on a terminal, the captions that say how its cells were
     shortened and the logs it names by number (``("log 1:", PATH)``), each said under it. The
     first that shows every cell whole (:func:`_fits`): the rows as they are; each session id as
-    its shortest unique prefix (as `sessions` shows ids on a narrow terminal); each log as its
+    its shortest unique prefix (:func:`id_prefixes`, as every table cuts one; the caption says
+    so, and `show` takes it); each log as its
     number, 1 up (one log: no "log" column), the ids whole; both. Each numbered log is named under
     the table, ``log 1: PATH`` (one log: ``log: PATH``), its path whole, on a line of its own when
     the terminal is narrower: a path cut cannot be copied, and two cut alike would read the same.
-    Failing all, both, the table leaving out what it must of :data:`_DROPPABLE`."""
-    names = short_ids(s.session_id for s in shown if s.session_id)
-    short = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
-    captions = [_SHORT_NOTE] if any(names[i] != i for i in names) else []
+    Failing all, both, the table leaving out what it must of :data:`_DROPPABLE` (:func:`_last`)."""
     if _fits(_COLUMNS, rows):
         return _COLUMNS, rows, [], []
+    short, captions = _with_ids(rows, shown, id_prefixes([s.session_id for s in shown if s.session_id]))
     if _fits(_COLUMNS, short):
         return _COLUMNS, short, captions, []
     if len(shown) == 1:  # the one log: named under the table, no column of numbers for it
@@ -68,12 +70,35 @@ def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
         one, paths = [(row[0], *row[2:]) for row in rows], [("log:", shown[0].path)]
         if _fits(columns, one):
             return columns, one, [], paths
-        return columns, [(row[0], *row[2:]) for row in short], captions, paths
+        return (columns, *_last(columns, lambda cut: [(row[0], *row[2:]) for row in cut], rows, shown), paths)
     numbered = [(row[0], str(k), *row[2:]) for k, row in enumerate(rows, 1)]
     paths = [(f"log {k}:", s.path) for k, s in enumerate(shown, 1)]
     if _fits(_COLUMNS, numbered):
         return _COLUMNS, numbered, [], paths
-    return _COLUMNS, [(row[0], str(k), *row[2:]) for k, row in enumerate(short, 1)], captions, paths
+    return (_COLUMNS, *_last(_COLUMNS, lambda cut: [(row[0], str(k), *row[2:]) for k, row in enumerate(cut, 1)],
+                             rows, shown), paths)
+
+
+def _with_ids(rows: Sequence[tuple[object, ...]], shown: Sequence[SessionCheck], names: dict[str, str]
+              ) -> tuple[list[tuple[object, ...]], list[str]]:
+    """``rows`` with each session id as ``names`` shows it, and the caption saying so when one is shortened."""
+    cut = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
+    return cut, [_SHORT_NOTE] if any(names[i] != i for i in names) else []
+
+
+def _last(columns: tuple[str, ...], arrange: Callable[[list[tuple[object, ...]]], list[tuple[object, ...]]],
+          rows: Sequence[tuple[object, ...]], shown: Sequence[SessionCheck]
+          ) -> tuple[list[tuple[object, ...]], list[str]]:
+    """The rows (``arrange``d: logs numbered, or no log column) when no layout shows every cell
+    whole: each id its shortest unique prefix while that leaves a table (columns left out), else,
+    a block of lines a row with a line's room for an id, each id whole but for a UUID's cut (as
+    `sessions` shows such a block: :func:`short_ids`)."""
+    ids = [s.session_id for s in shown if s.session_id]
+    short, captions = _with_ids(rows, shown, id_prefixes(ids))
+    if rows_fit(columns, arrange(short), droppable=_DROPPABLE, spare=_DROPPABLE, short=_SHORT):
+        return arrange(short), captions
+    short, captions = _with_ids(rows, shown, short_ids(ids))
+    return arrange(short), captions
 
 
 def _wrap_width() -> int | None:
@@ -99,9 +124,11 @@ def print_check(result: CheckResult) -> None:
             columns, rows, shortened, paths = _narrowed(rows, shown)
             captions += shortened
             # a log's path whole (else its number, the path whole under the table): never cut
-            least = {"log": max(len(terminal_text(str(row[1]))) for row in rows)} if "log" in columns else None
+            # an id as wide as its widest (a middle cut names no session): a column is left out for it first
+            least = {"session": max(len(terminal_text(str(row[2]))) for row in rows),
+                     **({"log": max(len(terminal_text(str(row[1]))) for row in rows)} if "log" in columns else {})}
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
-                    droppable=_DROPPABLE, short=COUNT_SHORT, ids=_IDS, least=least)
+                    droppable=_DROPPABLE, short=_SHORT, least=least, ids=("session",))
         for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own
             line = f"{name} {path}"
             for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:

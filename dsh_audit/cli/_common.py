@@ -2,8 +2,9 @@
 reaches stdout or stderr (:func:`echo` and its ``error:``, ``warning:`` and ``note:`` forms: an error
 one line always, a warning or a note wrapped at spaces on a terminal, one line piped), running
 the group with every error converted to one line (:func:`run_guarded`), an stdout that cannot write
-every character, and how an option's value was given: typed, from its environment variable or its
-default (:func:`give_way`, the one decider of two options that conflict).
+every character or whose reader goes away (:func:`discard_stdout_when_gone`), and how an option's
+value was given: typed, from its environment variable or its default (:func:`give_way`, the one
+decider of two options that conflict).
 
 ``import dsh_audit.cli`` and ``--version`` load this module and no other of ``cli/``
 (tests/test_layers.py): it imports no library code at import time.
@@ -25,11 +26,14 @@ import click
 from ..errors import DshAuditError, InternalError, UsageError
 
 if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
     from ..cache import PriceBook
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "MESSAGE_MAX", "echo", "echo_caveats",
-           "echo_error", "echo_lines", "echo_note", "echo_price_warnings", "echo_status", "echo_warning",
-           "escape_unencodable_stdout", "give_way", "given_as", "option_variable", "run_guarded", "silence_stdout"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "MESSAGE_MAX", "discard_stdout_when_gone",
+           "echo", "echo_caveats", "echo_error", "echo_lines", "echo_note", "echo_price_warnings", "echo_status",
+           "echo_warning", "escape_unencodable_stdout", "give_way", "given_as", "on_stdout_gone", "option_variable",
+           "run_guarded", "silence_stdout"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -211,6 +215,7 @@ def run_guarded(command: click.Group) -> int:
     :class:`InternalError`, or any other exception) exit 3, also when the command went on past
     it to report the other logs (the README's exit codes)."""
     _BUG_SAID[0] = False
+    _ON_GONE.clear()  # a run's own (an earlier run in this process left its own)
     code = _run_guarded(command)
     return EXIT_INTERNAL if _BUG_SAID[0] and code != 130 else code
 
@@ -252,9 +257,12 @@ def _run_guarded(command: click.Group) -> int:
         return EXIT_BAD_INPUT if exc.exit_code == 2 else exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except BrokenPipeError:  # outside a command (the group turns a command's into exit 0)
+    except BrokenPipeError as exc:
+        # stdout's reader went away and the command stopped there: never in the console script
+        # (:func:`discard_stdout_when_gone`), so a bug; its exit code is unknown, and a gate
+        # (``check | head``) must not pass for it
         silence_stdout()
-        return EXIT_OK
+        return _unexpected(exc)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG and isinstance(exc.filename, str):  # a path given, not a bug
             echo_error(UsageError("file name too long", path=exc.filename, hint="name a shorter path"))
@@ -365,11 +373,83 @@ def escape_unencodable_stdout() -> None:
             stream.reconfigure(errors=_ESCAPES)
 
 
-def silence_stdout() -> None:
-    """After a reader closed stdout early (``| head``): point it at /dev/null, so that no later
-    write or the interpreter's last flush fails again."""
+def silence_stdout(fd: int | None = None) -> None:
+    """After a reader closed stdout early (``| head``): point stdout's descriptor (``fd``, else
+    ``sys.stdout``'s) at /dev/null, so that no later write or the interpreter's last flush fails
+    again (Python's own advice: the note on SIGPIPE in the ``signal`` module's documentation)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    try:
+        os.dup2(devnull, sys.stdout.fileno() if fd is None else fd)
+    finally:
+        os.close(devnull)
+
+
+def _descriptor(stream: object) -> int | None:
+    """The descriptor under ``stream``, or None (a test's capture has none)."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+class _ReaderGoneRaw(io.FileIO):
+    """Stdout's descriptor, written as :class:`io.FileIO` writes it until its reader goes away
+    (``| head -1``, a pager quit early); from then on what is written is dropped (the descriptor
+    points at /dev/null), so that the command runs to its end and exits as it would have: a
+    closed stdout never turns a failed ``check`` or ``validate`` into a pass, nor a pass into a
+    failure. The descriptor is the process's own stdout (1), kept open: a pager is put behind it
+    (:func:`dsh_audit.report._listing.start_pager`) and taken away again, and later writes reach
+    the terminal again."""
+
+    def write(self, data: ReadableBuffer, /) -> int:
+        try:
+            return super().write(data)
+        except BrokenPipeError:
+            silence_stdout(self.fileno())
+            while _ON_GONE:
+                _ON_GONE.pop()()
+            return memoryview(data).nbytes  # counted as written: none is left to retry
+
+
+#: What to do when stdout's reader goes away, besides dropping what is written from then on
+#: (:func:`on_stdout_gone`); each is done once.
+_ON_GONE: list[Callable[[], None]] = []
+
+
+def on_stdout_gone(action: Callable[[], None]) -> None:
+    """Do ``action`` when stdout's reader goes away: a command that runs until it is stopped
+    (``watch``) is stopped then, as no line it prints can be read any more; every other command
+    runs to its end."""
+    _ON_GONE.append(action)
+
+
+def discard_stdout_when_gone() -> Callable[[], None]:
+    """Put :class:`_ReaderGoneRaw` under ``sys.stdout`` (the console script's first step), with the
+    stream's own encoding, error handler and buffering; the result puts the former stream back.
+    A stdout that is no descriptor (a test's capture) is left as it is: nothing can close it.
+
+    Every command's output takes this one way, click's lines, rich's tables and a machine format
+    written whole to ``-`` alike: none of them sees a BrokenPipeError, and the interpreter's last
+    flush says nothing ("Exception ignored ...")."""
+    former = sys.stdout
+    fd = _descriptor(former)
+    if not isinstance(former, io.TextIOWrapper) or fd is None:
+        return lambda: None
+    former.flush()
+    raw = _ReaderGoneRaw(fd, "wb", closefd=False)
+    # under ``python -u`` the text layer writes to the raw file itself
+    buffer = io.BufferedWriter(raw) if isinstance(former.buffer, io.BufferedIOBase) else raw
+    sys.stdout = io.TextIOWrapper(buffer, encoding=former.encoding, errors=former.errors,
+                                  line_buffering=former.line_buffering, write_through=former.write_through)
+
+    def restore() -> None:
+        ours = sys.stdout
+        sys.stdout = former
+        ours.flush()
+        _ON_GONE.clear()
+
+    return restore
 
 
 def option_variable(name: str, ctx: click.Context | None = None) -> tuple[str, str] | None:

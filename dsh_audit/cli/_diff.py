@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ..capture import RequestDiff, compare_capture, gate_ok, held_sessions, load_capture, unreadable_capture
-from ..diff import requests_said
+from ..diff import captures_said, requests_said
 from ..errors import CaptureError, DshAuditError
 from ..replay import Request
 from ..runner import in_process, iter_many
@@ -34,6 +34,8 @@ _COLUMNS = ("#", "kind", PLACE_COLUMN, "verdict", "first offset", "capture", "no
 _LOOSE_COLUMNS = tuple(c for c in _COLUMNS if c not in ("#", PLACE_COLUMN))
 _QUIET_NOTES = ("session header and order", "order (no session header)")
 _DETAIL_LIMIT = 8
+#: The verdicts whose rows' notes are said under their table, once for all the rows that share one.
+_FOLDED = ("unrendered", "unmatched", "foreign")
 # What renders a request's body (:func:`dsh_audit.session.route_renderer`).
 _Render = Callable[[Request, dict[str, Any]], bytes]
 def _capture_cell(row: RequestDiff) -> str:
@@ -50,53 +52,82 @@ def _note(row: RequestDiff, *, said: str | None = None) -> str:
     return "; ".join(n for n in notes + [said or row.said] if n)
 
 
-def _cells(row: RequestDiff, *, said: str | None = None) -> tuple[object, ...]:
+def _cells(row: RequestDiff, *, note: str | None = None) -> tuple[object, ...]:
+    """The row's cells; ``note`` the note cell when a note under the table says it (:func:`_table_notes`)."""
     request = row.request
     where = "-" if request is None else place_text(request.turn, request.step, request.attempt)
     offset = row.diff.first_offset if row.diff is not None else None
     return ("-" if request is None else request.index, row.kind, where, row.verdict,
-            "-" if offset is None else offset, _capture_cell(row), _note(row, said=said))
+            "-" if offset is None else offset, _capture_cell(row), _note(row) if note is None else note)
 
 
-def _unrendered_notes(rows: Sequence[RequestDiff], first: int) -> tuple[list[list[str]], dict[int, str]]:
-    """A table's notes on its unrendered requests, numbered from ``first``: one a refusal (reason
-    and hint), naming its requests as ``check`` names the same finding of several
-    (:func:`requests_said`), then where in the session's log it is (:func:`_refused_at`); and
-    each such row's short cell (``see note N``), by the row's place in ``rows``."""
-    refusals: dict[tuple[str | None, str | None], dict[int, RequestDiff]] = {}  # by place in rows
+def _fold_key(row: RequestDiff) -> tuple[str | None, ...] | None:
+    """What a row shares with the others whose note is said once under the table: an unrendered
+    request's refusal (reason and hint), an unmatched or foreign row's pairing note (why nothing
+    pairs with it, the same for many rows of another session's capture); None for any other row."""
+    if row.verdict == "unrendered" and row.request is not None:
+        return (row.verdict, row.note, row.hint)
+    if row.verdict in _FOLDED and row.pairing.note:
+        return (row.verdict, row.pairing.note)
+    return None
+
+
+def _table_notes(rows: Sequence[RequestDiff], first: int) -> tuple[list[list[str]], dict[int, str]]:
+    """A table's notes, numbered from ``first``: one for each reason its unrendered, unmatched or
+    foreign rows share (:func:`_fold_key`), naming its rows as ``check`` names the same finding of
+    several (:func:`_folded_said`), an unrendered one followed by where in the session's log its
+    requests cannot be rendered (:func:`_unrendered_at`); and each such row's note cell (``see note
+    N``, after an unrendered row's pairing note), by the row's place in ``rows``. A row's reason
+    repeated in every row of a narrow table took five lines a row."""
+    folded: dict[tuple[str | None, ...], dict[int, RequestDiff]] = {}  # by place in rows
     for place, row in enumerate(rows):
-        if row.verdict == "unrendered" and row.request is not None:
-            refusals.setdefault((row.note, row.hint), {})[place] = row
+        if (key := _fold_key(row)) is not None:
+            folded.setdefault(key, {})[place] = row
     notes: list[list[str]] = []
     cells: dict[int, str] = {}
-    for number, ((note, hint), places) in enumerate(refusals.items(), start=first):
-        said = f"unrendered: {note}" if note else "unrendered"
-        shown = f" (hint: {hint})" if hint else ""
-        indexes = [_index(row) for row in places.values()]
-        notes.append([f"note {number}: {requests_said(indexes, said)}{shown}",
-                      *_refused_at(list(places.values()))])
-        cells.update((place, f"see note {number}") for place in places)
+    for number, places in enumerate(folded.values(), start=first):
+        its = list(places.values())
+        unrendered = its[0].verdict == "unrendered"
+        notes.append([f"note {number}: {_folded_said(its)}", *(_unrendered_at(its) if unrendered else [])])
+        cells.update((place, _note(row, said=f"see note {number}") if unrendered else f"see note {number}")
+                     for place, row in places.items())
     return notes, cells
 
 
+def _folded_said(rows: Sequence[RequestDiff]) -> str:
+    """The line of a note that says what ``rows`` (of one :func:`_fold_key`) share: ``6 requests:
+    #0, ... are unrendered: REASON (hint: HINT)``, ``8 captures: 0, ... are foreign: ...``."""
+    row = rows[0]
+    if row.verdict == "unrendered":
+        said = f"unrendered: {row.note}" if row.note else "unrendered"
+        shown = f" (hint: {row.hint})" if row.hint else ""
+        return f"{requests_said([_index(r) for r in rows], said)}{shown}"
+    note = row.pairing.note or ""
+    said = note if note.startswith(f"{row.verdict}:") else f"{row.verdict}: {note}"
+    if row.request is not None:
+        return requests_said([_index(r) for r in rows], said)
+    return captures_said([r.capture.position for r in rows if r.capture is not None], said)
+
+
 def _index(row: RequestDiff) -> int:
-    assert row.request is not None, "an unrendered row has a request"
+    assert row.request is not None, "a request's row has a request"
     return row.request.index
 
 
-def _refused_at(rows: Sequence[RequestDiff]) -> list[str]:
+def _unrendered_at(rows: Sequence[RequestDiff]) -> list[str]:
     """The lines under a note that say where in the session's log (the table's title) its
-    requests (``rows``) were refused, the event ``render`` names (:attr:`RequestDiff.seq`, its
-    :attr:`RequestDiff.line`): one when all were refused at one event, else one per event naming
-    its requests; none when no refusal names one."""
+    requests (``rows``) cannot be rendered, the event ``render`` names (:attr:`RequestDiff.seq`, its
+    :attr:`RequestDiff.line`): one when all stop at one event, else one per event naming its
+    requests; none when no refusal names one. "Refused" is said of a log DSH refuses, not here."""
     at: dict[str, list[int]] = {}
     for row in rows:
         if row.seq is not None:
             at.setdefault(f"seq {row.seq}" + ("" if row.line is None else f" (log line {row.line})"),
                           []).append(_index(row))
     if len(at) == 1 and len(next(iter(at.values()))) == len(rows):
-        return [f"  refused at {next(iter(at))}"]
-    return [f"  {requests_said(indexes, f'refused at {place}')}" for place, indexes in at.items()]
+        return [f"  cannot be rendered at {next(iter(at))}"]
+    return [f"  {requests_said(indexes, f'cannot be rendered at {place}', linked=False)}"
+            for place, indexes in at.items()]
 
 
 def _details(rows: Sequence[RequestDiff]) -> None:
@@ -127,27 +158,41 @@ def _summary(rows: Sequence[RequestDiff], *, ok: bool) -> str:
 def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture: str, *, named: bool,
                   noted: int = 0) -> int:
     """The tables of one capture's comparison: one per session, then the captures no request
-    explains (their title names the ``capture`` when ``named``: several were compared). Under a
-    session's table, the notes on its unrendered requests (:func:`_unrendered_notes`, numbered
-    past the ``noted`` notes of the run before; a CSV row keeps its whole reason): how many
-    notes the run has now."""
-    width = title_width() if listing_format() == "table" else None
+    explains (their title names the ``capture`` when ``named``: several were compared). Under each
+    table, the notes on its unrendered, unmatched and foreign rows (:func:`_table_notes`, numbered
+    past the ``noted`` notes of the run before; a CSV row keeps its whole reason): how many notes
+    the run has now."""
     for session_id, path in sessions.items():
         mine = [r for r in rows if r.request is not None and r.request.session_id == session_id]
-        notes, cells = ([], {}) if listing_format() == "csv" else _unrendered_notes(mine, noted + 1)
+        notes, cells = _notes_of(mine, noted)
         print_table(session_title(path, session_id), _COLUMNS,
-                    (_cells(r, said=cells.get(place)) for place, r in enumerate(mine)),
+                    (_cells(r, note=cells.get(place)) for place, r in enumerate(mine)),
                     about=About(path, session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND)
-        for note in notes:  # wrapped at spaces, a path kept whole, as check's findings are
-            for line in note if width is None else [part for said in note for part in fit_lines(said, width)]:
-                echo(line)
-        noted += len(notes)
+        noted += _echo_notes(notes)
     loose = [r for r in rows if r.request is None]
     if loose:  # in CSV, no log nor session: the capture's name in the ``table`` column when several were compared
         title = "captures no request explains" + (f" in {capture}" if named else "")
-        unexplained = ([cell for column, cell in zip(_COLUMNS, _cells(r)) if column in _LOOSE_COLUMNS] for r in loose)
+        notes, cells = _notes_of(loose, noted)
+        unexplained = ([cell for column, cell in zip(_COLUMNS, _cells(r, note=cells.get(place)))
+                        if column in _LOOSE_COLUMNS] for place, r in enumerate(loose))
         print_table(title, _LOOSE_COLUMNS, unexplained, about=About("", "", title))
+        noted += _echo_notes(notes)
     return noted
+
+
+def _notes_of(rows: Sequence[RequestDiff], noted: int) -> tuple[list[list[str]], dict[int, str]]:
+    """:func:`_table_notes` of a table's ``rows``, numbered past ``noted``; none in CSV (a row keeps its reason)."""
+    return ([], {}) if listing_format() == "csv" else _table_notes(rows, noted + 1)
+
+
+def _echo_notes(notes: Sequence[Sequence[str]]) -> int:
+    """Print the notes under a table, wrapped at spaces with a path kept whole as check's findings
+    are (on a terminal, or at COLUMNS when piped): how many there were."""
+    width = title_width() if listing_format() == "table" else None
+    for note in notes:
+        for line in note if width is None else [part for said in note for part in fit_lines(said, width)]:
+            echo(line)
+    return len(notes)
 
 
 def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _Render:
@@ -241,6 +286,9 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
         echo_note(_found_note({capture: its for capture, its in held.items() if its}))
     rows = [row for _, found, _ in compared for row in found]
     ok = gate_ok(rows, strict=strict)
+    for capture, found, sessions in compared:  # likely another run's capture: said first (whose, what to give)
+        if (hint := _nothing_matched(capture, found, list(sessions))) is not None:
+            echo_note(hint)
     if as_json:  # each row starts with its log's path, as every other per-request stream (null: foreign)
         log_of = {session_id: path for _, _, sessions in compared for session_id, path in sessions.items()}
         for row in rows:
@@ -253,9 +301,6 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
             noted = _print_tables(found, sessions, capture, named=len(compared) > 1, noted=noted)
         _details(rows)
         echo(_summary(rows, ok=ok))
-    for capture, found, sessions in compared:  # likely another run's capture: say whose, and what to give
-        if (hint := _nothing_matched(capture, found, list(sessions))) is not None:
-            echo_note(hint)
     if bad:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_FINDINGS
@@ -354,8 +399,8 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
     except CaptureError as exc:  # too large to align
         return _Compared(capture, [], sessions, said, bad, capture_error=exc)
     advance(weight)  # the requests not rendered (unmatched, unrendered) are done too
-    if routes is None:  # a refusal that asks for --routes names the recorded home's layer too, as check's does
-        rows = [replace(row, hint=routes_hint(sessions[row.request.session_id], row.hint))
+    if routes is None:  # a refusal that asks for --routes names a bundle's route file or the home's layer, as check's
+        rows = [replace(row, hint=routes_hint(sessions[row.request.session_id], row.hint))  # a manifest read once
                 if row.hint and row.request is not None else row for row in rows]
     by_id = {session.id: session for session in opened}
     rows = [_placed(row, by_id) for row in rows]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from .._listing import listed
 from ..capture import RequestDiff, find_capture
 from ..errors import UsageError
 from ._common import echo_note
@@ -42,7 +43,7 @@ def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
         echo_note(f"{alone[0]}: no capture given or found beside the log (wire.jsonl): not compared")
     elif alone:  # one note a run, however many logs have none
         echo_note(f"{len(alone)} log(s) with no capture given or found beside them (wire.jsonl): not compared "
-                  f"({alone[0]} and {len(alone) - 1} more)")
+                  f"({listed([os.fspath(log) for log in alone], shown=1)})")
     return groups
 
 
@@ -72,7 +73,7 @@ def _foreign_note(left: dict[str, list[str]]) -> str | None:
         return (f"{log}: no capture: the capture found beside it ({capture}) holds none of its requests; "
                 "not compared (--capture FILE names one)")
     return (f"{len(logs)} log(s) with no capture: the capture found beside each holds none of its requests; "
-            f"not compared ({logs[0][0]} and {len(logs) - 1} more; --capture FILE names one)")
+            f"not compared ({listed([log for log, _ in logs], shown=1)}; --capture FILE names one)")
 
 
 def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
@@ -92,16 +93,6 @@ def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
     names = ", ".join(sorted({os.path.basename(capture) for capture in groups}))
     return (f"capture found beside {logs} log(s): {len(groups)} files ({names}), each compared with the logs "
             "beside or below it (--capture FILE names one for all)")
-
-
-def _first_three(ids: Sequence[str]) -> str:
-    """Up to three session ids of a note, and how many more (a folder may hold hundreds).
-
-    Example:
-        >>> _first_three(["a", "b", "c", "d", "e"])
-        'a, b, c and 2 more'
-    """
-    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequence[str]) -> str | None:
@@ -131,13 +122,13 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
     # with no run's request: it says nothing of whose capture this is)
     sends = [row.capture for row in rows if row.request is None and row.capture is not None
              and row.capture.kind != "other"]
-    mine = _first_three(sessions)
+    mine = listed(sessions)
     if not sends:
         return (f"no request matched: {capture} holds no LLM call (nothing a request could be paired with): give the "
                 f"capture of {mine}'s run with --capture FILE")
     named = list(dict.fromkeys(send.session_id for send in sends if send.session_id is not None))
     if named and not set(named) & set(sessions):
-        shown = _first_three(named)
+        shown = listed(named)
         return (f"no request matched: {capture} holds sends of session(s) {shown}, not {mine}: give the capture of "
                 f"its run with --capture FILE (or diff the log of {named[0]})")
     if named:

@@ -230,7 +230,11 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     from 0 to 1 with every digit (empty for n/a; the "expected" column is "expected hit ratio"
     there), and a row the table shows as "a / b" as one row per value. A narrow terminal leaves
     out a column with no value in any row, then the lesser columns (the caption names them), and
-    shows session ids as their shortest unique prefix among those listed.
+    shows session ids as their shortest unique prefix among those listed, as `sessions` shows them
+    (session-86ef2d28, session-sample-co…: `show` takes either). A token sum is never a guess: "prompt"
+    and "cache read" are "?" when no request logged them (--json: null), and "≥N", a lower bound,
+    when a request that logged usage lacked them (--json: prompt_unknown_requests counts those);
+    --json's cost.tokens and totals.tokens are null when no request logged usage.
 
     \b
     Example:

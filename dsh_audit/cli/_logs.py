@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from .._listing import listed
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ._common import echo_note
 from ._copy_notes import grouped_notes as grouped_notes  # re-exported: cli._fleet reads it from here
@@ -127,9 +128,8 @@ def _one_of(folder: str, logs: Sequence[Path]) -> None:
     """
     if len(logs) < 2:
         return
-    shown = ", ".join(shlex.quote(str(log)) for log in logs[:_LISTED])
-    more = f" and {len(logs) - _LISTED} more" if len(logs) > _LISTED else ""
-    raise UsageError(f"expected one session log, found {len(logs)}: {shown}{more}", path=folder,
+    shown = listed([shlex.quote(str(log)) for log in logs], shown=_LISTED)
+    raise UsageError(f"expected one session log, found {len(logs)}: {shown}", path=folder,
                      hint="pass one of those files, or its session id (`dsh-audit sessions PATH` lists them)")
 
 

@@ -79,8 +79,10 @@ def _miscount(result: BundleCheck, category: str) -> str:
 @click.command("redact")
 @click.argument("path", type=click.Path(readable=False))
 @click.option("-o", "--output", metavar="FILE", type=click.Path(), default=None,
-              help=output_help("the redacted log (same format version and compression as PATH)")
-                   + " With '-' no manifest is kept.")
+              help=output_help("the redacted log (same format version as PATH)")
+                   + " Compressed as DSH reads FILE's name: zstd for *.zstd (DSH's .jsonl.zstd), plain for "
+                     "*.jsonl (a note says when PATH's differs), as PATH for another name and for '-'. With '-' "
+                     "no manifest is kept.")
 @click.option("--keep", multiple=True, type=click.Choice(["paths", "system", "titles", "tools"]),
               help="Keep this part verbatim (repeatable); secrets in it still go.")
 @click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default). Not with --keep tools, which keeps them.")
@@ -127,7 +129,7 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
     render only with DSH's route configuration needs --routes FILE; the bundle carries that file
     redacted (OUTPUT.routes.yml), and --check renders with it. Without it their captured requests
     are unrendered, their diff verdicts compare nothing, and redact says so (the manifest lists
-    them). A fork or subagent
+    them; the `check` command it prints then leaves the capture out). A fork or subagent
     child whose parent log lies beside it needs its parent redacted first, with the same salt,
     beside OUTPUT (as `breaks` finds a parent), or --alone. Exit 0 done (or check passed), 1 a
     verdict differs, 2 bad input (a capture of another session too, unless --any-capture).
@@ -221,14 +223,20 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
 def _recipient(result: Redaction) -> None:
     """The commands a recipient of the bundle runs, as typed in bash or zsh from this folder
     (each path a :func:`shell_word`): its check against the manifest, and ``check`` with the
-    bundle's capture and route file (which ``check`` does not find by itself)."""
+    bundle's capture and route file (which ``check`` does not find by itself). A capture some of whose
+    requests redact could not render is left out (``--no-capture``, as ``check`` would otherwise find a
+    ``wire.jsonl`` above the bundle): ``check`` reports each of them unrendered (DSH815), which fails
+    its default policy, whatever the bundle holds."""
     words = ["dsh-audit", "check", shell_word(result.output)]
+    unrendered = len(result.unrendered) if result.capture is not None else 0
     if result.capture is not None:
-        words += ["--capture", shell_word(result.capture)]
+        words += ["--no-capture"] if unrendered else ["--capture", shell_word(result.capture)]
     if result.route_file is not None:
         words += ["--routes", shell_word(result.route_file)]
+    how = (f" without its capture (check would report its {unrendered} unrendered request(s), DSH815)"
+           if unrendered else " with")
     echo(f"a recipient verifies it with: dsh-audit redact --check {shell_word(result.output)}")
-    echo(f"and audits it with: {' '.join(words)}")
+    echo(f"and audits it{how}: {' '.join(words)}")
 
 
 COMMANDS = [redact_command]

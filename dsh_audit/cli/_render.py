@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._shell import shell_word
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import open_regular
 from ..report.terminal import page_listing, terminal_text
@@ -61,6 +62,37 @@ def _without_capture(error: DshAuditError) -> DshAuditError:
     if sep and "--capture" in tail:
         error.hint = head
     return error
+
+
+def _imported(request: Request) -> tuple[str, str, str] | None:
+    """``(format, agent, what its log does not record)`` of a request imported from another
+    agent's log (Claude Code, Codex: ``extra.format``), None for a DSH request."""
+    from ..importers import unrecorded  # only for an imported log: the CLI starts without the importers
+
+    found = request.extra.get("format")
+    told = unrecorded(found) if isinstance(found, str) else None
+    return None if told is None else (str(found), *told)
+
+
+def _imported_hint(imported: tuple[str, str, str], log_path: str, index: int, hint: str | None) -> str:
+    """The hint of a refusal to render request ``index`` of the imported log at ``log_path``: why, in
+    the importer's terms (the agent's request is not in its log; render writes DSH's for the
+    conversation), then the refusal's own ``hint`` (what DSH's route needs), then the command that
+    shows the conversation, its path a :func:`~dsh_audit._shell.shell_word`, so it can be pasted."""
+    fmt, agent, missing = imported
+    then = f"; for DSH's route: {hint}" if hint else ""
+    return (f"a {fmt} log records the conversation, not the request {agent} sent ({missing}): render writes only "
+            f"what DSH's pi-ai route would send for that conversation{then}; "
+            f"`dsh-audit show {shell_word(log_path)} {index}` prints the conversation as logged")
+
+
+def _imported_note(log_path: str, imported: tuple[str, str, str], adapter: str) -> str:
+    """What the body rendered for a request of an imported log is, and what is not known of the
+    request the agent sent (the ``note:`` ``render`` writes on stderr)."""
+    fmt, agent, missing = imported
+    return (f"{log_path}: a {fmt} log: this body is what DSH's {adapter} route (pi-ai) would send for the "
+            f"conversation as logged, not the request {agent} sent, which the log does not record ({missing}); "
+            "its reasoning goes as DSH sends another agent's, not replayed natively")
 
 
 def _wire(log_path: str, request: Request, evidence: RouteEvidence, *, adapter: str, config: PiRoutes | None,
@@ -145,11 +177,19 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     config = config if routes is not None else routes_from(None, log=log_path)  # the log's DSH home's, if any
     for warning in (*config.notes, *window_conflicts(evidence, config)) if config is not None else ():
         echo_warning(warning)  # the home layers taken and what they leave open; where the log contradicts them
+    imported = _imported(request)
     try:
-        wire = _wire(log_path, request, evidence, adapter=adapter, config=config, routed=routes is not None,
-                     harness_version=harness_version, instruction_file=instruction_file)
+        # an imported log is in no DSH home: its refusal names no home layer (routed)
+        wire = _wire(log_path, request, evidence, adapter=adapter, config=config,
+                     routed=routes is not None or imported is not None, harness_version=harness_version,
+                     instruction_file=instruction_file)
     except DshAuditError as exc:
+        if imported is not None:
+            exc.hint = _imported_hint(imported, log_path, request.index, exc.hint)
+            exc.line = exc.seq if exc.line is None else exc.line  # an imported request's seqs are its lines
         raise at_line(exc, event_lines) from None
+    if imported is not None:
+        echo_note(_imported_note(log_path, imported, wire.adapter))
     terminal = sys.stdout.isatty()  # before the pager takes stdout: the body is shown escaped there too
     page_listing()  # on a terminal: the pager, before the first line
     if with_headers:

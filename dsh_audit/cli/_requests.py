@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -15,7 +15,7 @@ from ..errors import DshAuditError
 from ..runner import TaskResult, in_process, iter_many
 from ..replay import Request
 from ..session import Failure, logged_cache_read, read_session
-from ..report import dumps_line, dumps_pretty
+from ..report import dumps_line, dumps_line_with, dumps_pretty
 from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback, short_needed
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
 from ._logs import log_progress, newest_first, one_log, selected_logs, session_paths
@@ -124,12 +124,12 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     rows: list[tuple[Any, ...]] = []
     writes = False
     name = os.fspath(path)
+    write = _json_line(name)
 
     def take(request: Request) -> None:
         nonlocal writes
         if as_json:
-            # The log's path first, as in `cache`, `sessions` and `check`: two files may hold one session id.
-            lines.append(dumps_line({"path": name, **request.summary()}))
+            lines.append(write(request))
         else:
             rows.append(_row(request))
             writes = writes or _writes(request)
@@ -151,6 +151,28 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id, rows=tuple(rows),
                  caption=("steps without a response: " + "; ".join(notes)) if notes else None, writes=writes)
+
+
+def _json_line(path: str) -> Callable[[Request], str]:
+    """The writer of a log's ``--json`` lines: a request's summary led by ``path`` (as in `cache`,
+    `sessions` and `check`: two files may hold one session id).
+
+    The header (config, system prompt, tools: kilobytes) is written once for each header object
+    the replay hands on, which every request of a run of steps under one header shares, and its
+    text put in each line (:func:`~dsh_audit.report.dumps_line_with`). The object last
+    written is held, so that its identity is not another's."""
+    held: list[Any] = [None, ""]  # the header last written and its text
+
+    def write(request: Request) -> str:
+        row = {"path": path, **request.summary()}
+        header = row["header"]
+        if header is None:
+            return dumps_line(row)
+        if header is not held[0]:
+            held[:] = [header, dumps_line(header)]
+        return dumps_line_with(row, "header", held[1])
+
+    return write
 
 
 def _write_lines(lines: Iterable[str], batch: int = 1 << 20) -> None:

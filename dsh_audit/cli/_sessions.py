@@ -11,10 +11,10 @@ import click
 
 from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group
 from ..errors import DshAuditError
-from ..log import copy_name, copy_notes, preferred, read_once
+from ..log import copy_name, copy_notes, is_fixture_token, preferred, read_once
 from ..report import dumps_line
-from ..report.terminal import (Amount, cell_len, listing_format, print_table, progress_callback, rows_fit, short_ids,
-                               shown_chars, stdout_text, table_cell)
+from ..report.terminal import (Amount, cell_len, id_prefixes, listing_format, print_table, progress_callback, rows_fit,
+                               short_ids, shown_chars, stdout_text, table_cell)
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
@@ -118,8 +118,11 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     --format csv: the amount, with "unpriced", the count of requests that could not be priced,
     beside); "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
-    value shows "-". A narrow terminal shows each id as its shortest unique prefix
-    (session-86ef2d28), which the caption says, heads "requests" and "hit ratio" "reqs" and "hit"
+    value shows "-". A narrow terminal shows each id as its shortest unique prefix of 8
+    characters or more past "session-" (session-86ef2d28, a UUID's cut at a group's end;
+    session-sample-co…, any other's with "…", or with no mark on a stdout that cannot write it),
+    which the caption says, heads "requests" and
+    "hit ratio" "reqs" and "hit"
     where their words would take a column's room, and leaves out a column with no value in any
     row, then "project"; a title then gives way before a number: it wraps between its words in
     20 columns or more, else is cut at its end with "…" (the caption says so; --json and a wider
@@ -209,9 +212,10 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         least, captions = {"title": _TITLE_MIN}, list[str]()
         if listing_format() == "table":
             rows, droppable, least, captions = _narrowed(rows, [s for s, _ in listed], copies)
+            least = {**least, "id": _widest_id(rows)}
         print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", columns,
                     rows, droppable=droppable, caption="; ".join(captions) or None, least=least,
-                    short=COUNT_SHORT, short_first=True)
+                    short=COUNT_SHORT, short_first=True, ids=("id",))
     if prices is not None:
         echo_capture_use(s.cost_summary for s in summaries)  # as `cache` and `usage` say it
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
@@ -291,20 +295,22 @@ def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], 
               ) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
     """The table's rows on the terminal, the columns it may leave out, the title's narrowest width
     and the captions that say how cells were shortened. What gives way, in this order, while a
-    row does not fit on one line: "project", each id whole (then its shortest unique prefix), the
-    title (wrapped between its words in a room of :data:`_TITLE_MIN` columns or more, else cut at
-    its end with "…", down to :data:`_TITLE_CUT`); a number column only when not even that leaves
-    room for them all (then as print_table leaves columns out, :data:`_DROPPABLE`)."""
+    row does not fit on one line: "project", each id whole (then its shortest unique prefix,
+    the one rule of :func:`id_prefixes`), the title (wrapped between its words in a room of :data:`_TITLE_MIN`
+    columns or more, else cut at its end with "…", down to :data:`_TITLE_CUT`); a number column
+    only when not even that leaves room for them all (then as print_table leaves columns out,
+    :data:`_DROPPABLE`). A terminal too narrow for any table (a block of lines a row) has a line's
+    room for an id: only one holding a UUID is cut there, as every table cuts one (:func:`short_ids`)."""
     titles = [_shown(row[1]) for row in rows]  # escaped once: every width below is the shown text's
     widest = max(map(cell_len, titles))
     room = _title_room(rows, titles, min(widest, _TITLE_MIN))
     captions: list[str] = []
     if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
-        names = short_ids(s.session_id for s in listed)
-        rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
-                for row, s in zip(rows, listed)]
-        captions += [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in listed) else []
+        whole = rows
+        rows, captions = _with_ids(whole, listed, copies, id_prefixes([s.session_id for s in listed]))
         room = _title_room(rows, titles, min(widest, _TITLE_CUT))
+        if room is None and not _tabled(rows):  # a block a row: an id has a line's room
+            rows, captions = _with_ids(whole, listed, copies, short_ids(s.session_id for s in listed))
     if room is None:  # no room for every number beside a title: columns are left out for the title
         return rows, _DROPPABLE, {"title": _TITLE_MIN}, captions
     cut = [_title_cut(title, room) for title in titles]
@@ -314,6 +320,29 @@ def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], 
     if cut != titles:
         captions = [_SHORT_CUT_NOTE] if captions else [_CUT_NOTE]
     return [(row[0], title, *row[2:]) for row, title in zip(rows, cut)], _KEPT_NUMBERS, {"title": shown}, captions
+
+
+def _tabled(rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether ``rows`` are drawn as a table, leaving out what it must of "project" and
+    :data:`_DROPPABLE` and wrapping titles and paths (:func:`rows_fit`), not a block of lines a row."""
+    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=_DROPPABLE, wrapping=("title", "id"),
+                    short=COUNT_SHORT, short_first=True)
+
+
+def _widest_id(rows: Sequence[tuple[object, ...]]) -> int:
+    """The widest id the rows show (its `` (PATH)`` aside, a path being cut in its middle), as stdout
+    writes it: print_table's ``least`` for the "id" column, which leaves a column out before it cuts
+    an id in its middle (a middle cut names no session: `show` refuses it)."""
+    return max(cell_len(stdout_text(str(row[-1]).split(" (", 1)[0])) for row in rows)
+
+
+def _with_ids(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str],
+              names: dict[str, str]) -> tuple[list[tuple[object, ...]], list[str]]:
+    """``rows`` with each id as ``names`` shows it (``ID (PATH)`` for one of ``copies``), and the
+    caption saying so when one is shortened."""
+    shown = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
+             for row, s in zip(rows, listed)]
+    return shown, [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in listed) else []
 
 
 def _shown(title: object) -> str:
@@ -403,7 +432,7 @@ def _read_once(summaries: list[SessionSummary], logs: Sequence[object]) -> list[
     files: dict[str, list[str]] = {}
     for summary in summaries:
         sid = summary.session_id
-        if sid and not (sid.startswith("{{") and sid.endswith("}}")) and copy_name(Path(summary.path)) is not None:
+        if sid and not is_fixture_token(sid) and copy_name(Path(summary.path)) is not None:
             files.setdefault(sid, []).append(summary.path)
     dropped: set[str] = set()
     for paths in files.values():

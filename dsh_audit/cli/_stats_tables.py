@@ -5,14 +5,14 @@ each amount worded by the one rule of :meth:`Costs.shown`. ``--json`` and the co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..cache import Costs
-from ..fleet import FleetStats
-from ..report.terminal import Amount, listing_format, print_table, rows_fit, short_ids, table_cell
+from ..fleet import FleetStats, connect_index
+from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
 
-__all__ = ["print_stats"]
+__all__ = ["bucket_drop_order", "print_stats"]
 
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
@@ -20,9 +20,11 @@ _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit rat
 _CSV_MEASURE_COLUMNS = tuple("expected hit ratio" if c == "expected" else c for c in _MEASURE_COLUMNS)
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
                  "off-peak $", "breaks $", "unpriced")
-# Left out, in this order, while a narrow terminal cannot show a table with whole words (after a
-# column with no value in any row).
-_COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $", "cache read $", "cache miss $")
+# The cost columns of the token buckets, each with its key in a row's ``cost_usd``, in the order a
+# narrow terminal leaves them out when they cost the same (:func:`_cost_droppable`: after a column
+# with no value in any row, the one that cost the least first, the what-ifs before the costliest).
+_BUCKET_COLUMNS = {"output $": "output", "cache read $": "cache_read", "cache write $": "cache_write",
+                   "cache miss $": "cache_miss"}
 _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
 # The session rankings leave out more, in this order, before a table too wide to be drawn in the run's
 # style takes the other one (a run's tables share one style: docs/cli.md).
@@ -103,9 +105,31 @@ def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
             Amount(row["unpriced_requests"], str(row["unpriced_requests"] or "")))
 
 
-def _cost_droppable(rows: list[dict[str, Any]]) -> tuple[str, ...]:
-    """The cost columns a narrow terminal may leave out: never "unpriced" when a request is."""
-    return tuple(c for c in _COST_DROPPABLE if c != "unpriced" or not any(r["unpriced_requests"] for r in rows))
+def bucket_drop_order(spent: Mapping[str, float], what_ifs: Sequence[str]) -> tuple[str, ...]:
+    """The columns of the token buckets (``spent``: each one's cost, in the order of a tie) and
+    the ``what_ifs`` in the order a narrow terminal leaves them out: the buckets that cost the
+    least first, then the what-ifs, then the costliest bucket, so that where the money went stays
+    in sight (an Anthropic session's cache writes, a DeepSeek one's misses). The one order of
+    `stats` (:func:`_cost_droppable`) and `usage` (``_usage._droppable``).
+
+    Example:
+        >>> bucket_drop_order({"output": 2.0, "cache read": 1.0, "cache miss": 2.0}, ("off-peak",))
+        ('cache read', 'output', 'off-peak', 'cache miss')
+    """
+    buckets = sorted(spent, key=spent.__getitem__)  # cheapest first; a tie in spent's order (a stable sort)
+    return (*buckets[:-1], *what_ifs, *buckets[-1:])
+
+
+def _cost_droppable(columns: Sequence[str], rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The cost columns a narrow terminal may leave out, in order: the buckets, the one that cost
+    the least over ``rows`` first (one all $0.0000 or $?, as a DeepSeek fleet's cache writes, the
+    first of all), then the what-ifs, then the costliest bucket, so that where the money went stays
+    in sight (an Anthropic fleet's cache writes, a DeepSeek one's misses), as `usage` orders its
+    columns (:func:`bucket_drop_order`): never "unpriced" when a request is."""
+    spent = {column: sum((r["cost_usd"] or {}).get(bucket) or 0.0 for r in rows)
+             for column, bucket in _BUCKET_COLUMNS.items()}
+    return tuple(c for c in ("unpriced", *bucket_drop_order(spent, ("off-peak $", "no cache $"))) if c in columns
+                 and (c != "unpriced" or not any(r["unpriced_requests"] for r in rows)))
 
 
 def _lost(row: dict[str, Any]) -> Amount:
@@ -141,8 +165,16 @@ def _ratio(value: float | None) -> Amount:
     return Amount(value, "n/a" if value is None else f"{value:.1%}")
 
 
+def _logged(row: dict[str, Any], key: str) -> int | Amount:
+    """A group's prompt or cache-read sum (:func:`dsh_audit.fleet._measures.measures`) as ``usage``
+    shows a token sum (:meth:`Amount.tokens`): ``?`` (CSV: empty) when no request logged it (null
+    in ``--json``), never 0; ``≥N`` (CSV: N) when a request that logged usage lacks it."""
+    value = row[key]
+    return Amount.tokens(value or 0, lacking=value is None or bool(row["prompt_unknown_requests"]))
+
+
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
-    return (row["requests"], row["usage_known"], row["prompt_tokens"], row["actual_cache_read"],
+    return (row["requests"], row["usage_known"], _logged(row, "prompt_tokens"), _logged(row, "actual_cache_read"),
             _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _lost(row))
 
 
@@ -157,13 +189,14 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
                   names=("sessions", "sessions refused"), form="{} ({})"),
         *_measure("requests (cache reads logged)", (totals["requests"], totals["usage_known"]), csv=csv,
                   names=("requests", "requests with cache reads logged"), form="{} ({})"),
-        ("prompt tokens", totals["prompt_tokens"]),
-        *_measure("cache read actual / expected", (totals["actual_cache_read"], totals["expected_cache_read"]),
+        ("prompt tokens", _logged(totals, "prompt_tokens")),
+        *_measure("cache read actual / expected",
+                  (_logged(totals, "actual_cache_read"), _logged(totals, "expected_cache_read")),
                   csv=csv, names=("cache read actual", "cache read expected")),
         *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
                   csv=csv, names=("hit ratio actual", "hit ratio expected")),
-        # "?" when no request logged usage at all, as usage shows it (a sum of none is no 0)
-        ("output tokens", Amount.tokens(totals["tokens"]["output"],
+        # "?" when no request logged usage at all (--json: tokens null), as usage shows it (a sum of none is no 0)
+        ("output tokens", Amount.tokens((totals["tokens"] or {}).get("output", 0),
                                         lacking=bool(totals["tokens_unknown_requests"].get("output"))
                                         or 0 < totals["requests"] == totals["usage_unknown_requests"])),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
@@ -197,10 +230,10 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
     # no request had a peak window (the fleet's cost has no off_peak_cost_usd): no off-peak column but in CSV
     keep = [at for at, c in enumerate(_COST_COLUMNS) if csv or c != "off-peak $" or "off_peak_cost_usd" in cost]
-    print_table("cost by model", ("model", *(_COST_COLUMNS[at] for at in keep)),
-                ((r["model"] or _UNKNOWN, *(cells[at] for at in keep)) for r in stats.cost_by_model
-                 for cells in (_costs(r),)),
-                droppable=_cost_droppable(list(stats.cost_by_model)))
+    columns = ("model", *(_COST_COLUMNS[at] for at in keep))
+    rows = [(r["model"] or _UNKNOWN, *(cells[at] for at in keep)) for r in stats.cost_by_model
+            for cells in (_costs(r),)]
+    print_table("cost by model", columns, rows, droppable=_cost_droppable(columns, list(stats.cost_by_model)))
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
                 ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
@@ -225,18 +258,32 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
              _priced(r, (r["cost_usd"] or {}).get("total")), _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
     droppable = (*_RANK_DROPPABLE, *(c for c in ("breaks $", "lost $", "cost") if c != _RANKED_AMOUNT[stats.sort]))
-    rows, short = _short_sessions(columns, rows, droppable)
-    print_table(title, columns, rows, droppable=droppable,
+    # one cut per session in both rankings, unique among every session the index holds (`show` takes it)
+    among = [*_index_ids(stats.db), *(r["session_id"] for r in stats.top_sessions),
+             *(r["session_id"] for r in stats.costliest_breaks)]
+    rows, short = _short_sessions(columns, rows, droppable, among)
+    print_table(title, columns, rows, droppable=droppable, ids=("session",),
                 caption="; ".join(text for text in (rank if rows else None, short) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
              Amount(r["lost_tokens"], "?" if r["lost_tokens"] is None else str(r["lost_tokens"])),
              _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
-    rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE)
+    rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE, among)
     free = (f"{stats.free_breaks} break(s) that cost nothing (no token lost, or at $0) left out"
             if stats.free_breaks and listing_format() != "csv" else None)
-    print_table("costliest cache breaks", columns, rows, droppable=_BREAK_DROPPABLE,
+    print_table("costliest cache breaks", columns, rows, droppable=_BREAK_DROPPABLE, ids=("session",),
                 caption="; ".join(text for text in (_RANK_NOTE if rows else None, short, free) if text) or None)
+
+
+def _index_ids(db: str) -> list[str]:
+    """Every session id the index at ``db`` holds (one query): a prefix unique among the rankings'
+    few rows alone (``session-2b096b61``) may start three sessions of the index, which `show` refuses."""
+    connection = connect_index(db, create=False)
+    try:
+        query = "SELECT DISTINCT session_id FROM sessions WHERE session_id IS NOT NULL"
+        return [row[0] for row in connection.execute(query)]
+    finally:
+        connection.close()
 
 
 def _when(iso: str | None) -> str | None:
@@ -244,15 +291,16 @@ def _when(iso: str | None) -> str | None:
     return None if iso is None else iso.replace("T", " ").removesuffix("Z")
 
 
-def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
-                    droppable: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
-    """``rows`` (session id first) with each id shortened to its shortest unique prefix among them,
+def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]], droppable: tuple[str, ...],
+                    among: Sequence[str]) -> tuple[list[tuple[Any, ...]], str | None]:
+    """``rows`` (session id first) with each id shortened to its shortest unique prefix among the
+    ids ``among`` (:func:`id_prefixes`, as every table shortens one),
     and the caption saying so, when a table of them would not fit the terminal with whole ids and
     every column but "path" (:func:`rows_fit`): both rankings, whatever columns they may leave out,
     shorten ids before they leave out a column with a value."""
     if listing_format() != "table" or rows_fit(columns, rows, droppable=droppable, spare=("path",)):
         return rows, None
-    names = short_ids(str(row[0]) for row in rows)
+    names = id_prefixes([*among, *(str(row[0]) for row in rows)])
     shortened = [(names[str(row[0])], *row[1:]) for row in rows]
     if shortened == rows:
         return rows, None

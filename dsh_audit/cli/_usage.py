@@ -12,8 +12,8 @@ from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, Costs, SessionLedger, UsageRow
                      load_prices, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
-                               short_ids, table_cell)
+from ..report.terminal import (NO_VALUE, Amount, cell_len, id_prefixes, listing_format, output_width, print_table,
+                               progress_callback, rows_fit, stdout_text, table_cell)
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
@@ -22,6 +22,7 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
                        openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import capture_notes, run_priced
+from ._stats_tables import bucket_drop_order
 from ._unpriced import unpriced_warnings
 from ._views import sort_option
 from ._when import request_window_options, window_text
@@ -41,12 +42,17 @@ _REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retent
 _REQUEST_TABLE = _REQUEST[:4]
 # The columns a narrow terminal may leave out (after a request's details, which --json and
 # --format csv keep), in this order, but a column with no value in any row first and a what-if
-# that says what "cost" says (or n/a) in every row next (:func:`_droppable`): the tokens (output,
-# cache read, cache write, cache miss), then what the same requests would have cost all off-peak and
-# with no cache, the README's headline figures, and "requests" last: the count that tells an
-# expensive session of many requests from one of a few large ones ("lost tokens (cost)", "cost"
-# and "unpriced" while a request is unpriced are never left out).
+# that says what "cost" says (or n/a) in every row next (:func:`_droppable`): the tokens, those
+# that cost the least first (:data:`_TOKEN_COLUMNS`), then what the same requests would have cost
+# all off-peak and with no cache, the README's headline figures, then the tokens that cost the
+# most (an Anthropic session's cache writes, a DeepSeek one's misses: where the money went), and
+# "requests" last: the count that tells an expensive session of many requests from one of a few
+# large ones ("lost tokens (cost)", "cost" and "unpriced" while a request is unpriced are never
+# left out). This tuple: the columns, and the tokens' order when they cost the same.
 _DROPPABLE = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache", "requests")
+# Each token column and the bucket of :class:`Costs` that prices it (ties: in :data:`_DROPPABLE`'s order).
+_TOKEN_COLUMNS = {"output": "output", "cache read": "cache_read", "cache write": "cache_write",
+                  "cache miss": "cache_miss"}
 _WHAT_IF = ("off-peak", "no cache")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
@@ -163,15 +169,19 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
     DeepSeek fleet's cache writes, "unpriced" when every request was priced), then a what-if
     (:data:`_WHAT_IF`) that says what "cost" says or n/a in every row (one rate all day: off-peak
     is the cost, or does not apply), then the others in :data:`_DROPPABLE`'s order: no column that
-    carries money is left out before one that says nothing, the tokens go before the money,
-    "cache write", which may be most of an Anthropic request's cost, only after the other tokens
-    but the cache misses, and "requests" last (by request, with the what-ifs: 1 in every row). Never
-    "unpriced" when a request is, since it says which amounts are lower bounds or unknown."""
+    carries money is left out before one that says nothing, the tokens go before the money, those
+    whose tokens cost the least over all the rows (``total``'s costs) first, but the costliest
+    bucket only after the what-ifs, so that where the money went stays in sight (an Anthropic
+    session's cache writes, a DeepSeek one's cache misses), and "requests" last (by request, with
+    the what-ifs: 1 in every row). Never "unpriced" when a request is, since it says which amounts
+    are lower bounds or unknown."""
     blank = set(_blank(columns, rows))
     cost = [table_cell(row[columns.index("cost")]) for row in rows]
     same = {c for c in _WHAT_IF if c in columns and all(
         table_cell(row[columns.index(c)]) in (shown, Costs.NOT_APPLICABLE) for row, shown in zip(rows, cost))}
-    kept = [c for c in _DROPPABLE if c in columns and (c != "unpriced" or not total.unpriced)]
+    spent = {column: getattr(total.cost, bucket) for column, bucket in _TOKEN_COLUMNS.items()}
+    order = ("unpriced", *bucket_drop_order(spent, _WHAT_IF), "requests")
+    kept = [c for c in order if c in columns and (c != "unpriced" or not total.unpriced)]
     # by request, "requests" is 1 in every row but the total's: it goes with the what-ifs that repeat "cost"
     same |= {"requests"} if request else set()
     ordered = sorted(kept, key=lambda c: 0 if c in blank else 1 if c in same else 2)
@@ -255,11 +265,14 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     total's "cost_complete" is false). A window with no request sent in it sums to 0 tokens and
     $0.0000. The warning for a model the price table does not know names the provider its
     requests went through and the --prices table that would price it. A narrow terminal first
-    shows session ids as their shortest unique prefix (--json and --format csv keep them whole),
+    shows session ids as their shortest unique prefix, as `sessions` shows them (session-86ef2d28,
+    session-sample-co…: `show` takes either; --json and --format csv keep them whole),
     then leaves out, as few as it needs (the caption names them): a column with no value in any row
     (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then off-peak or no cache where
-    it equals cost (or is n/a) in every row (by request, requests too), then output, cache read,
-    cache write, cache miss, off-peak, no cache and last requests (lost tokens (cost), cost, and
+    it equals cost (or is n/a) in every row (by request, requests too), then the token columns
+    whose tokens cost the least (output, cache read, cache write, cache miss: the cheapest first), then
+    off-peak and no cache, then the costliest token column (where the money went: an Anthropic
+    session's cache writes, a DeepSeek one's misses), and last requests (lost tokens (cost), cost, and
     unpriced while a request is unpriced, are never left out for room). A session found in two files whose
     lines differ is a row of each, "ID (PATH)". With --capture, a request whose log holds no usage
     (a title call) is priced from the provider's usage in the captured response to its send (each
@@ -350,16 +363,18 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     if failed:
         caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
                     "amounts are lower bounds (≥$)")
-    if by in _BY_SESSION and listing_format() == "table" and not _whole_ids_fit(columns, rows, table.total,
-                                                                                request=request):
-        names = short_ids(ledger.session_id for ledger in ledgers)
+    if by in _BY_SESSION and listing_format() == "table" and not _whole_ids_fit(
+            columns, _bare_keys(rows, ledgers), table.total, request=request):
+        names = id_prefixes([ledger.session_id for ledger in ledgers])
         shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
         if shortened != rows:
             rows, caption = shortened, f"{caption}; {_SHORT_NOTE}"
     if request and not csv and listing_format() == "table":
         columns, rows = _room_for_details(columns, rows)
+    # an id is never cut in its middle (it would name no session): a column is left out for it first
+    least = {columns[0]: _widest_id(rows)} if by in _BY_SESSION and rows else None
     print_table(f"usage by {by}", columns, rows, droppable=_droppable(columns, rows, table.total, request=request),
-                caption=caption)
+                caption=caption, least=least, ids=columns[:1] if by in _BY_SESSION else ())
     for warning in unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
     _echo_window_note(len(ledgers), table.total, since, until)
@@ -407,6 +422,20 @@ def _whole_ids_fit(columns: Sequence[str], rows: Sequence[tuple[object, ...]], t
     return rows_fit(columns, rows, droppable=_droppable(columns, rows, total), spare=unseen)
 
 
+def _bare_keys(rows: Sequence[tuple[object, ...]], ledgers: Sequence[SessionLedger]) -> list[tuple[object, ...]]:
+    """``rows`` with no copy's `` (PATH)`` in their keys (``ID (PATH)``, a session found in two
+    files whose lines differ): a path wraps, cut in its middle, however short the ids are, so it
+    is no reason to shorten them (:func:`_whole_ids_fit`)."""
+    paths = [f" ({ledger.path})" for ledger in ledgers]
+    bare = []
+    for row in rows:
+        key = str(row[0])
+        for path in (p for p in paths if p in key):
+            key = key.replace(path, "")
+        bare.append((key, *row[1:]))
+    return bare
+
+
 def _room_for_details(columns: list[str], rows: list[tuple[object, ...]]
                       ) -> tuple[list[str], list[tuple[object, ...]]]:
     """The table's columns and rows with as many of a request's details (the last columns,
@@ -420,8 +449,14 @@ def _room_for_details(columns: list[str], rows: list[tuple[object, ...]]
     return columns[:keep], [row[:keep] for row in rows]
 
 
+def _widest_id(rows: Sequence[tuple[object, ...]]) -> int:
+    """The widest session id of the keys (``ID``, ``ID turn N``, ``ID (PATH)``), as stdout writes it:
+    print_table's ``least`` for their column, so that it leaves a column out before it cuts an id."""
+    return max(cell_len(stdout_text(str(row[0]).split(" ", 1)[0])) for row in rows)
+
+
 def _short_key(key: str, names: dict[str, str]) -> str:
-    """``key`` (``ID``, ``ID turn N``, ``ID #N``) with its session id shortened (:func:`short_ids`)."""
+    """``key`` (``ID``, ``ID turn N``, ``ID #N``) with its session id shortened (:func:`id_prefixes`)."""
     head, space, rest = key.partition(" ")
     return names.get(head, head) + space + rest
 

@@ -14,7 +14,7 @@ import click
 from ..cache import Costs, iso_utc, load_prices
 from ..errors import DshAuditError, UsageError
 from ..report import dumps_line
-from ..report.terminal import fit_lines, short_ids
+from ..report.terminal import cell_len, fit_lines, output_width, terminal_text
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_status,
@@ -71,36 +71,66 @@ def _cache(item: WatchRequest) -> str:
 
 
 def format_watch_line(item: WatchRequest, short_id: str | None = None, relation: str | None = None) -> str:
-    """One request as one plain line: time (UTC, with the date), session id (``short_id``, its
-    shortest unique prefix, else whole), a fork or subagent child's relation (``relation``: ``└
+    """One request as one plain line: time (UTC, with the date), session id (``short_id`` shown
+    instead when given, else whole, as the watch shows every id), a fork or subagent child's relation (``relation``: ``└
     fork``, as `sessions` leads such a child's title) and title, position, model, tokens, cost,
     verdict; a break adds its cause, what it lost and what that cost, the changed fields and the
     evidence seqs; an update of a request printed before ends ``(update)``. The time is when the
     request was sent for the history ``--since`` prints, when the watch saw it for a new request
     (or one whose send time the log does not record)."""
+    return "".join(space + field for space, field in _fields(item, short_id, relation))
+
+
+def _fields(item: WatchRequest, short_id: str | None, relation: str | None) -> list[tuple[str, str]]:
+    """The fields of :func:`format_watch_line`, each with the spaces before it: what a narrow
+    terminal's line folds between (:func:`_folded`), a label never parted from its value. Each is
+    escaped on its own (:func:`terminal_text`): a newline in a title, model or cause is ``\\u000a``
+    inside its field, never a line break that :func:`fit_lines` would split the line at."""
     moment = item.sent if item.history and item.sent is not None else item.seen
-    when = (iso_utc(moment) or "?").replace("T", " ").removesuffix("Z")
-    who = short_id or item.session_id
-    if relation:
-        who += f"  └ {relation}"
-    if item.title:
-        who += f"{' ' if relation else '  '}{item.title}"
+    fields = [("", (iso_utc(moment) or "?").replace("T", " ").removesuffix("Z")),
+              ("  ", short_id or item.session_id)]
+    led = f"└ {relation}" if relation else ""  # a child's relation leads its title, as `sessions` shows it
+    if led or item.title:
+        fields.append(("  ", " ".join(part for part in (led, item.title) if part)))
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
-    cost = Costs.shown(item.cost, requests=1, unpriced=item.cost is None)
-    line = (f"{when}  {who}  #{item.index} {where}  {item.model or '?'}  prompt {_tokens(item.prompt_tokens)}  "
-            f"{_cache(item)}  {cost}  {item.classification}")
+    cost = ("  ", Costs.shown(item.cost, requests=1, unpriced=item.cost is None))
+    fields += [("  ", f"#{item.index} {where}"), ("  ", item.model or "?"),
+               ("  ", f"prompt {_tokens(item.prompt_tokens)}"), ("  ", _cache(item)), cost,
+               ("  ", str(item.classification))]
     if item.is_break:
-        line += f"  BREAK {item.cause or 'unexplained'} {_loss(item)}"
+        fields.append(("  ", f"BREAK {item.cause or 'unexplained'} {_loss(item)}"))
         if item.fields:
-            line += f" fields {','.join(item.fields)}"
+            fields.append((" ", f"fields {','.join(item.fields)}"))
         if item.evidence_seqs:
-            line += f" evidence seqs {' '.join(map(str, item.evidence_seqs))}"
+            fields.append((" ", f"evidence seqs {' '.join(map(str, item.evidence_seqs))}"))
     elif item.lost_tokens != 0:  # a shortfall that is no break (an expired cache...): what it cost too
-        line += f"  {_loss(item)}"
+        fields.append(("  ", _loss(item)))
     if item.update:
-        line += "  (update)"
-    return line
+        fields.append(("  ", "(update)"))
+    return [(space, terminal_text(field)) for space, field in fields]
+
+
+def _folded(item: WatchRequest, short_id: str | None, relation: str | None, width: int | None = None) -> list[str]:
+    """:func:`format_watch_line` fitted to ``width`` (default the terminal's, COLUMNS when piped),
+    shown as :func:`~dsh_audit.report.terminal.fit_lines` shows text: one line when it fits, else
+    folded between fields, a label with its value (``fields model,system``, ``lost 8927
+    ($0.0308)``), every field where the one-line form and the legend put it (the cost after the
+    cache reads: one order for every line); a field longer than a line (a long title) wraps at its
+    own spaces. The lines after the first are indented two spaces."""
+    room = output_width() if width is None else width
+    whole = fit_lines(format_watch_line(item, short_id, relation), room)
+    if len(whole) == 1:
+        return whole
+    lines: list[str] = []
+    for space, field in _fields(item, short_id, relation):
+        shown = fit_lines(field, room - 2, hanging=0) or [""]  # escaped already: one line, wrapped at spaces
+        if lines and len(shown) == 1 and cell_len(lines[-1] + space + shown[0]) <= room:
+            lines[-1] += space + shown[0]
+        else:
+            indent = "  " if lines else ""
+            lines += [indent + part if at == 0 else "  " + part for at, part in enumerate(shown)]
+    return lines
 
 
 #: The relations of a child session to its parent log (an attribution transition's ``relation``):
@@ -121,24 +151,10 @@ class _Children:
         return self.relations.get(item.session_id)
 
 
-class _ShortIds:
-    """Each session's id as its shortest unique prefix among the sessions the watch has shown
-    (:func:`short_ids`, as the tables show ids: ``session-86ef2d28``, which `show` and `explain`
-    accept), worked out again only when a new session appears."""
-
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}
-
-    def __call__(self, session_id: str) -> str:
-        if session_id not in self.names:
-            self.names = short_ids([*self.names, session_id])
-        return self.names[session_id]
-
-
 #: What each line of the text stream says, printed once under the first line, on stderr, wrapped at
 #: spaces to the width a listing takes (:func:`~dsh_audit.report.terminal.fit_lines`).
 _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
-           "(shortest unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, "
+           "(whole, for the life of the watch; a fork or subagent child's led by └ fork or └ subagent) and title, "
            "#request t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what "
            "the previous request left cached: lost is measured from it) and the expected ones, cost, verdict; "
            "a break: BREAK, its cause, the tokens it lost (their cost), the changed fields and the evidence seqs")
@@ -196,9 +212,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     a log's suffix) is waited for. Sessions that start later are followed too. Only new bytes are
     read: a line or zstd frame still being written is waited for; what a log holds when the watch
     starts is history. Each request prints its time in UTC with the date (when it was sent, for
-    the history --since prints; when the watch saw it, for a new request), its session's id as the
-    shortest unique prefix among the sessions shown (session-86ef2d28, which `show` and `explain`
-    accept) and title, turn/step/attempt, model, prompt tokens, actual and expected cache reads,
+    the history --since prints; when the watch saw it, for a new request), its session's id whole,
+    the same for the life of the watch (a prefix unique among the sessions shown so far could
+    name a session that starts later too, which `show` refuses) and title, turn/step/attempt, model, prompt tokens, actual and expected cache reads,
     cost and verdict; a break adds its cause, the tokens it lost and what they cost ("lost 8927
     ($0.0308)", as `breaks --accounting` counts them; "?" when not known), the changed header fields and
     the evidence seqs (a request that lost tokens without a break says "lost" too). Numbers have no
@@ -224,9 +240,12 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     summary and exit code 0.
 
     One session present as several files (DSH's log and an export or copy of it, compressed or
-    not) is followed once, in the file the other commands read, with one note in their words
-    saying which: of files with the same lines DSH's (else the first they list), else the one that
-    holds the others' lines and more (the one being written). So is one session in two session
+    not) is followed once, in the file the other commands read, with their notes in their words
+    saying which: of a session folder's session.jsonl.zstd and session.jsonl the compressed one,
+    whatever their lengths; of files with the same lines (those before a first blank line: DSH
+    reads no further) DSH's, then one whose folder or name says the id its header names (else the
+    first they list); else the one that holds the others' lines and more (the one being written).
+    So is one session in two session
     folders (a log replaced by a copy of another), which the other commands list twice: of the same
     lines, the file already followed. A copy that appears later is compared then: one with the
     same lines leaves the followed file followed (the one exception: the other commands may read
@@ -270,7 +289,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     for signum in previous:
         signal.signal(signum, interrupt)
     summary = WatchSummary()
-    names, children = _ShortIds(), _Children()
+    children = _Children()
     hooks = _Hooks(command, as_json=as_json) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, until=until, settle=settle,
@@ -299,8 +318,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
                     echo_status(f"watching {item.path}: {item.message}")
                     for line in fit_lines(_LEGEND):  # at spaces to the width (COLUMNS when piped): no token cut
                         echo(line, err=True)
-            else:  # folded at spaces to the terminal's width (COLUMNS when piped), as every listing
-                for line in fit_lines(format_watch_line(item, names(item.session_id), children(item))):
+            else:  # folded between fields to the terminal's width (COLUMNS when piped), none moved
+                for line in _folded(item, item.session_id, children(item)):
                     if item.is_break:
                         click.secho(line, fg="red", bold=True)
                     else:

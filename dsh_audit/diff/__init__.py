@@ -23,6 +23,6 @@ Example:
 
 from ._bodies import diff_bodies
 from ._model import VERDICTS, BodyDiff, Difference, format_path
-from ._said import requests_said
+from ._said import captures_said, requests_said
 
-__all__ = ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path", "requests_said"]
+__all__ = ["BodyDiff", "Difference", "VERDICTS", "captures_said", "diff_bodies", "format_path", "requests_said"]

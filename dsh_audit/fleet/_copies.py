@@ -9,7 +9,7 @@ import os
 import sqlite3
 
 from ..errors import DshAuditError
-from ..log import MAX_COPIES, canonical_generation, discover
+from ..log import MAX_COPIES, canonical_generation, discover, is_fixture_token
 from ._rows import SessionRecord
 from ._store import on_disk, storable
 
@@ -38,7 +38,7 @@ def one_session(connection: sqlite3.Connection, record: SessionRecord,
     (``record`` is then not stored). Only stored logs of the same session id that are not among
     ``given`` (the logs of this run, which discovery compared already) are looked at."""
     sid = record.session_id
-    if not sid or (sid.startswith("{{") and sid.endswith("}}")):  # no id, or a snapshot fixture's token
+    if not sid or is_fixture_token(sid):  # no id, or a snapshot fixture's token
         return [], None
     mine = storable(record.path)
     others = [row[0] for row in connection.execute("SELECT path FROM sessions WHERE session_id = ? AND path != ?",

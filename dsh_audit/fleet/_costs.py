@@ -68,8 +68,10 @@ class Ledger:
         bounds when ``cost_complete`` is False), what the cache losses cost, and the tier."""
         sums = self.sums
         summary = sums.summary()
+        # a sum of no request's usage is unknown (null), as ``usage --json`` has it: never 0
+        known = not sums.requests or sums.usage_unknown < sums.requests
         return {"requests": sums.requests, "unpriced_requests": summary["unpriced_requests"],
-                "cost_complete": summary["cost_complete"], "tokens": summary["tokens"],
+                "cost_complete": summary["cost_complete"], "tokens": summary["tokens"] if known else None,
                 "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
                 **sums.off_peak_json(), "lost_cost_usd": sums.known("lost"),
                 "break_cost_usd": summary["break_cost_usd"],

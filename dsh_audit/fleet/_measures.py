@@ -10,9 +10,15 @@ from typing import Any
 
 from ..cache import Costs, usd_total
 
-__all__ = ["BREAKS", "MEASURES", "UsdSum", "iso", "measures"]
+__all__ = ["BREAKS", "LOGGED", "MEASURES", "TOKEN_COLUMNS", "UsdSum", "iso", "measures"]
 
 BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
+#: The index's token column of each billing bucket, as every command names the buckets (its
+#: ``input_tokens`` column holds DSH's ``inputTokens``: the cache misses).
+TOKEN_COLUMNS = (("cache_miss", "input_tokens"), ("cache_read", "cache_read_tokens"),
+                 ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))
+#: A request that logged usage: a row of one that did not has every token column NULL.
+LOGGED = "(" + " OR ".join(f"{column} IS NOT NULL" for _, column in TOKEN_COLUMNS) + ")"
 _KNOWN = "actual_cache_read IS NOT NULL"
 # The hit ratios are read over the same requests as `cache` reads them: those whose cache read and
 # prompt size were both logged (a read without its prompt would make a ratio above 100 %).
@@ -21,14 +27,17 @@ _BOTH = f"{_KNOWN} AND prompt_tokens IS NOT NULL"
 _LOST_UNKNOWN = f"lost_tokens IS NULL AND classification IN {BREAKS}"
 # Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost,
 # requests that lost tokens, those of them with no lost cost (unpriced), the requests with none, and
-# the breaks that lost an unknown amount (they owe an unknown lost cost).
+# the breaks that lost an unknown amount (they owe an unknown lost cost); then the requests the
+# prompt and cache-read sums are over, and those that logged usage left out of them (the sums'
+# lower bound).
 MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN prompt_tokens END), 0), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN actual_cache_read END), 0), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN expected_cache_read END), 0), "
              "COALESCE(SUM(lost_tokens), 0), usd_sum(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
              "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0), "
-             f"COALESCE(SUM({_LOST_UNKNOWN}), 0)")
+             f"COALESCE(SUM({_LOST_UNKNOWN}), 0), COALESCE(SUM({_BOTH}), 0), "
+             f"COALESCE(SUM({LOGGED} AND NOT ({_BOTH})), 0)")
 
 
 class UsdSum:
@@ -79,11 +88,19 @@ def measures(row: tuple[Any, ...]) -> dict[str, Any]:
     was priced, or no request was; ``lost_unpriced`` counts the requests whose lost tokens have no
     known cost, of the ``lost_requests`` that lost any; ``lost_unknown_requests`` the breaks whose
     cache reads were not logged, which lost an unknown amount (``lost_tokens`` is a sum over the
-    others): they owe a lost cost no one knows, as an unpriced request does (of both counts)."""
-    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown = row
+    others): they owe a lost cost no one knows, as an unpriced request does (of both counts).
+
+    The prompt and cache-read sums are over the requests that logged both counts, by ``usage``'s
+    rule of a token sum: None (unknown, never 0) when the group has requests and none of them did
+    (no usage logged, or a usage without them), and a lower bound when a request that logged usage
+    lacks one (``prompt_unknown_requests`` counts those; a request that logged no usage is no part
+    of any sum)."""
+    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown, both, lacking = row
     losing, unpriced = losing + unknown, unpriced + unknown
+    if requests and not both:
+        prompt = actual = expected = None
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
-            "actual_cache_read": actual, "expected_cache_read": expected,
+            "actual_cache_read": actual, "expected_cache_read": expected, "prompt_unknown_requests": lacking,
             "actual_hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
             "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
                                                               unpriced=no_cost, owing=losing, owing_unpriced=unpriced),

@@ -24,7 +24,7 @@ from ._caveats import stats_caveats
 from ._costs import cost_by_cause, cost_by_model, fleet_cost, ledgers
 from ._db import check_values, connect_index, index_error, window_views
 from ._price_meta import price_sources
-from ._measures import BREAKS, MEASURES, UsdSum, iso, measures
+from ._measures import BREAKS, LOGGED, MEASURES, TOKEN_COLUMNS, UsdSum, iso, measures
 from ._ranks import costliest_breaks, top_sessions
 
 __all__ = ["FleetStats", "fleet_stats"]
@@ -48,6 +48,9 @@ class FleetStats:
             expected cache reads (``actual_cache_read``, the logged reads, ``expected_cache_read``)
             and hit ratios (``actual_hit_ratio``,
             ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost.
+            The prompt and cache-read sums are null when no request logged them, and lower bounds
+            when ``prompt_unknown_requests`` (requests that logged usage without them) is not 0
+            (:func:`dsh_audit.fleet._measures.measures`), in every group.
         by_model: the measures of ``totals`` per model, most prompt tokens first.
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
@@ -115,26 +118,21 @@ class FleetStats:
                 "caveats": list(self.caveats)}
 
 
-#: The index's token column of each billing bucket, as every command names the buckets (its
-#: ``input_tokens`` column holds DSH's ``inputTokens``: the cache misses).
-_TOKEN_COLUMNS = (("cache_miss", "input_tokens"), ("cache_read", "cache_read_tokens"),
-                  ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))
-#: A request that logged usage: a row of one that did not has every token column NULL.
-_LOGGED = "(" + " OR ".join(f"{column} IS NOT NULL" for _, column in _TOKEN_COLUMNS) + ")"
-
-
 def _tokens(connection: sqlite3.Connection) -> dict[str, Any]:
     """The logged tokens by billing bucket, as ``usage --json`` sums them: ``tokens`` over the
     requests that logged a count of each (a column holding no valid count is NULL, never 0), their
-    ``total``; ``usage_unknown_requests`` the requests that logged no usage, and
+    ``total`` (None when there are requests and none logged usage: a sum of none is unknown, never
+    0); ``usage_unknown_requests`` the requests that logged no usage, and
     ``tokens_unknown_requests`` by bucket those that logged usage without a valid count of it (the
     bucket's sum is then a lower bound; only the buckets some request lacks)."""
-    sums = ", ".join(f"COALESCE(SUM({column}), 0)" for _, column in _TOKEN_COLUMNS)
-    lacking = ", ".join(f"COALESCE(SUM({_LOGGED} AND {column} IS NULL), 0)" for _, column in _TOKEN_COLUMNS)
-    row = connection.execute(f"SELECT {sums}, {lacking}, COALESCE(SUM(NOT {_LOGGED}), 0) FROM requests").fetchone()
-    buckets = [bucket for bucket, _ in _TOKEN_COLUMNS]
+    sums = ", ".join(f"COALESCE(SUM({column}), 0)" for _, column in TOKEN_COLUMNS)
+    lacking = ", ".join(f"COALESCE(SUM({LOGGED} AND {column} IS NULL), 0)" for _, column in TOKEN_COLUMNS)
+    row = connection.execute(f"SELECT {sums}, {lacking}, COALESCE(SUM(NOT {LOGGED}), 0), COUNT(*) "
+                             "FROM requests").fetchone()
+    buckets = [bucket for bucket, _ in TOKEN_COLUMNS]
     tokens = dict(zip(buckets, row[:4]))
-    return {"tokens": {**tokens, "total": sum(tokens.values())}, "usage_unknown_requests": row[8],
+    known = row[8] < row[9] or not row[9]
+    return {"tokens": {**tokens, "total": sum(tokens.values())} if known else None, "usage_unknown_requests": row[8],
             "tokens_unknown_requests": {bucket: count for bucket, count in zip(buckets, row[4:8]) if count}}
 
 

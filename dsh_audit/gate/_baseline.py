@@ -14,7 +14,7 @@ way: the bound is taken out of its messages too); any change to what the finding
 or where in the session it points, makes it new. Each baseline finding accepts one finding of the
 run (the same finding twice in a run needs it twice in the baseline).
 
-A baseline is read as every configuration file is (:func:`~dsh_audit._pyproject.read_bytes`: a
+A baseline is read as every configuration file is (:func:`~dsh_audit._config_read.read_bytes`: a
 regular file of at most 16 MiB: about 20,000 findings, each written twice in a report, under its
 session and in the list of all) and parsed by orjson; one that does not fit in memory is one error
 naming ``--baseline``, not a crash.
@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from .._pyproject import ConfigFileError, read_bytes, read_json
+from .._config_read import ConfigFileError, read_bytes, read_json
 from .._shell import shell_word
 from ..errors import UsageError
 from ..log import ensure_room

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Tokens, captured_usage, keep_usage
-from ..capture import CaptureRead, capture_for, compare_capture, held_sessions, read_capture, unreadable_capture
+from ..capture import (CaptureRead, compare_capture, held_sessions, read_capture, sessions_by_capture,
+                       unreadable_capture)
 from ..errors import CaptureError, DshAuditError, RenderError
 from ..replay import Request
 from ..session import Session, route_apis, route_renderer
@@ -67,11 +68,7 @@ class CaptureCompare:
         """Capture rows per session id and the capture file per session id (the one ``--capture``
         that cannot be read is raised; one found beside a log is left out with a warning). A capture found beside a log that holds none of its requests is not its capture
         (:func:`dsh_audit.capture.held_sessions`): the log is in neither mapping, as one with none."""
-        by_capture: dict[Path, list[Session]] = {}
-        for session in group:
-            found = capture_for(session.path, self.capture)
-            if found is not None:
-                by_capture.setdefault(found, []).append(session)
+        by_capture = sessions_by_capture(group, self.capture)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
         adapter = self.policy.adapter

@@ -11,8 +11,7 @@ from typing import Any
 from .._shell import shell_word
 from ..capture import captures_ignored
 from ..session import EventLines, Failure, routes_hint
-from ..errors import DshAuditError, InputError
-from ..log import open_regular, parse_json
+from ..errors import InputError
 from ..replay import Request
 from ._model import Finding
 from ._policy import Policy
@@ -91,20 +90,6 @@ def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "a
     return " ".join(words)
 
 
-def _bundle_route_file(log: str) -> str | None:
-    """The route file beside ``log`` that its redaction manifest (``<log>.manifest.json``, which ``dsh-audit
-    redact`` writes) names, or None when the log is no redacted bundle that carries one."""
-    try:
-        with open_regular(f"{log}.manifest.json", what="redaction manifest") as handle:
-            manifest = parse_json(handle.read(16 << 20))
-    except (DshAuditError, ValueError):
-        return None
-    name = manifest.get("route_file") if isinstance(manifest, dict) and manifest.get("tool") == "dsh-audit" else None
-    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
-        return None  # a name beside the log only: the manifest comes from someone else
-    return os.path.join(os.path.dirname(log), name)
-
-
 def _no_capture() -> tuple[str, str | None]:
     """DSH810's message and hint (None: the rule's) for a log compared with no capture:
     found ones ignored (``--no-capture``: a wire.jsonl put beside it would be ignored too), else
@@ -132,7 +117,6 @@ class Judge:
     def __init__(self, policy: Policy, *, routes: str | None = None) -> None:
         self.policy = policy
         self.routes = routes
-        self._bundles: dict[str, str | None] = {}  # a log -> the route file its redaction manifest names
 
     def _fails(self, meta: GateRule, verdict: str | None) -> bool:
         """Whether a finding of ``meta`` fails: the rule's policy key decides."""
@@ -193,10 +177,10 @@ class Judge:
 
     def routes_hint(self, log: str, hint: str) -> str:
         """An unrendered request's hint that asks for ``--routes FILE`` (a route the log does not
-        describe), with the other place check reads a route configuration from when no ``--routes``
-        is given: the patch layer of the DSH home the log was recorded in (``<home>/cordis.patch.yml``,
-        the home named when the log sits in one). Any other hint, or one while check already
-        renders with a ``--routes`` file, is left as it is.
+        describe), as :func:`dsh_audit.session.routes_hint` completes it for ``render`` and ``diff``
+        (a redacted bundle's route file, else the patch layer of the DSH home the log was recorded
+        in; the manifest is read once while it stays the same, by that function). Any other hint,
+        or one while check already renders with a ``--routes`` file, is left as it is.
 
         Example:
             >>> judge = Judge(Policy())
@@ -207,13 +191,7 @@ class Judge:
         """
         if self.routes is not None or "--routes FILE" not in hint:
             return hint
-        if log not in self._bundles:
-            self._bundles[log] = _bundle_route_file(log)
-        bundled = self._bundles[log]
-        if bundled is not None:  # a redacted bundle carries its route file, which check does not find by itself
-            return (hint.replace("--routes FILE", f"--routes {shell_word(bundled)}")
-                    + ", the redacted route file of this bundle (its manifest names it)")
-        return routes_hint(log, hint)  # as render and diff say it
+        return routes_hint(log, hint)  # as render and diff say it (a bundle's route file too)
 
     def diff_hint(self, log: str, capture: str | os.PathLike[str], purpose: str) -> str:
         """The hint of a capture finding: the ``dsh-audit diff`` command that shows it, complete."""

@@ -47,8 +47,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import (POLICY_HINT, TOOL_TABLES, ConfigFileError, check_tool_table, find_pyproject, found_hint,
-                          key_line, read_toml, tool_table, unknown_key, unknown_table)
+from .._config_read import ConfigFileError, read_toml
+from .._pyproject import (POLICY_HINT, TOOL_TABLES, check_tool_table, checked_tool_table, find_pyproject, key_line,
+                          table_parts, tool_table, unknown_key, unknown_table)
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
@@ -135,7 +136,7 @@ def _located(key: str, value: Any, source: str, name: str) -> Any:
         return _checked(key, value, source)
     except UsageError as exc:
         if exc.line is None and exc.path == source:
-            exc.line = key_line(source, tuple(name.split(".")) if name else (), key, value)
+            exc.line = key_line(source, table_parts(name), key, value)
         raise
 
 
@@ -187,18 +188,16 @@ def _checked(key: str, value: Any, source: str) -> Any:
     return value
 
 
-def _read_toml(path: Path, *, found: bool = False) -> dict[str, Any]:
-    """The TOML document at ``path``, its errors worded for a policy file: at the line tomllib
-    names (or of the byte that is not UTF-8), with a hint to fix the file, or (``found``: the
-    nearest ``pyproject.toml``, not named) to move it, as every command that reads it says."""
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document of the ``--policy`` file ``path``, its errors worded for a policy file:
+    at the line tomllib names (or of the byte that is not UTF-8), with a hint to fix the file."""
     try:
         return read_toml(path, what="policy file")
     except ConfigFileError as exc:
         if exc.reason == "open":  # missing, a folder, a FIFO: unreadable, as any input file would be
             raise UnreadableError(exc.message, path=exc.path, hint=exc.hint) from None
-        hint = (found_hint("tool.dsh-audit") if found
-                else f"fix this file, or give another --policy FILE; {POLICY_HINT}")
-        raise UsageError(exc.message, path=exc.path, line=exc.line, hint=hint) from None
+        raise UsageError(exc.message, path=exc.path, line=exc.line,
+                         hint=f"fix this file, or give another --policy FILE; {POLICY_HINT}") from None
 
 
 def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str | os.PathLike[str] | None = None
@@ -224,7 +223,9 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
     found = find_pyproject(search_from)
     if found is None:
         return Policy()
-    tool = tool_table(_read_toml(found, found=True), source=str(found))
+    # read once per version of the file, as the price and ZDR readers read it, and worded alike
+    # (``pyproject.toml is not valid TOML``): it need not hold a policy
+    tool = checked_tool_table(found)
     if tool is None:
         return Policy()
     return Policy.from_mapping(tool, source=str(found))

@@ -7,9 +7,10 @@ its id forever.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["GATE_RULES", "GateRule", "policy_key"]
+__all__ = ["GATE_RULES", "GateRule", "policy_key", "refusal_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +103,30 @@ def policy_key(rule: str) -> str:
     """
     gate = GATE_RULES.get(rule)
     return gate.policy if gate is not None else "validation-fail-severity"
+
+
+#: DSH's words for a fault it refuses a log for (spec §1.3, §1.4), and the validation rules that
+#: may name the same fault (:func:`refusal_rules`).
+_REFUSAL_RULES = (
+    ("corrupt session log: seq gap in committed region", frozenset({"DSH107", "DSH108", "DSH111", "DSH112"})),
+    ("corrupt session log: first line is not a session header",
+     frozenset({"DSH202", "DSH203", "DSH207", "DSH208", "DSH209", "DSH210", "DSH211", "DSH216"})),
+)
+_RULE_ID = re.compile(r"\bDSH\d{3}\b")
+
+
+def refusal_rules(message: str, hint: str | None) -> frozenset[str]:
+    """The validation rules whose findings say the fault a log is refused for, said as ``message``
+    (DSH's words begin it) with ``hint``: those of that fault the hint names (it sends the reader
+    to ``dsh-audit validate`` for them), so that a log check refuses lists the fault once, as its
+    refusal (``DSH801``). None for another refusal, or one whose hint names no rule.
+
+    Example:
+        >>> sorted(refusal_rules("corrupt session log: seq gap in committed region at line 3 (expected 3, got 5)",
+        ...                      "...; `dsh-audit validate FILE` lists every seq out of place (DSH107, DSH108)"))
+        ['DSH107', 'DSH108']
+        >>> refusal_rules("corrupt session log: first line is not a session header", "the header needs ...")
+        frozenset()
+    """
+    rules = next((rules for words, rules in _REFUSAL_RULES if message.startswith(words)), frozenset())
+    return rules & frozenset(_RULE_ID.findall(hint or "")) if rules else rules

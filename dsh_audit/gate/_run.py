@@ -27,7 +27,7 @@ from .._spool import RowSpool
 from ..attribution import attribute_sessions
 from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies
-from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
+from ..errors import CaptureError, DshAuditError, InputError, MalformedRecordError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover, foreign_refusal
 from ..replay import Request
@@ -39,6 +39,7 @@ from ._compare import CaptureCompare
 from ._findings import Judge, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
+from ._rules import refusal_rules
 
 __all__ = ["run_check"]
 
@@ -151,7 +152,8 @@ class _Checker(CaptureCompare):
                              zero_data_retention=self.zero_data_retention,
                              keep=record is None and not self.lean,  # a page keeps what it shows
                              on_transition=transition, on_judged=judged, observe=activity.on_event,
-                             fold=checker.shared_fold() if checker is not None else None)
+                             fold=checker.shared_fold() if checker is not None else None,
+                             own=False)  # a log's own warnings are check's findings (DSH103)
         found = checker.finish() if checker is not None and checker.complete else None
         item = result.items[0]
         if isinstance(item, Failure):
@@ -167,8 +169,7 @@ class _Checker(CaptureCompare):
                             cache=cache, findings=tuple(findings), title=activity.title,
                             parent_id=log.header.parent_session, seed_length=log.header.seed_length,
                             cwd=log.header.cwd, first_time=first, last_time=last, record=record), \
-            {path: tuple(w for w in found if w not in log.warnings)  # the log's own: its findings (DSH103)
-             for path, found in result.route_warnings.items()}
+            result.route_warnings
 
     def failed(self, failure: Failure) -> SessionCheck:
         """The check of a log that could not be read. A log not a line of which could be
@@ -176,13 +177,44 @@ class _Checker(CaptureCompare):
         its error the finding (:attr:`SessionCheck.unreadable`): the other logs are still checked.
         A Codex rollout or Claude Code transcript every line of which is damaged is said as such
         by the reader (:func:`dsh_audit.log._header.damaged_header`)."""
-        findings = self.judge.refusal(failure, validation=failure.validation or ())
+        findings = self.judge.refusal(failure, validation=_unsaid(failure, self.policy))
         header = failure.header
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
                             error=str(failure.error), parent_id=header.parent_session if header else None,
                             seed_length=header.seed_length if header else None,
                             cwd=header.cwd if header else None,
                             unreadable=failure.validation is None and header is None)
+
+
+def _unsaid(failure: Failure, policy: Policy) -> Sequence[Any]:
+    """The validation findings of a refused log but those that say its refusal's fault, by a rule
+    the refusal's hint names (:func:`refusal_rules`): one fault, one finding. They are the first
+    finding of those rules (the reader refuses the first fault it meets, as validate finds it
+    first) and any other of them on its line (a header's). A finding that would fail the gate where the refusal does not (with
+    ``fail-on-refusal`` off, or ``DSH801`` ignored) is kept: the gate's verdict stays the same.
+
+    Example:
+        >>> from dsh_audit.errors import CorruptLogError
+        >>> from dsh_audit.validate import Finding as Found
+        >>> gap = CorruptLogError("corrupt session log: seq gap in committed region at line 2 (expected 3, got 4)",
+        ...                       path="a.jsonl", line=3, seq=4, hint="... (DSH107, DSH108)")
+        >>> found = (Found("DSH404", "warning", "m", "a.jsonl", line=3, seq=4),
+        ...          Found("DSH108", "error", "m", "a.jsonl", line=4, seq=3))
+        >>> [f.rule for f in _unsaid(Failure("a.jsonl", gap, validation=found), Policy())]
+        ['DSH404']
+        >>> [f.rule for f in _unsaid(Failure("a.jsonl", gap, validation=found), Policy(fail_on_refusal=False))]
+        ['DSH404', 'DSH108']
+    """
+    found = failure.validation or ()
+    error = failure.error
+    rules = refusal_rules(error.message, error.hint) if isinstance(error, InputError) else frozenset()
+    said = [f for f in found if f.rule in rules]
+    if not said or policy.ignored("DSH801"):
+        return found
+    line = min(f.line or 0 for f in said)
+    failing = not policy.fail_on_refusal  # then a finding that fails is kept as the one that fails the gate
+    return [f for f in found if f.rule not in rules or (f.line or 0) != line
+            or (failing and policy.validation_fails(f.severity))]
 
 
 def _validation(session: Session) -> Sequence[Any]:

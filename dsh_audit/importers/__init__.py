@@ -15,7 +15,7 @@ Example:
 
 from ._claude_code import import_claude_code
 from ._codex import import_codex
-from ._detect import FORMATS, detect, load_foreign, no_importer
+from ._detect import FORMATS, detect, load_foreign, no_importer, unrecorded
 from ._model import ImportedSession
 from ._span import record_span
 
@@ -28,4 +28,5 @@ __all__ = [
     "load_foreign",
     "no_importer",
     "record_span",
+    "unrecorded",
 ]

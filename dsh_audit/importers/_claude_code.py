@@ -67,6 +67,10 @@ _BASE_NOTES = (
     "claude-code messages are the conversation as logged (parentUuid chain), not the exact prompt "
     "sent: reminders, attachments and cache_control markers are not all logged",
 )
+#: The agent, and what its transcript does not record of a request it sent (docs/importers.md,
+#: "What Claude Code logs cannot tell"): why ``render`` writes DSH's request for it, not Claude Code's.
+UNRECORDED = ("Claude Code", "no system prompt, no tool schemas, and not the exact prompt: system reminders, "
+              "attachments and cache_control markers are not all logged")
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool-calls", "max_tokens": "max-tokens"}
 
 Line = tuple[int, dict[str, Any]]

@@ -57,6 +57,10 @@ FORMAT = "codex"
 _BASE_NOTES = ("codex logs no tool schemas: headers hold provider, model, effort and (when logged) the "
                "base instructions only",
                "codex logs no finish reason: finish is inferred from the response's output items")
+#: The agent, and what its rollout does not record of a request it sent (docs/importers.md, "What
+#: Codex rollouts cannot tell"): why ``render`` writes DSH's request for it, not Codex's.
+UNRECORDED = ("Codex", "no tool schemas, no system prompt in versions that do not log base_instructions, and "
+              "not the request body it sent")
 
 
 class _Importer(ImporterBase):

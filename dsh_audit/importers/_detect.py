@@ -11,16 +11,30 @@ from collections.abc import Callable
 
 from ..errors import DamagedLogError, DshAuditError, UnsupportedFormatError
 from ..log import detect_format as detect
+from . import _claude_code, _codex
 from ._claude_code import import_claude_code
 from ._codex import import_codex
 from ._model import ImportedSession
 
-__all__ = ["FORMATS", "detect", "load_foreign", "no_importer"]
+__all__ = ["FORMATS", "detect", "load_foreign", "no_importer", "unrecorded"]
 
 #: Every format :func:`detect` can name; all but ``dsh`` have an importer.
 FORMATS = ("claude-code", "codex", "dsh")
 
 _IMPORTERS: dict[str, Callable[[str], ImportedSession]] = {"claude-code": import_claude_code, "codex": import_codex}
+_UNRECORDED = {_claude_code.FORMAT: _claude_code.UNRECORDED, _codex.FORMAT: _codex.UNRECORDED}
+
+
+def unrecorded(format: str) -> tuple[str, str] | None:
+    """The agent that writes logs of ``format``, and what they do not record of the requests it
+    sent; None for a format with no importer (``dsh``). A request imported from such a log holds
+    the conversation, so ``render`` can write only what DSH would send for it, and says so.
+
+    Example:
+        >>> unrecorded("codex")[0], unrecorded("dsh")
+        ('Codex', None)
+    """
+    return _UNRECORDED.get(format)
 
 
 def load_foreign(path: str | os.PathLike[str], *, format: str | None = None) -> ImportedSession:

@@ -27,7 +27,7 @@ if typing.TYPE_CHECKING:
     from ._file_kind import special_kind
     from ._outputs import open_regular, write_atomic
     from ._protected import ProtectedInputs
-    from ._header import foreign_record, foreign_refusal, header_refusal, is_absolute_path
+    from ._header import foreign_record, foreign_refusal, header_refusal, is_absolute_path, is_fixture_token
     from ._limits import DecodeBudget, decode_limits
     from ._progress import read_progress
     from ._reader import SUPPORTED_VERSIONS, SessionLog, read_header, read_log, read_stream
@@ -39,9 +39,10 @@ if typing.TYPE_CHECKING:
     from ._shapes import MAX_SAFE, adapter_defaults_error, is_plain_chunk, is_safe_int, message_shape_error
     from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader, new_event
     from ._upgrade import Malformed, MessageIds, upgrade_event
-    from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
+    from ._versions import BODY_CUE_TYPES, LATEST_VERSION, body_mismatch, canonical_generation, known_types, to_v0_shapes
 
 __all__ = [
+    "BODY_CUE_TYPES",
     "CHUNK_ROW_TYPES",
     "Copy",
     "DecodeBudget",
@@ -63,6 +64,7 @@ __all__ = [
     "SessionLog",
     "TornTail",
     "adapter_defaults_error",
+    "body_mismatch",
     "canonical_generation",
     "classify_record",
     "complete_length",
@@ -81,6 +83,7 @@ __all__ = [
     "header_refusal",
     "in_layout",
     "is_absolute_path",
+    "is_fixture_token",
     "is_folder",
     "is_plain_chunk",
     "is_safe_int",
@@ -144,6 +147,7 @@ _LAZY = {
     "foreign_refusal": "._header",
     "header_refusal": "._header",
     "is_absolute_path": "._header",
+    "is_fixture_token": "._header",
     "is_folder": "._discover",
     "is_plain_chunk": "._shapes",
     "is_safe_int": "._shapes",
@@ -151,6 +155,8 @@ _LAZY = {
     "iter_lines": "._decode",
     "KNOWN_EVENT_TYPES": "._types",
     "known_types": "._versions",
+    "body_mismatch": "._versions",
+    "BODY_CUE_TYPES": "._versions",
     "LATEST_VERSION": "._versions",
     "Line": "._decode",
     "LineTee": "._tee",

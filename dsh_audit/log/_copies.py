@@ -2,19 +2,25 @@
 note that says so. Discovery (:func:`~dsh_audit.log.discover`), a watch (``watch/_copies.py``) and
 the index (``fleet/_copies.py``) decide by this module, so that every command reads the same file.
 
-The rule: files hold one session when their names say so (a session folder's name, DSH's
-layout; an export named as DSH names ids, ``session-<uuid>.jsonl``: nothing is read), or, for logs whose
-names do not (exports named as a user likes: ``x.jsonl``; for discovery, session folders of a DSH
-home copied under other names there: ``backup``, ``session-….bak``), when their headers carry the
-same session id, whatever their sizes (a partial copy, compressed or not, in the same folder or
-another: issue 15's leftover; fuzz round 23); of logs named as DSH names them, those of one byte
-size are opened too, and a header read wins over a name. See :func:`_by_header`. Of files of
-one session, compared by their lines (:func:`read_once`: raw lines, runs of blank lines as one),
-one with the same lines as another is a copy (the one :func:`preferred` ranks lower, else the later), and
-one whose lines are the first lines of another is a partial copy (an export taken earlier, renamed
-or not, compressed or not): the longer is read. Files that differ otherwise are all read. However
-many files one session is in, each is read at most twice to compare them (a digest of its lines;
-fuzz round 20: seven copies were listed seven times and ``latest`` refused them).
+The rule: every command counts one session once. Files hold one session when their names say so
+and DSH makes those names (a session folder ``session-<uuid>``, DSH's layout; an export named as
+DSH names ids, ``session-<uuid>.jsonl``: nothing is read), or, for logs whose names DSH does not
+make (exports named as a user likes: ``x.jsonl``; session folders copied under other names, in a
+DSH home or outside one: ``old/session.jsonl`` and ``new/session.jsonl``, ``backup``,
+``session-….bak``, ``session-sample-chat``), when their headers carry the same session id,
+whatever their sizes (a partial copy, compressed or not, in the same folder or another: issue
+15's leftover; fuzz round 23); a header naming no session (or a fixture's ``{{sessionId}}``)
+leaves a session folder's log the session its folder's name says. Of logs named as DSH names
+them, those of one byte size are opened too, and a header read wins over a name. See
+:func:`_by_header`. Of files of one session, compared by the lines DSH commits of them
+(:func:`read_once`: raw lines up to the first blank one), one with the same lines as another is a
+copy (the one :func:`preferred` ranks lower, then one whose name says another session than its
+header, :func:`_named_rank`, else the later), and one whose lines are the first lines of
+another is a partial copy (an export taken earlier, renamed or not, compressed or not): the
+longer is read. Files that differ otherwise are all read, and each such session is listed in a
+note (``each listed``). However many files one session is in, each is read at most twice to
+compare them (a digest of its lines; fuzz round 20: seven copies were listed seven times and
+``latest`` refused them).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import NamedTuple, TypeVar
 
 from ..errors import DshAuditError
 from ._decode import iter_lines
+from ._header import is_fixture_token
 from ._outputs import open_regular
 from ._reader import read_header
 from ._versions import canonical_generation
@@ -101,50 +108,73 @@ def preferred(path: Path) -> int:
     return 1 if SESSION_NAME.match(path.name) else 0
 
 
+def _named_rank(path: Path, session: str | None) -> int:
+    """How much a file's name is the one DSH reads for its session, of files with the same lines
+    that ``rank`` ranks alike (:func:`read_once`): 0 when its name (:func:`copy_name`) says another
+    session than ``session``, the id its header names (DSH refuses a log whose folder is not the one
+    its header's id names: ``assertStoredIdentity``), else 1 (its header says its name's session,
+    or names none, or was not read: ``session`` None, nothing says otherwise). Fuzz round 24: of
+    ``proj/<id>/`` and ``proj/session-1111…/`` with the same lines, discovery read the second (it
+    sorts first) and a watch the first."""
+    return int(session is None or copy_name(path) == session)
+
+
 def _header_id(path: Path) -> str | None:
     """The session id in a log's header; None when it has none that can be read (its reading says
     why), or a snapshot fixture's token (``{{sessionId}}``: DSH's snapshot normaliser gives every
     fixture that id, so it names no session)."""
     header = read_header(path)
     found = None if header is None else header.id
-    return None if found is None or found.startswith("{{") and found.endswith("}}") else found
+    return None if found is None or is_fixture_token(found) else found
 
 
 def _by_header(found: Sequence[str], *, renamed: bool) -> set[str]:
     """The logs of ``found`` that :func:`without_copies` groups by their headers' session ids (one
     small read each: the first line, or a compressed log's first frame): every one when logs DSH
-    keeps and logs outside its home are found together; else each export whose name is not one
-    DSH makes of an id (:func:`dsh_made`: ``x.jsonl``, ``backup.jsonl``, not
-    ``session-<uuid>.jsonl``), whatever its size, since ``sessions`` and ``watch``, which read every
-    header, count one session in it and its copies (fuzz round 23: a partial export, of a size of
-    its own, beside one whole export or in another folder, was counted twice by ``usage``,
-    ``index``, ``check`` and ``report``); with ``renamed`` (discovery), each log DSH keeps in a
-    folder of a name it does not make too, whole, partial or compressed (issue 15's leftover).
-    Of logs named as DSH names them, only those whose byte size another has (``stat`` opens no
-    file): a whole copy under another such name has its original's bytes, and its header wins
-    over its name. A home, or a folder of exports, of DSH's names alone is not opened. A session
-    folder copied out of a home is named as its copier likes, and read as its own session, as its
-    folder's name says (fuzz round 18). A log found alone is not opened: it has no copy."""
+    keeps and logs outside its home are found together; else each log whose name is not one DSH
+    makes of an id (:func:`dsh_made`), whatever its size: an export (``x.jsonl``, ``backup.jsonl``,
+    not ``session-<uuid>.jsonl``), and a session folder copied out under another name
+    (``old/session.jsonl`` beside ``new/session.jsonl``, whole, partial or compressed), since
+    ``sessions`` and ``watch``, which read every header, count one session in it and its copies
+    (fuzz round 23: a partial export, of a size of its own, was counted twice by ``usage``,
+    ``index``, ``check`` and ``report``; issue 15's leftover: two copied-out folders of one
+    session, each read as the session its folder's name says, doubled its cost); with
+    ``renamed`` (discovery), each log DSH keeps in a folder of a name it does not make too (a
+    watch compares those itself). Of logs named as DSH names them, only those whose byte size
+    another has (``stat`` opens no file): a whole copy under another such name has its
+    original's bytes, and its header wins over its name; a session folder of a name DSH makes,
+    copied out, is not opened (its name says its session). A home, or a folder of exports, of
+    DSH's names alone is not opened, nor is a log found alone: it has no copy."""
     if len(found) < 2:
         return set()
     if len({in_layout(Path(path)) for path in found}) > 1:
         return set(found)
-    by_size: dict[int, list[str]] = {}
+    sized: list[str] = []
     named: set[str] = set()
     for path in found:
         log = Path(path)
         kept = in_layout(log)
         name = copy_name(log)
-        if name is None or (not renamed if kept else SESSION_NAME.match(log.name)):
-            continue  # a child snapshot; a watch's home; a session folder copied out
+        if name is None or (kept and not renamed):
+            continue  # a child snapshot; a watch's home
+        copied_out = not kept and SESSION_NAME.match(log.name) is not None
         if not dsh_made(name):
             named.add(path)
-            continue
+        elif not copied_out:  # a session folder of a name DSH makes, copied out, is never opened
+            sized.append(path)
+    return named | _same_size(sized)
+
+
+def _same_size(found: Sequence[str]) -> set[str]:
+    """The files of ``found`` whose byte size another of them has (one ``stat`` each, no open); a
+    file that cannot be looked at is left out: it is read, and refused, as the log it is."""
+    by_size: dict[int, list[str]] = {}
+    for path in found:
         try:
             by_size.setdefault(os.stat(path).st_size, []).append(path)
-        except OSError:  # read, and refused, as the log it is
-            continue
-    return named | {path for group in by_size.values() if len(group) > 1 for path in group}
+        except OSError:
+            pass
+    return {path for group in by_size.values() if len(group) > 1 for path in group}
 
 
 def may_be_copies(found: Sequence[str]) -> set[str]:
@@ -155,14 +185,17 @@ def may_be_copies(found: Sequence[str]) -> set[str]:
     session found together are compared at once and the one every other command reads is followed
     (fuzz round 23: a watch followed the copy whose header its followers read first, and noted each
     copy as its id came); when some are, every log outside a home that a name may group with
-    them too (``session-<uuid>.jsonl`` beside a renamed partial copy of it). Logs of DSH's names
-    alone are not opened for their ids: a watch learns each from its follower's ``started`` note
-    and compares the files of one session then, so that a folder of many logs is not opened once
-    more."""
+    them too (``session-<uuid>.jsonl`` beside a renamed partial copy of it); and the logs of its
+    home in folders of names DSH makes whose byte size another there has (a whole copy in the
+    session folder of another id, as discovery opens them: fuzz round 24, the watch learned that
+    copy's id only from its follower and said a second note). Other logs of DSH's names are not
+    opened for their ids: a watch learns each from its follower's ``started`` note and compares
+    the files of one session then, so that a folder of many logs is not opened once more."""
     named = {path: (in_layout(Path(path)), copy_name(Path(path))) for path in found}
     if len({kept for kept, _name in named.values()}) > 1:
         return set(found)
-    opened = _by_header(found, renamed=False)
+    opened = _by_header(found, renamed=False) | _same_size(
+        [path for path, (kept, name) in named.items() if kept and name is not None and dsh_made(name)])
     counts = Counter(name for _kept, name in named.values() if name is not None)
     return opened | {path for path, (kept, name) in named.items()
                      if name is not None and (counts[name] > 1 or (opened and not kept))}
@@ -174,19 +207,19 @@ def without_copies(logs: list[_P], *, renamed: bool = False,
     ``listed`` (when given) gets each session found in several files that are each read (their
     lines differ otherwise): its id, from the headers, and those files (:func:`_listed`).
 
-    Which files hold one session: in a DSH home (every log where DSH keeps it) or a session folder
-    copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing is
-    read), and of an export named as DSH names them (``session-<uuid>.jsonl``) its name; of every
-    other export, the session id of its header (one more small read of its first line or frame),
-    and with ``renamed`` (discovery) of every log of a DSH home whose folder's name is not one DSH
-    makes (:func:`dsh_made`: a session folder copied under another name in the home, whole,
-    partial or compressed; one whose header names no session is its folder's); of the logs named
-    as DSH names them, the header of each whose size another has (a whole copy under another such
-    name: the header wins); when files in a DSH home and outside one are found together, the
-    header of each (:func:`_by_header`). A child snapshot (``session.1.jsonl``), which shares its
-    parent's id, is never a copy. A watch (``watch/_copies.py``) groups without ``renamed``: it
-    compares the files of one session in session folders of other names itself, the file it
-    follows first."""
+    Which files hold one session: a log in a session folder of a name DSH makes (:func:`dsh_made`),
+    in a DSH home or copied out, the one its folder's name says (:func:`copy_name`: nothing is read),
+    and an export named as DSH names them (``session-<uuid>.jsonl``) the one its name says; every
+    other log, the session id of its header (one more small read of its first line or frame): an
+    export of another name, a session folder copied out under a name DSH does not make
+    (``old/session.jsonl``, ``new/session.jsonl``), and with ``renamed`` (discovery) a session folder
+    of such a name in a DSH home; a session folder's log whose header names no session is its
+    folder's. Of the logs named as DSH names them, the header of each whose size another has (a
+    whole copy under another such name: the header wins); when files in a DSH home and outside one
+    are found together, the header of each (:func:`_by_header`). A child snapshot
+    (``session.1.jsonl``), which shares its parent's id, is never a copy. A watch
+    (``watch/_copies.py``) groups without ``renamed``: it compares the files of one session in
+    session folders of other names in its home itself, the file it follows first."""
     if len(logs) < 2:
         return logs, []
     by_header = _by_header([os.fspath(log) for log in logs], renamed=renamed)
@@ -198,14 +231,15 @@ def without_copies(logs: list[_P], *, renamed: bool = False,
         name = _header_id(Path(log)) if os.fspath(log) in by_header else folder
         if name is not None and os.fspath(log) in by_header:
             said[os.fspath(log)] = name
-        elif name is None and renamed and in_layout(Path(log)):
-            name = folder  # a header in DSH's home that names no session: its folder says it, as unopened
+        elif name is None and SESSION_NAME.match(Path(log).name):
+            name = folder  # a session folder's header that names no session: its folder says it, as unopened
         if name is not None:
             named.setdefault(name, []).append(log)
     left: list[Copy[_P]] = []
     each: list[_P] = []  # the files of a group of one name or id each read (their lines differ)
     for group in named.values():
-        read, copies = read_once(group, rank=lambda log: preferred(Path(log)))
+        read, copies = read_once(group, rank=lambda log: preferred(Path(log)),
+                                 session=lambda log: said.get(os.fspath(log)))
         left.extend(copies)
         each.extend(read if len(read) > 1 else [])
     if listed is not None:
@@ -228,14 +262,18 @@ def _listed(logs: Sequence[_P], said: dict[str, str]) -> dict[str, list[_P]]:
     return {session: files for session, files in found.items() if len(files) > 1}
 
 
-def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], list[Copy[_P]]]:
+def read_once(group: list[_P], *, rank: Callable[[_P], int],
+              session: Callable[[_P], str | None] = lambda _path: None) -> tuple[list[_P], list[Copy[_P]]]:
     """Of files that hold one session (in order), those read and those left out: of files with the
-    same lines the one ``rank`` puts higher (else the first), of two where one holds the other's
-    lines and more the longer (of several that do, the longest, else the first); each copy left out
-    is paired with the file read in its place. Compared line by line (raw lines, runs of blank
-    lines as one), but however many there are, each is read at most twice: once for a digest of its lines (and of its first
-    1, 2, 4, 8... lines), and once more only when a shorter file's digests say it may be the first
-    lines of this one; a file that cannot be read is read, as itself."""
+    same lines the one ``rank`` puts higher, then one whose name says the session its header names
+    (``session``: a file's header id, asked only of files ranked alike; :func:`_named_rank`), else
+    the first; of two where one holds the other's lines and more the longer (of several that do,
+    the longest, else the first); each copy left out is paired with the file read in its place.
+    Compared line by line (raw lines up to the first blank one: DSH's reader stops there,
+    :func:`_digests`), but however many there are, each is read at most twice: once for a digest of
+    its lines (and of its first 1, 2, 4, 8... lines), and once more only when a shorter file's
+    digests say it may be the first lines of this one; a file that cannot be read is read, as
+    itself."""
     if len(group) < 2:
         return group, []
     prints = {at: _fingerprint(Path(path)) for at, path in enumerate(group)}
@@ -245,8 +283,7 @@ def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], 
             same.setdefault((found.lines, found.digest), []).append(at)
     heads: dict[int, list[int]] = {}  # the file read of each set of files with the same lines: its copies
     for ats in same.values():
-        head = max(ats, key=lambda at: (rank(group[at]), -at))
-        heads[head] = [at for at in ats if at != head]
+        heads.update(_head(group, ats, rank, session))
     final = _longer(group, {at: found for at, found in prints.items() if at in heads and found is not None})
     left: list[tuple[int, int, str]] = []  # (the copy's place, the place of the file read instead, why)
     for head, copies in heads.items():
@@ -260,9 +297,22 @@ def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], 
             [(group[read], group[copy], why) for copy, read, why in left])
 
 
+def _head(group: Sequence[_P], ats: list[int], rank: Callable[[_P], int],
+          session: Callable[[_P], str | None]) -> dict[int, list[int]]:
+    """Of files with the same lines (their places in ``group``), the one read and the others: the
+    one ``rank`` puts higher, then (of those ranked alike, their headers asked only then) one
+    whose name says its header's session (:func:`_named_rank`), else the first."""
+    ranks = {at: rank(group[at]) for at in ats}
+    top = [at for at in ats if ranks[at] == max(ranks.values())]
+    if len(top) > 1:  # their headers are asked only now
+        top = [max(top, key=lambda at: (_named_rank(Path(group[at]), session(group[at])), -at))]
+    head = top[0]
+    return {head: [at for at in ats if at != head]}
+
+
 class _Print(NamedTuple):
-    """A file's lines as :func:`read_once` compares them: how many (runs of blank lines as one, as
-    the decoder counts them), a digest of all of them, and of the first 1, 2, 4, 8... of them."""
+    """A file's lines as :func:`read_once` compares them (those before its first blank line,
+    :func:`_digests`): how many, a digest of all of them, and of the first 1, 2, 4, 8... of them."""
 
     lines: int
     digest: bytes
@@ -271,14 +321,21 @@ class _Print(NamedTuple):
 
 def _digests(path: Path, at: set[int]) -> tuple[int, bytes, dict[int, bytes]] | None:
     """The count of ``path``'s lines, the digest of all of them and that of its first N lines for
-    each N of ``at``; None when it cannot be read (its reading says why later)."""
+    each N of ``at``; None when it cannot be read (its reading says why later). Its lines end at
+    its first blank line: DSH's reader (``SessionLogScanner``) takes a blank line for an unparsable
+    record and commits nothing from it on (the rest is a crash-damaged tail, or, a ``turn/end``
+    after it, a corrupt log), as the reader here does; an export with a blank line at its end
+    holds the lines of its log, not more (fuzz round 24: such an export was read instead of DSH's
+    own log, or beside it, one session counted twice)."""
     state = hashlib.blake2b(digest_size=16)
     found: dict[int, bytes] = {0: state.digest()} if 0 in at else {}
     count = 0
     try:
         with open_regular(path) as stream:
             for line in iter_lines(stream, os.fspath(path), []):
-                state.update(b"%d %d\n" % (line.count, len(line.raw)))
+                if not line.raw:
+                    break  # a run of blank lines: DSH commits no line from here on
+                state.update(b"%d\n" % len(line.raw))
                 state.update(line.raw)
                 count += 1
                 if count in at:
@@ -370,6 +427,7 @@ def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None,
     for _read, copy, _why in left:
         at, why = final[os.fspath(copy)]
         clauses.setdefault(at, {}).setdefault(why, []).append(os.fspath(copy))
+    clauses = {at: dict(sorted(whys.items(), key=lambda item: _why_order(item[0]))) for at, whys in clauses.items()}
     if files is not None:
         return [_said(files, list(clauses.items())).text, *each]
     home = {os.fspath(path): session for session, paths in (listed or {}).items() for path in paths}
@@ -403,9 +461,15 @@ def _said(files: int, clauses: list[tuple[str, dict[str, list[str]]]]) -> _Said:
     where = f" under {shared}{os.sep}" if shared else ""
     kinds = {why for _, whys in clauses for why in whys}
     first, whys = clauses[0]
-    return _Said(files, tuple(sorted(kinds, key=lambda why: (why != SAME, why != LONGER, why))), shared, short(first),
+    return _Said(files, tuple(sorted(kinds, key=_why_order)), shared, short(first),
                  short(next(iter(whys.values()))[0]), f"one session in {'two files' if files == 2 else f'{files} files'}"
                                                       f"{where}: {text}")
+
+
+def _why_order(why: str) -> tuple[bool, bool, str]:
+    """The order a note says the reasons of copies in: :data:`SAME`, :data:`LONGER`, then others;
+    whatever order the copies were found in (a watch compares them in two steps: fuzz round 24)."""
+    return why != SAME, why != LONGER, why
 
 
 def _said_once(said: list[_Said]) -> list[str]:

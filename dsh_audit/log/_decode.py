@@ -228,12 +228,11 @@ def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: Deco
             return
         index += 1
         held: list[bytes] = []  # the frame's text while it is small enough to be verified whole
-        held_size = newlines = 0
+        held_size = newlines = 0  # newlines: of the pieces no longer held, counted as they go
         last = b""
         try:
             for piece in blocks:
                 budget.spend(len(piece), frames.offset)
-                newlines += piece.count(b"\n")
                 last = piece
                 if held_size >= 0:
                     held.append(piece)
@@ -241,9 +240,11 @@ def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: Deco
                     if held_size <= _HOLD:
                         continue
                     held_size = -1  # too big to hold: its lines are used as they come
+                    newlines = sum(part.count(b"\n") for part in held)
                     yield from held
                     held.clear()
                     continue
+                newlines += piece.count(b"\n")
                 yield piece
         except zstandard.ZstdError as exc:
             for _ in parts:  # read the rest of the frame: is it complete (corrupt) or cut off?
@@ -258,6 +259,8 @@ def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: Deco
                 held.clear()
                 newlines = 0
         complete = frames.complete
+        if index == 1 or not complete:  # only the header frame's and a torn frame's lines are counted
+            newlines += sum(part.count(b"\n") for part in held)
         if index == 1 and complete and (newlines != 1 or not last.endswith(b"\n")):
             raise _header_frame_error(path)
         yield from held

@@ -54,7 +54,10 @@ def _first_line(handle: BinaryIO) -> bytes:
 
 
 def _pick_generation(folder: Path, names: list[str], notes: list[str] | None) -> list[str]:
-    """Keep the highest canonical generation of a session folder, as DSH reads it (§3.2)."""
+    """Keep the highest canonical generation of a session folder, as DSH reads it (§3.2); of one
+    generation, compressed and plain (DSH refuses a folder holding both: its encodings differ),
+    the compressed one. Every command picks so, a watch too (``watch/_copies.py``: fuzz round 24,
+    it read a longer plain ``session.jsonl`` where the others read ``session.jsonl.zstd``)."""
     generations = {name: canonical_generation(name) for name in names}
     canonical = [n for n, g in generations.items() if g is not None]
     if len(canonical) <= 1:
@@ -65,6 +68,18 @@ def _pick_generation(folder: Path, names: list[str], notes: list[str] | None) ->
         notes.append(f"{folder}: read {best} (generation v{generations[best]}), the one DSH would read; "
                      f"also present: {others}")
     return [n for n in names if generations[n] is None or n == best]
+
+
+def _given_generations(found: list[Path], notes: list[str] | None) -> list[Path]:
+    """``found`` with the files of each session folder picked as :func:`_pick_generation` picks a
+    folder's files (``notes`` says so in its words): the rule of every command, a watch's too."""
+    folders: dict[Path, list[str]] = {}
+    for log in found:
+        if SESSION_NAME.match(log.name):
+            folders.setdefault(log.parent, []).append(log.name)
+    picked = {folder / name for folder, names in folders.items()
+              for name in _pick_generation(folder, sorted(names), notes)}
+    return [log for log in found if log in picked or not SESSION_NAME.match(log.name)]
 
 
 def _unreadable(refused: dict[str, str] | None) -> Callable[[OSError], None]:
@@ -159,7 +174,7 @@ def _key(path: Path) -> Path:
 
 def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
              notes: list[str] | None = None, refused: dict[str, str] | None = None,
-             copies: bool = True) -> list[Path]:
+             copies: bool = True, generations: bool = False) -> list[Path]:
     """Expand paths to the session log files they hold, in a stable order.
 
     A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
@@ -171,14 +186,17 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     ``copies`` (the default), one session found as several files (DSH's log and an export or a
     copy of it, compressed or not, or an earlier, partial one under another name: an export whose
     name is not one DSH makes of an id is opened for its header's id, whatever its size; or a session
-    folder copied under another name: in a DSH home, a folder of a name DSH does not make is opened
-    for its header's id, whole, partial or compressed, :func:`~dsh_audit.log._copies.dsh_made`) is
+    folder copied under another name: in a DSH home or outside one, ``old/session.jsonl`` beside
+    ``new/session.jsonl``, a folder of a name DSH does not make is opened for its header's id,
+    whole, partial or compressed, :func:`~dsh_audit.log._copies.dsh_made`) is
     read once (:func:`~dsh_audit.log._copies.without_copies`, the one rule of copies, as
     ``sessions`` and ``latest`` read it); ``notes`` says which, one note per session (the copies of
     many sessions in one note: :func:`~dsh_audit.log.copy_notes`, the words of every command), and
     names each session whose files it grouped so but found to differ otherwise, each read
     (``session ID is in N files, each listed: ...``, as ``sessions`` says it: a total over them
-    counts the session twice).
+    counts the session twice). With ``generations``, files given of one session folder are picked
+    from as a folder's are (a watch, which lists a folder's plain file beside its compressed one:
+    :func:`_given_generations`); else a file given is read as given.
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
@@ -228,6 +246,8 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
             if key not in seen:
                 seen.add(key)
                 found.append(log)
+    if generations:
+        found = _given_generations(found, notes)
     if not copies:
         return found
     listed: dict[str, list[Path]] = {}

@@ -12,17 +12,21 @@ from __future__ import annotations
 import ntpath
 import os
 import posixpath
+import re
 from typing import Any
 
 from ..errors import DshAuditError, MalformedRecordError, UnreadableError, UnsupportedFormatError
 from ._decode import Line
 from ._format import classify_record, sniff_format
 from ._json_line import MAX_DEPTH, NestingError, parse_json
+from .._json import json_type
+from .._show import shown
 from ._shapes import is_safe_int
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
 
-__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_refusal", "parse_header"]
+__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_refusal", "is_fixture_token",
+           "parse_header"]
 
 
 TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
@@ -93,23 +97,58 @@ def _header_faults(value: Any) -> list[str]:
         return ['no type "session"']
     version: Any = value.get("version")
     faults = ([] if isinstance(version, (int, float)) and not isinstance(version, bool)
-              else ["no version"] if version is None else ["version is not a number"])
+              else ["no version"] if version is None else [_mistyped(value, "version", "a number")])
     if not isinstance(value.get("id"), str):
-        faults.append("no string id")
+        faults.append("no string id" if value.get("id") is None else _mistyped(value, "id", "a string"))
     for key in ("createdAt", "delegationDepth"):
         number = value.get(key)
         if not (is_safe_int(number) and number >= 0):
-            faults.append(f"no {key}" if number is None else f"{key} is not a whole number of 0 or more")
+            faults.append(f"no {key}" if number is None else f"{key} is not a whole number of 0 or more"
+                          if isinstance(number, (int, float)) and not isinstance(number, bool)
+                          else _mistyped(value, key, "an integer"))
     if value.get("origin") not in (None, "subagent"):
         faults.append('origin is not "subagent"')
     if value.get("agentPreset") is not None and not isinstance(value.get("agentPreset"), str):
-        faults.append("agentPreset is not a string")
+        faults.append(_mistyped(value, "agentPreset", "a string"))
     if not faults and int(version) >= 2:
         if not isinstance(value.get("isSeeded"), bool):
-            faults.append(f"no boolean isSeeded (v{int(version)})")
+            faults.append(f"no boolean isSeeded (v{int(version)})" if value.get("isSeeded") is None
+                          else _mistyped(value, "isSeeded", f"a boolean (v{int(version)})"))
         if "seedLength" in value:
             faults.append(f"a seedLength (v0 and v1 only; v{int(version)} says isSeeded)")
     return faults
+
+
+#: The ``dsh-audit validate`` rule of each header field a fault of :func:`_mistyped` names.
+_FIELD_RULES = {"version": "DSH203", "id": "DSH207", "createdAt": "DSH208", "delegationDepth": "DSH209",
+                "agentPreset": "DSH211", "isSeeded": "DSH216"}
+#: A fault :func:`_mistyped` says, and the field it names.
+_MISTYPED = re.compile(r"(\w+) is an? (?:string|number|boolean|array|object) ")
+
+
+def _mistyped(header: dict[str, Any], key: str, wanted: str) -> str:
+    """The fault of header field ``key`` written as a JSON value of the wrong type: it names the
+    type and shows the value (validate's finding shows it too; DSH's words say neither).
+
+    Example:
+        >>> _mistyped({"createdAt": "1796209334504"}, "createdAt", "an integer")
+        'createdAt is a string "1796209334504", not an integer'
+    """
+    value = header[key]
+    kind = json_type(value)
+    return f"{key} is {'an' if kind[0] in 'ao' else 'a'} {kind} {shown(value)}, not {wanted}"
+
+
+def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
+    """What the refusal of a header says after DSH's words, and its hint, when fields are written
+    as values of the wrong type (:func:`_mistyped`); None when none is."""
+    named = [(fault, match.group(1)) for fault in faults if (match := _MISTYPED.match(fault))]
+    if not named:
+        return None
+    fixes = " and ".join(f"{key} as {fault.rsplit(', not ', 1)[1]}" for fault, key in named)
+    rules = ", ".join(_FIELD_RULES[key] for _, key in named)
+    return ("; ".join(fault for fault, _ in named),
+            f"write {fixes}; `dsh-audit validate FILE` lists every header field DSH refuses ({rules})")
 
 
 def is_absolute_path(path: str) -> bool:
@@ -122,6 +161,18 @@ def is_absolute_path(path: str) -> bool:
         [True, True, True, False, False]
     """
     return posixpath.isabs(path) or ntpath.isabs(path)
+
+
+def is_fixture_token(text: str) -> bool:
+    """Whether a header's value is a snapshot fixture's token (``{{sessionId}}``): DSH's snapshot
+    normaliser writes one into every fixture, so such a session id names no session, and files that
+    share it are not copies of one.
+
+    Example:
+        >>> is_fixture_token("{{sessionId}}"), is_fixture_token("session-x"), is_fixture_token("{{")
+        (True, False, False)
+    """
+    return text.startswith("{{") and text.endswith("}}")
 
 
 def _meta_error(raw: dict[str, Any]) -> str | None:
@@ -202,6 +253,10 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
     except NestingError:
         raise UnreadableError(TOO_DEEP, path=path, line=1, hint=TOO_DEEP_HINT) from None
     except ValueError:
+        if line.raw.startswith(b"\xef\xbb\xbf"):  # an editor's UTF-8 byte order mark: JSON.parse refuses it too
+            raise MalformedRecordError("corrupt session log: header line is not valid JSON: it starts with a UTF-8 "
+                                       "byte order mark, and DSH writes none", path=path, line=1,
+                                       hint="save the file without a byte order mark") from None
         raise damaged_header(path, MalformedRecordError(
             "corrupt session log: header line is not valid JSON", path=path, line=1,
             hint="this is not a DSH session log, or its first line is damaged")) from None
@@ -233,7 +288,10 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
         message = "corrupt session log: first line is not a session header"
         hint = ("the header needs type \"session\", version, id, createdAt and delegationDepth (v2+: isSeeded); "
                 "--lenient fills a missing v0 version/delegationDepth")
-        if not lenient and version in (None, 0) and set(faults) <= _LENIENT_FILLS:
+        mistyped = _mistyped_refusal(faults)
+        if mistyped is not None and not (numeric and version >= 1):
+            message, hint = f"{message}: {mistyped[0]}", mistyped[1]
+        elif not lenient and version in (None, 0) and set(faults) <= _LENIENT_FILLS:
             # a tokenised test fixture's header, which DSH's golden oracle reads leniently
             hint = (f"the header has {' and '.join(faults)}: --lenient reads {'them' if len(faults) > 1 else 'it'} "
                     "as 0, as DSH's test oracle does")

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from .._json import MAX_DEPTH, NestingError, depth_exceeds, refuse_constant
-from ._json_room import ensure_room
+from ._json_room import _ROOM_CHECKED, ensure_room
 
 __all__ = ["LongStrings", "MAX_DEPTH", "NestingError", "parse_json"]
 
@@ -75,8 +75,10 @@ def parse_json(raw: bytes | bytearray, strings: LongStrings | None = None) -> An
 
 def _parse_whole(raw: bytes | bytearray) -> Any:
     # refused before orjson might run out of memory (a crash), with room left to say so: parsing
-    # with the standard library's parser instead leaves none for the work that follows
-    ensure_room(raw)
+    # with the standard library's parser instead leaves none for the work that follows (a short
+    # line, as nearly every line is, is never checked: no call)
+    if len(raw) > _ROOM_CHECKED:
+        ensure_room(raw)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -85,7 +87,10 @@ def _parse_whole(raw: bytes | bytearray) -> Any:
             value = json.loads(text, parse_constant=refuse_constant, parse_int=_number_int)
         except RecursionError:
             raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
-    if len(raw) > MAX_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth_exceeds(value, MAX_DEPTH):
+    # Nesting deeper than MAX_DEPTH takes more than MAX_DEPTH openers, each closed: a shorter line
+    # is not counted (the counts cost a pass over the line each).
+    if (len(raw) > 2 * MAX_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+            and depth_exceeds(value, MAX_DEPTH)):
         raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep")
     return value
 

@@ -17,31 +17,25 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, BinaryIO, NoReturn
 
-from ..errors import CorruptLogError, DshAuditError, UnreadableError
+from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines, parse_line
 from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
 from ._json_line import NestingError
 from ._outputs import open_regular
 from ._records import RowError, decode_record, row_head
-from ._refusals import LEGACY_HINT, META, SEED, UPGRADE, Candidate, event_refusal, retired_refusal
+from ._refusals import (DAMAGED_HINT, LEGACY_HINT, META, RETIRED_TYPES, SCAN, SEED, UPGRADE, Candidate, event_refusal,
+                        retired_refusal, seq_refusal)
 from ._shapes import is_plain_chunk
 from ._tee import LineTee, _Teed
 from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, Event, SessionHeader, new_event
 from ._upgrade import Malformed, MessageIds, upgrade_event
-from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
+from ._versions import BODY_CUE_TYPES, LATEST_VERSION, SUPPORTED_VERSIONS, body_mismatch, known_types, to_v0_shapes
 
 __all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_header", "read_log", "read_stream"]
-
-#: The hint of a damaged record before the last turn/end: no option of any command skips it
-#: (``--lenient`` adapts headers only), DSH refuses the log too, and validate names every damaged line.
-_DAMAGED_HINT = ("no option skips a damaged record before the last turn/end (--lenient adapts headers only; "
-                       "DSH refuses the log too): repair or remove the line; `dsh-audit validate FILE` lists every "
-                       "damaged line")
-
 
 @dataclass
 class SessionLog:
@@ -160,16 +154,28 @@ class SessionLog:
         dropped = 0
         message_ids = self._message_ids
         collapse = self._collapse_rows
+        cues = self.format_version >= 2  # an older body under the header is looked for until found
         for line in self._lines:
+            # The line's records (a packed row's events, or the one record of any other line), and
+            # how many members of a collapsed row they leave out; read here, not by a call per line.
             try:
-                decoded, extra = self._decoded(line, expected, collapse)
+                value = parse_line(line)  # a tee's validator may have parsed it already
+                tag = value.get("type") if type(value) is dict else None  # JSON objects are exact dicts
+                if cues and issue is None and type(tag) is str and tag in BODY_CUE_TYPES:
+                    cues = not self._older_body(value, line.number, expected)
+                if type(tag) is str and tag in CHUNK_ROW_TYPES:
+                    decoded, extra = _row_records(value, collapse)
+                else:
+                    decoded, extra = (value,), 0
+            except (UnicodeDecodeError, NestingError) as exc:  # ValueErrors too: before the next clause
+                raise self._unreadable(exc, line.number, expected) from None
             except (ValueError, RowError) as exc:
                 if issue is None:
                     detail = str(exc) if isinstance(exc, RowError) else "not valid JSON"
                     issue = self._err(CorruptLogError,
                                       f"corrupt session log: unparsable committed event ({detail})",
                                       line=line.number, seq=expected,
-                                      hint=_DAMAGED_HINT)
+                                      hint=DAMAGED_HINT)
                 dropped += line.count  # a run of blank lines is one Line
                 continue
             if issue is not None:
@@ -177,15 +183,12 @@ class SessionLog:
                     raise issue
                 dropped += len(decoded) + extra
                 continue
+            number = line.number
             for event in decoded:
                 seq = event.get("seq") if isinstance(event, dict) else None
                 if seq != expected or isinstance(seq, bool):
-                    issue = self._err(
-                        CorruptLogError,
-                        f"corrupt session log: seq gap in committed region at line {line.number - 1} "
-                        f"(expected {expected}, got {seq})",
-                        line=line.number, seq=expected,
-                        hint="seqs must run 0, 1, 2, … with no gap or repeat")
+                    message, at, hint = seq_refusal(event, expected, number)
+                    issue = self._err(CorruptLogError, message, line=number, seq=at, hint=hint)
                     if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
                         raise issue
                     dropped += len(decoded)
@@ -193,41 +196,33 @@ class SessionLog:
                 expected += 1 + extra
                 self._next_seq = expected
                 if is_plain_chunk(event):  # the bulk of every log: its envelope is all there is to check
-                    checked: Event | None = new_event(seq, "assistant/chunk", event["time"], event["data"], line.number)
+                    checked: Event | None = new_event(seq, "assistant/chunk", event["time"], event["data"], number)
                 else:
                     if type(seq) is float or type(event.get("time")) is float:
                         event = _js_integers(event)
-                    checked = self._check(event, line.number, sid, message_ids)
+                    checked = self._check(event, number, sid, message_ids)
                 if checked is not None and self._candidate is None:
                     yield checked
-            else:
-                continue
         self.event_count = expected
         self._warn_damage(issue, dropped, expected)
 
-    def _decoded(self, line: Line, expected: int, collapse: bool) -> tuple[list[Any], int]:
-        """The records ``line`` holds, and how many members of a collapsed row it leaves out.
+    def _older_body(self, value: dict[str, Any], line: int, seq: int) -> bool:
+        """Whether ``value``, the record stored at ``seq``, is of an older body than the header's
+        version (:func:`body_mismatch`); if so its refusal is offered, as DSH's codec for that
+        version refuses the first such record it decodes."""
+        mismatch = body_mismatch(value, self.format_version)
+        if mismatch is not None:
+            self._offer(SCAN, seq, self._err(UnsupportedFormatError, mismatch.message(), line=line, seq=seq,
+                                             hint=mismatch.hint()))
+        return mismatch is not None
 
-        Raises:
-            UnreadableError: the line is not UTF-8, or nests deeper than dsh-audit can process.
-            ValueError, RowError: the line holds no record (not JSON, a damaged packed row).
-        """
-        try:
-            value = parse_line(line)  # a tee's validator may have parsed it already
-            tag = value.get("type") if type(value) is dict else None  # JSON objects are exact dicts
-            if type(tag) is not str or tag not in CHUNK_ROW_TYPES:
-                return [value], 0  # decode_record's, for anything but a packed row
-            if collapse:
-                head, count = row_head(value)  # a tee's validator may have expanded the row already
-                return [head], count - 1
-            return decode_record(value), 0
-        except UnicodeDecodeError as exc:
-            raise self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})",
-                            line=line.number, seq=expected,
-                            hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log") from None
-        except NestingError:
-            raise self._err(UnreadableError, TOO_DEEP, line=line.number, seq=expected,
-                            hint=TOO_DEEP_HINT) from None
+    def _unreadable(self, exc: ValueError, line: int, expected: int) -> DshAuditError:
+        """The refusal of a line that is not UTF-8 (``exc`` a UnicodeDecodeError) or nests deeper than
+        dsh-audit can process (a NestingError)."""
+        if isinstance(exc, UnicodeDecodeError):
+            return self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})", line=line, seq=expected,
+                             hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log")
+        return self._err(UnreadableError, TOO_DEEP, line=line, seq=expected, hint=TOO_DEEP_HINT)
 
     def _warn_damage(self, issue: DshAuditError | None, dropped: int, expected: int) -> None:
         """Warn of a crash-damaged tail the scan dropped, and of the torn tails the decoder left."""
@@ -249,7 +244,9 @@ class SessionLog:
             for note in notes:
                 self.upgrades[note] += 1
         seq = raw["seq"]
-        retired = retired_refusal(raw, sid=sid, path=self.path, line=line)
+        tag = raw.get("type")
+        retired = retired_refusal(raw, sid=sid, path=self.path, line=line) \
+            if type(tag) is str and tag in RETIRED_TYPES else None  # JSON strings are exact strs
         if retired is not None:
             self._offer(retired[0], seq, retired[1])
         try:
@@ -273,6 +270,19 @@ class SessionLog:
             message_ids[seq] = event["data"]["message"]["id"]
         return new_event(seq, etype, event["time"], event["data"], line, event.get("surfaceOp"),
                          event.get("sourceEventSeqs"), event.get("ignorable") is True)
+
+
+def _row_records(row: dict[str, Any], collapse: bool) -> tuple[Sequence[Any], int]:
+    """A packed row's events, and how many members a collapsed row leaves out: with ``collapse``
+    its first event only (:func:`row_head`: a tee's validator may have expanded the row already).
+
+    Raises:
+        RowError: the row fails DSH's strict row validation.
+    """
+    if collapse:
+        head, count = row_head(row)
+        return (head,), count - 1
+    return decode_record(row), 0
 
 
 def _js_integers(event: dict[str, Any]) -> dict[str, Any]:

@@ -38,7 +38,9 @@ _TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
 _CALL_KEYS = frozenset({"turn", "step", "index", "id", "dt", "args"})
 _NAMED_CALL_KEYS = _CALL_KEYS | {"name"}
 
-_Shape = tuple[str, list[str], list[float]]  # a valid row's tag, members and their times
+#: a valid row's tag, members and their times; None for the times of a row whose gaps are none of
+#: them negative: the running sum of its gaps from time0, made only when its events are built
+_Shape = tuple[str, list[str], "list[float] | None"]
 
 
 def _plain_row(row: dict[str, Any]) -> _Shape | None:
@@ -72,6 +74,10 @@ def _plain_row(row: dict[str, Any]) -> _Shape | None:
     if (type(members) is not list or type(gaps) is not list or not members or len(gaps) != len(members) - 1
             or not set(map(type, members)) <= {str} or not set(map(type, gaps)) <= {int}
             or not 0 <= seq0 <= MAX_SAFE - len(members) + 1):
+        return None
+    if not gaps or min(gaps) >= 0:  # times that never go back: time0 is the least, the sum the last
+        if -MAX_SAFE <= time0 and time0 + sum(gaps) <= MAX_SAFE:
+            return tag, members, None  # no list of big ints, most of it never used (replay takes the first)
         return None
     times: list[float] = list(accumulate(gaps, initial=time0))  # as the full check adds them
     if max(times) > MAX_SAFE or min(times) < -MAX_SAFE:
@@ -119,10 +125,11 @@ def _validate_row(row: dict[str, Any]) -> _Shape:
 
 def _expand(row: dict[str, Any], shape: _Shape, limit: int | None = None) -> list[dict[str, Any]]:
     """The events of a validated row (its first ``limit`` only when given)."""
-    tag, members, times = shape
+    tag, members, listed = shape
     if limit is not None:
         members = members[:limit]
     data, seq0 = row["data"], row["seq0"]
+    times = listed if listed is not None else accumulate(data["dt"], initial=row["time0"])
     turn, step, index = data["turn"], data["step"], data["index"]
     # Each member's event with its chunk (the same keys in the same order for every member), in one
     # comprehension: a row holds dozens of members.

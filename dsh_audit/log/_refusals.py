@@ -13,9 +13,11 @@ from typing import Any
 from ..errors import CorruptLogError, DshAuditError, UnsupportedFormatError
 from ._shapes import envelope_error, envelope_fault, message_shape_error
 from ._types import KNOWN_EVENT_TYPES
-from .._show import missing_or
+from .._json import json_type
+from .._show import MISSING, member, missing_or, shown
 
-__all__ = ["LEGACY_HINT", "META", "SEED", "UPGRADE", "Candidate", "event_refusal", "retired_refusal"]
+__all__ = ["DAMAGED_HINT", "LEGACY_HINT", "META", "RETIRED_TYPES", "SEED", "UPGRADE", "Candidate", "event_refusal",
+           "retired_refusal", "seq_refusal"]
 
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
@@ -30,6 +32,10 @@ class Candidate:
 
     def key(self) -> tuple[int, int]:
         return (self.stage, self.position)
+
+
+#: The types of the events :func:`retired_refusal` may refuse: any other event is none of its shapes.
+RETIRED_TYPES = frozenset({"request/header-delta", "mode/set", "request/header"})
 
 
 def retired_refusal(raw: Any, *, sid: str, path: str, line: int) -> tuple[int, DshAuditError] | None:
@@ -153,6 +159,55 @@ def _envelope_hint(event: dict[str, Any], problem: str) -> str | None:
         found = missing_or(config, "reasoningEffort", "is not a non-empty string", owner="config", prefix="config.")
         return _refused_hint(f"{found}: DSH requires a non-empty string or no reasoningEffort", "DSH222")
     return None
+
+
+def _unskippable(record: str, fix: str, listed: str) -> str:
+    """The hint of ``record`` that DSH refuses before the last turn/end (after it, it is a crash-damaged
+    tail): no option of any command skips it, what fixes it, and what ``dsh-audit validate`` lists."""
+    return (f"no option skips {record} before the last turn/end (--lenient adapts headers only; DSH refuses the "
+            f"log too): {fix}; `dsh-audit validate FILE` lists {listed}")
+
+
+#: The hint of a damaged record (not JSON, a packed row DSH's row validation refuses).
+DAMAGED_HINT = _unskippable("a damaged record", "repair or remove the line", "every damaged line")
+#: The hints of a record whose seq is not its place: a number (validate: DSH107 a gap, DSH108 a
+#: repeat or two events in each other's place), or no number (validate: DSH111, DSH112).
+_SEQ_HINT = _unskippable("a record out of seq", "seqs must run 0, 1, 2, … with no gap or repeat",
+                         "every seq out of place (DSH107, DSH108)")
+_SEQ_TYPE_HINT = _unskippable("a record out of seq", "write each seq as an integer, the record's place 0, 1, 2, …",
+                              "every seq that is no integer (DSH111)")
+_NO_EVENT_HINT = _unskippable("a record out of seq", "write each event as a JSON object with its seq",
+                              "every record that is no event (DSH112)")
+
+
+def seq_refusal(record: Any, expected: int, line: int) -> tuple[str, int, str]:
+    """DSH's refusal of ``record`` (physical ``line``) whose seq is not ``expected``, its place: the
+    message, the seq the refusal is at and the hint.
+
+    DSH's words (``SessionLogScanner``) name the line before (it counts event lines, the header
+    not among them) and print the seq as JavaScript does, a string bare: the refusal is at the
+    record's own seq when it is a number, else at its place; a seq that is no number is said so,
+    as validate says it (DSH111), not only as a gap ``(expected 31, got 31)``.
+
+    Example:
+        >>> seq_refusal({"seq": 34}, 33, 32)[:2]
+        ('corrupt session log: seq gap in committed region at line 31 (expected 33, got 34)', 34)
+        >>> message, seq, _ = seq_refusal({"seq": "31"}, 31, 30)
+        >>> message.split("(")[1], seq
+        ('expected 31, got "31"): seq is a string, not an integer', 31)
+        >>> seq_refusal({}, 2, 4)[0]
+        'corrupt session log: seq gap in committed region at line 3 (expected 2, got undefined): the event has no seq'
+    """
+    seq = member(record, "seq")
+    gap = f"corrupt session log: seq gap in committed region at line {line - 1} (expected {expected}, got "
+    if type(seq) is int or type(seq) is float and seq.is_integer():
+        return f"{gap}{shown(seq)})", int(seq), _SEQ_HINT
+    if not isinstance(record, dict):
+        return f"{gap}undefined): the record is a JSON {json_type(record)}", expected, _NO_EVENT_HINT
+    if seq is MISSING:
+        return f"{gap}undefined): the event has no seq", expected, _SEQ_TYPE_HINT
+    kind = "a number" if isinstance(seq, float) else f"a {json_type(seq)}" if seq is not None else "null"
+    return f"{gap}{shown(seq)}): seq is {kind}, not an integer", expected, _SEQ_TYPE_HINT
 
 
 def _unknown_type_hint(etype: str) -> str:

@@ -9,9 +9,11 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from .._listing import listed
 from ..errors import UnreadableError, UsageError
 from ._copies import copy_name, copy_notes, preferred, read_once
 from ._discover import default_sessions_root, discover, is_folder
+from ._header import is_fixture_token
 from ._outputs import open_regular
 from ._reader import read_header
 from ._span import time_span
@@ -66,8 +68,8 @@ def _names(ref: str, path: object) -> bool:
 def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
                     notes: list[str] | None = None) -> Path:
     """The one session log ``ref`` names: a path (file or folder), ``latest``, a session id, or a
-    unique prefix of one (with or without its ``session-``), looked up under ``root`` (default:
-    :func:`default_sessions_root`).
+    unique prefix of one (with or without its ``session-``, or its trailing ``…``: an id as ``sessions``
+    cuts it), looked up under ``root`` (default: :func:`default_sessions_root`).
 
     ``latest`` is the session ``dsh-audit sessions`` lists first: the newest last activity by the
     log's own timestamps (:func:`time_span`, which reads only the log's two ends), as DSH's own
@@ -112,14 +114,15 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
     if ref == "latest" and known:
         latest = _latest([path for _, _, path in known])
         return _one_file(next(k[0] for k in known if k[2] == latest), known, notes, first=latest)
-    matches = exact or [k for k in known if k[0].startswith(ref) or k[0].removeprefix("session-").startswith(ref)]
+    prefix = ref.removesuffix("…") or ref  # an id as `sessions` cuts it (`session-sample-co…`), pasted whole
+    matches = exact or [k for k in known if k[0].startswith(prefix) or k[0].removeprefix("session-").startswith(prefix)]
     ids = sorted({k[0] for k in matches})
     if len(ids) == 1:
         return _one_file(ids[0], matches, notes)
     if not ids:
         raise UsageError(f"no session log, session id or id prefix '{ref}' here", path=str(folder),
                          hint="run `dsh-audit sessions` to see the ids, or pass a path")
-    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    shown = listed(ids, shown=5)
     raise UsageError(f"session id prefix '{ref}' is ambiguous: {shown}", path=str(folder),
                      hint="type more of the id")
 
@@ -138,16 +141,15 @@ def _one_file(session_id: str, known: list[tuple[str, int, Path]], notes: list[s
             which one is meant cannot be told, and each may tell another story.
     """
     files = [path for found, _, path in known if found == session_id]
-    if session_id.startswith("{{") and session_id.endswith("}}"):
+    if is_fixture_token(session_id):
         return first or files[0]
     files = [path for path in files if copy_name(path) is not None] or files
-    read, left = read_once(files, rank=preferred)
+    read, left = read_once(files, rank=preferred, session=lambda _path: session_id)  # each file's header names it
     if len(read) == 1:
         if notes is not None:
             notes.extend(copy_notes(left, files=len(files)))
         return read[0]
     why = " that differ (neither holds the other's lines)"
-    shown = ", ".join(shlex.quote(str(path)) for path in read[:5]) + \
-        (f" and {len(read) - 5} more" if len(read) > 5 else "")
+    shown = listed([shlex.quote(str(path)) for path in read], shown=5)
     raise UsageError(f"session {session_id} is in {len(read)} files{why}: {shown}",
                      hint="pass the path of the log you mean; `dsh-audit sessions` lists each file")

@@ -111,6 +111,33 @@ def message_shape_error(event: dict[str, Any]) -> str | None:
     return None
 
 
+#: What DSH requires of each envelope field :func:`_unsound_field` may name: the ``dsh-audit
+#: validate`` rule, what is wrong with the value, and what DSH requires of it.
+_FIELD_FAULTS = {
+    "type": ("DSH112", "is not a string", "DSH requires a string type"),
+    "seq": ("DSH111", "is not a non-negative safe integer", "DSH requires the event's position, an integer from 0"),
+    "time": ("DSH111", "is not a safe integer", "DSH requires Date.now() milliseconds, an integer"),
+    "data": ("DSH112", "", "DSH requires data; it may be {}"),
+    "ignorable": ("DSH113", "is not true", "DSH allows only true; omit the key otherwise"),
+}
+
+
+def _unsound_field(event: dict[str, Any]) -> str | None:
+    """The first field of ``event`` (an object of envelope keys only) that breaks DSH's envelope
+    rule, in its order, or None: the rule written once, for the seed check (:func:`envelope_error`,
+    on every event read: no message is built) and the field its hint names (:func:`envelope_fault`)."""
+    if not isinstance(event.get("type"), str):
+        return "type"
+    seq, time = event.get("seq"), event.get("time")
+    if not (type(seq) is int and 0 <= seq <= MAX_SAFE) and (not is_safe_int(seq) or seq < 0):  # int: no call
+        return "seq"
+    if not (type(time) is int and -MAX_SAFE <= time <= MAX_SAFE) and not is_safe_int(time):
+        return "time"
+    if "data" not in event:
+        return "data"
+    return None if event.get("ignorable", True) is True else "ignorable"
+
+
 def envelope_fault(event: Any) -> tuple[str, str] | None:
     """Which field of ``event`` breaks DSH's envelope rule (``assertSessionEventEnvelope``, checked
     in its order), as ``(rule, what)``: the ``dsh-audit validate`` rule id and what is wrong, the
@@ -124,25 +151,15 @@ def envelope_fault(event: Any) -> tuple[str, str] | None:
     """
     if not isinstance(event, dict):
         return ("DSH112", f"the record {shown(event)} is not a JSON object: DSH requires an event object")
-    extra = [k for k in event if k not in _ENVELOPE_KEYS]
-    if extra:
-        return ("DSH110", f"key {shown(extra[0])} is not an envelope key: DSH allows type, seq, time, data, surfaceOp, "
+    if not _ENVELOPE_KEYS.issuperset(event):
+        extra = next(k for k in event if k not in _ENVELOPE_KEYS)
+        return ("DSH110", f"key {shown(extra)} is not an envelope key: DSH allows type, seq, time, data, surfaceOp, "
                           "sourceEventSeqs, ignorable")
-    seq = event.get("seq")
-    checks = (
-        ("DSH112", "type", isinstance(event.get("type"), str), "is not a string", "DSH requires a string type"),
-        ("DSH111", "seq", is_safe_int(seq) and seq >= 0, "is not a non-negative safe integer",
-         "DSH requires the event's position, an integer from 0"),
-        ("DSH111", "time", is_safe_int(event.get("time")), "is not a safe integer",
-         "DSH requires Date.now() milliseconds, an integer"),
-        ("DSH112", "data", "data" in event, "", "DSH requires data; it may be {}"),
-        ("DSH113", "ignorable", event.get("ignorable", True) is True, "is not true",
-         "DSH allows only true; omit the key otherwise"),
-    )
-    for rule, key, sound, complaint, requires in checks:
-        if not sound:
-            return (rule, f"{missing_or(event, key, complaint, owner='the event')}: {requires}")
-    return None
+    key = _unsound_field(event)
+    if key is None:
+        return None
+    rule, complaint, requires = _FIELD_FAULTS[key]
+    return (rule, f"{missing_or(event, key, complaint, owner='the event')}: {requires}")
 
 
 def envelope_error(event: Any) -> tuple[str, str] | None:
@@ -150,16 +167,13 @@ def envelope_error(event: Any) -> tuple[str, str] | None:
 
     Message shapes are :func:`message_shape_error`'s job; the reader runs it first, as DSH does.
     """
-    if not isinstance(event, dict):
-        return ("event", "has an invalid event envelope")
-    if event.get("type") == "request/header-delta":
+    if isinstance(event, dict) and event.get("type") == "request/header-delta":
         return ("event", "uses unsupported legacy request/header-delta format")
-    if not _ENVELOPE_KEYS.issuperset(event):  # a key that is not an envelope key
-        return ("event", "has an invalid event envelope")
-    seq, time = event.get("seq"), event.get("time")
-    if (not isinstance(event.get("type"), str) or not is_safe_int(seq) or seq < 0
-            or not is_safe_int(time) or "data" not in event
-            or ("ignorable" in event and event["ignorable"] is not True)):
+    # the one envelope rule (its field is the refusal's hint); an exact dict, as every JSON object
+    # is, is tested without building the fault's message: every event read is tested
+    sound = (_ENVELOPE_KEYS.issuperset(event) and _unsound_field(event) is None) if type(event) is dict \
+        else envelope_fault(event) is None
+    if not sound:
         return ("event", "has an invalid event envelope")
     etype = event["type"]
     if etype == "request/header":

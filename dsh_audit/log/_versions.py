@@ -18,15 +18,25 @@ down to them in memory, event by event, without renumbering anything:
   ``tool-result`` block. v4 producer-owned source kinds get their v0 ``plugin`` form back.
 
 Every conversion is counted in ``SessionLog.upgrades`` so a report can say what was changed.
+
+A header whose ``version`` says 2-4 over a body written by an older writer (a hand-edited header,
+a port that bumped the number only) is refused at its first record of the older layout
+(:func:`body_mismatch`): DSH dispatches on the header's version alone (format-versions §4), so
+its v2+ codec refuses a packed row ("lacks required field seq") and its native admission an
+``assistant/chunk`` or a message without ``stream``. Naming the header as the cause, once, says
+more than the cascade of per-record refusals that would follow.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
+    "BODY_CUE_TYPES",
     "LATEST_VERSION",
     "SUPPORTED_VERSIONS",
+    "BodyMismatch",
+    "body_mismatch",
     "canonical_generation",
     "known_types",
     "to_v0_shapes",
@@ -209,3 +219,87 @@ def to_v0_shapes(event: dict[str, Any], version: int, notes: list[str]) -> dict[
             notes.append("v4 tool-role result -> v0 tool-result block" if etype == "tool/result"
                          else "v4 producer source -> v0 plugin source")
     return out
+
+
+#: The record types :func:`body_mismatch` may find out of place: a reader asks it of no others.
+BODY_CUE_TYPES = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks", "assistant/chunk",
+                            "assistant/message", "user/message", "tool/result", "request/header"})
+_PACKED_ROWS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
+
+
+class BodyMismatch(NamedTuple):
+    """A record the header's ``version`` does not have: ``record`` says what it is, ``written`` the
+    versions whose writers write it (``"0 or 1"``), ``instead`` what ``version`` writes in its place."""
+
+    version: int
+    record: str
+    written: str
+    instead: str
+
+    def message(self) -> str:
+        """The one-line refusal, for the reader's error and validate's DSH114."""
+        return (f"header version {self.version} does not fit this record: {self.record} is written only by "
+                f"version {self.written} ({self.instead})")
+
+    def hint(self) -> str:
+        """What to do: the header is what is wrong, not the record."""
+        return (f"the header says version {self.version} but the body is written as version {self.written}: "
+                f"fix the header's version (and the file name's generation), or validate it with "
+                f"`dsh-audit validate FILE`")
+
+
+def body_mismatch(record: Any, version: int) -> BodyMismatch | None:
+    """Whether raw ``record`` (one line's JSON value, a packed row undecoded) belongs to an older
+    body than a ``version`` header declares; None when it fits (or is for the other rules to judge).
+
+    Cues (format-versions §4-§6): v2+ has no packed rows, no ``assistant/chunk``, a ``stream`` in
+    every ``assistant/message`` and no ``sourceEventSeqs`` on it; v3+ has no ``header.system`` in
+    ``request/header`` and no ``start``/``end`` replace ops; v4 writes tool results as
+    ``role: 'tool'`` messages and no ``plugin`` source kind (§6.5).
+
+    Example:
+        >>> body_mismatch({"type": "text-chunks", "seq0": 4}, 2).record
+        'a packed text-chunks row'
+        >>> body_mismatch({"type": "assistant/chunk", "seq": 4}, 1) is None
+        True
+    """
+    if version < 2 or type(record) is not dict:
+        return None
+    etype = record.get("type")
+    if type(etype) is not str or etype not in BODY_CUE_TYPES:
+        return None
+    data = record.get("data")
+    if etype in _PACKED_ROWS:
+        return BodyMismatch(version, f"a packed {etype} row", "0 or 1", "v2+ writes one event per line")
+    if etype == "assistant/chunk":
+        return BodyMismatch(version, "an assistant/chunk event", "0 or 1",
+                            "v2+ keeps the chunks in data.stream")
+    if etype == "assistant/message" and isinstance(data, dict) and "stream" not in data:
+        return BodyMismatch(version, "an assistant/message without data.stream", "0 or 1",
+                            "v2+ requires it")
+    if etype == "assistant/message" and "sourceEventSeqs" in record:
+        return BodyMismatch(version, "an assistant/message citing sourceEventSeqs", "0 or 1",
+                            "v2+ drops the chunk citations")
+    return _v3_mismatch(record, etype, data, version) if version >= 3 else None
+
+
+def _v3_mismatch(record: dict[str, Any], etype: str, data: Any, version: int) -> BodyMismatch | None:
+    """:func:`body_mismatch`'s cues of a v3 or v4 header."""
+    op = record.get("surfaceOp")
+    if isinstance(op, dict) and op.get("op") == "replace" and "startSeq" not in op and "start" in op:
+        return BodyMismatch(version, f"a {etype} replace with start/end", "0-2", "v3+ writes startSeq/endSeq")
+    header = data.get("header") if isinstance(data, dict) else None
+    if etype == "request/header" and isinstance(header, dict) and "system" in header:
+        return BodyMismatch(version, "a request/header carrying header.system", "0-2",
+                            "v3+ keeps the system prompt as system/message events")
+    if version < 4 or not isinstance(data, dict):
+        return None
+    message = data if etype == "user/message" else data.get("message")
+    if etype == "tool/result" and isinstance(message, dict) and message.get("role") == "user":
+        return BodyMismatch(version, "a tool/result whose message has role user", "0-3",
+                            "v4 writes tool results as role tool messages")
+    source = message.get("source") if isinstance(message, dict) else None
+    if isinstance(source, dict) and source.get("kind") == "plugin":
+        return BodyMismatch(version, f"a {etype} whose source kind is plugin", "0-3",
+                            "v4 names the producer as the kind")
+    return None

@@ -3,7 +3,8 @@
 ``0x7f000001``: :func:`numeric_ipv4`, :func:`in_form`) and the blocks its placeholder is moved into, which name no one's
 machine (:func:`reserved_ipv4`, :func:`reserved_ipv6`), with the placeholders a host may take, best first
 (:func:`name_draws`, :func:`ipv6_draws`: of which :meth:`._redactor.Redactor.distinct` gives the first no other
-host was given, so two hosts never read as one). Pure functions of the salted draws they are given:
+host was given, so two hosts never read as one; then every placeholder of a block in turn, :func:`every_ipv4`,
+:func:`every_ipv6`, so none of a block goes unused). Pure functions of the salted draws they are given:
 :mod:`._hosts` draws them and redacts hosts, URLs and headers with them.
 """
 
@@ -16,24 +17,32 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
-__all__ = ["ADDRESS_IN_TEXT", "EMBEDDING", "IPV4_IN_TEXT", "QUAD", "every_ipv4", "in_decoded", "in_form", "ipv6",
-           "ipv6_draws", "name_draws", "numeric_ipv4", "octets", "port", "reserved_ipv4", "reserved_ipv6",
-           "reserved_quads", "shape"]
+from ._redactor import Every
 
-#: A dotted quad in a placeholder (its numbers made octets again: :func:`octets`).
-QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
+__all__ = ["ADDRESS_IN_TEXT", "EMBEDDING", "IPV4_IN_TEXT", "QUAD", "every_ipv4", "every_ipv6", "in_decoded", "in_form",
+           "ipv6", "ipv6_draws", "is_ipv6", "name_draws", "numeric_ipv4", "octets", "port", "reserved_ipv4",
+           "reserved_ipv6", "reserved_quads", "shape"]
+
+#: A dotted quad in a placeholder (its numbers made octets again: :func:`octets`). Every digit of these patterns is
+#: an ASCII one (``[0-9]``, never ``\\d``, which matches ``١٠`` and ``１０`` too): no resolver reads an address in
+#: other digits, so such text is text, redacted as text is (fuzz 24: ``int()`` of its placeholder crashed redact).
+QUAD = re.compile(r"(?<![0-9A-Za-z.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![0-9A-Za-z.])")
 #: An IPv4 literal standing in any text (a query string, a header's free text): four numbers of 0-255 and
 #: no more, not inside a longer dotted number or name (``1.2.3.4.5``, ``v1.2.3.4a`` are none); a
 #: sentence's full stop after it does not hide it.
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|0?\d?\d)"
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|0?[0-9]?[0-9])"
 IPV4_IN_TEXT = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9A-Za-z]|\.[0-9A-Za-z])")
 #: An IPv6 literal's candidate in any text: 2 to 8 groups of hex digits, the last may be an IPv4 address, not inside
 #: a longer run of them (:func:`ipv6` keeps only what :mod:`ipaddress` reads), with its zone (``%eth0``, which
-#: may name a machine); and either kind of address, the IPv6 one's match named ``v6``.
+#: may name a machine): every character up to a blank or a delimiter (:data:`_ZONE_END`; a ``%`` escape in it is read decoded: :func:`._hosts._zone`), whatever it is
+#: (fuzz 24: ``%café-alice``, a Cyrillic ``%аlice`` or a bidi control kept what followed ASCII); and either kind
+#: of address, the IPv6 one's match named ``v6``.
+_ZONE_END = r"""\s,;/?#\[\]()<>"'`{}|\\^&=@"""
 _IPV6_IN_TEXT = (rf"(?<![0-9A-Za-z.:])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{_OCTET}(?:\.{_OCTET}){{3}}|[0-9A-Fa-f]{{0,4}})"
-                 r"(?:%[0-9A-Za-z_~-]+)?(?![0-9A-Za-z:]|\.[0-9A-Za-z])")
+                 rf"(?:%[^{_ZONE_END}]+)?(?![0-9A-Za-z:]|\.[0-9A-Za-z])")
 ADDRESS_IN_TEXT = re.compile(rf"(?P<v6>{_IPV6_IN_TEXT})|{IPV4_IN_TEXT.pattern}")
 _DIGITS, _LOWER, _UPPER, _HEX = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdef"
+_HEX_DIGITS = _DIGITS + _HEX
 #: How many salted draws a host's placeholder takes in its first blocks (then as many in those an IPv4 one spills
 #: into, or in each other form of an IPv6 one) before it is looked for in turn: :func:`name_draws`.
 _REDRAWS = 32
@@ -146,7 +155,7 @@ def _in_base(number: int, base: int, written: str) -> str:
 
 def shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:
     """``text`` with each character replaced by one of its class picked by ``drawn`` (see
-    :func:`._hosts.redact_ascii`); the first ``hex_digits`` characters (an IPv6 address) take hex letters."""
+    :func:`._pseudonyms.redact_ascii`); the first ``hex_digits`` characters (an IPv6 address) take hex letters."""
     out = []
     for at, (c, d) in enumerate(zip(text, drawn)):
         letters = _HEX if at < hex_digits else _LOWER
@@ -157,28 +166,32 @@ def shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:
 
 
 def name_draws(name: str, draw: Callable[[int], str], *, hex_digits: int = 0,
-               draws: int = 256) -> tuple[Iterator[str], ...]:
+               draws: int = 256) -> tuple[Iterator[str] | Every, ...]:
     """The placeholders a host ``name`` (no port; an IPv6 address that :mod:`ipaddress` reads is
     :func:`ipv6_draws`'s) may take, best first, in stages (:meth:`._redactor.Redactor.distinct`), from its
     salted draws ``draw(0)``, ``draw(1)``...: its characters shaped by each (:func:`shape`), numbers of dotted
     quads made octets in a block that names no one's machine (:func:`reserved_quads`). An IPv4 address but a
-    loopback one: :data:`_REDRAWS` draws in its first blocks, as many in those it spills into, then each
-    address of them in turn (:func:`every_ipv4`), three stages; any other name: ``draws`` draws, one stage.
+    loopback one: :data:`_REDRAWS` draws in its first blocks, then each address of them in turn
+    (:func:`every_ipv4`, an :class:`._redactor.Every`: none of them goes unused), then as many draws and each
+    address in the blocks it spills into, four stages; any other name: ``draws`` draws, one stage.
 
     Example:
-        >>> first, spill, every = name_draws("10.1.2.3", lambda n: "9876543210"[n % 10:] + "9876543210"[:n % 10])
-        >>> [next(first) for _ in range(2)], next(spill), len(list(every))
-        (['10.0.2.4', '10.9.1.3'], '0.9.16.0', 28000)
+        >>> first, block, spill, rest = name_draws("10.1.2.3", lambda n: "9876543210"[n % 10:] + "9876543210"[:n % 10])
+        >>> [next(first) for _ in range(2)], next(spill), len(list(block.placeholders())), block.key
+        (['10.0.2.4', '10.9.1.3'], '0.9.16.0', 1000, ('ipv4', 8, False))
     """
     def drawn(attempts: range) -> Iterator[str]:
         for attempt in attempts:
             shaped = octets(shape(name, draw(attempt), hex_digits=hex_digits))
             yield reserved_ipv4(shaped, spill=attempt >= _REDRAWS) if quad else reserved_quads(name, shaped)
 
+    def every(spill: bool) -> Every:
+        return Every(("ipv4", len(name), spill), lambda: every_ipv4(len(name), spill=spill))
+
     quad = QUAD.fullmatch(name) is not None and not name.startswith("127.")
     if not quad:
         return (drawn(range(draws)),)
-    return drawn(range(_REDRAWS)), drawn(range(_REDRAWS, 2 * _REDRAWS)), every_ipv4(len(name))
+    return drawn(range(_REDRAWS)), every(False), drawn(range(_REDRAWS, 2 * _REDRAWS)), every(True)
 
 
 def port(digits: str) -> str:
@@ -276,16 +289,19 @@ def reserved_ipv4(drawn: str, *, spill: bool = False) -> str:
     return prefix + ".".join(octets)
 
 
-def every_ipv4(width: int) -> Iterator[str]:
-    """Every IPv4 address ``width`` characters long of the blocks :func:`reserved_ipv4` draws from (its first
-    blocks, then those it spills into), in turn: where a placeholder is looked for when no draw found one free.
+def every_ipv4(width: int, *, spill: bool) -> Iterator[str]:
+    """Every IPv4 address ``width`` characters long of the blocks :func:`reserved_ipv4` draws from first (with
+    ``spill``: of those it spills into, none when it has none of that width), in turn: where a placeholder is
+    looked for when no draw in them found one free.
 
     Example:
-        >>> addresses = list(every_ipv4(7))
-        >>> addresses[0], addresses[-1], len(addresses), next(itertools.islice(every_ipv4(9), 10, None))
-        ('0.0.0.0', '0.9.9.9', 1000, '0.0.0.100')
+        >>> addresses = list(every_ipv4(7, spill=False))
+        >>> addresses[0], addresses[-1], len(addresses), list(every_ipv4(7, spill=True))
+        ('0.0.0.0', '0.9.9.9', 1000, [])
+        >>> next(itertools.islice(every_ipv4(9, spill=True), 10, None)), next(every_ipv4(9, spill=False))
+        ('0.0.0.110', '192.0.2.0')
     """
-    for prefix, widths in _blocks(width, spill=False) + _blocks(width, spill=True):
+    for prefix, widths in _blocks(width, spill=spill):
         ranges = [range(low, high + 1) for low, high in map(_octet_range, widths)]
         for numbers in itertools.product(*ranges):
             yield prefix + ".".join(map(str, numbers))
@@ -310,6 +326,30 @@ _LAYOUTS = ((("2001:db8::", 0, 5, ""), ("2001:db8:", 6, 6, ""), ("2001:0db8:", 6
              ("100::", 0, 1, ""), ("0:", 1, 1, "::"), ("", 1, 1, "::")))
 
 
+def is_ipv6(text: str) -> bool:
+    """Whether ``text`` is an IPv6 address :mod:`ipaddress` reads (no zone, no brackets).
+
+    Example:
+        >>> is_ipv6("fd00::1"), is_ipv6("::ffff:10.0.0.7"), is_ipv6("[fd00::1]"), is_ipv6("gw:1")
+        (True, True, False, False)
+    """
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _drawn_part(address: str) -> tuple[int, bool] | None:
+    """The width of the part of an IPv6 ``address`` (not ``::`` or ``::1``) whose hex digits are drawn, and whether
+    it is the head before an IPv4 address ending it (drawn with its ``:``): the whole address, that head, or None
+    when that head is one of :data:`EMBEDDING`, kept."""
+    if "." not in address:
+        return len(address), False
+    head = address[:address.rfind(":") + 1]
+    return None if head.lower() in EMBEDDING else (len(head), True)
+
+
 def ipv6(address: str, digits: str, ipv4: Callable[[str], str], *, layout: int = 0) -> str | None:
     """The placeholder of an IPv6 address (with no zone), as long as it, in a block that names no one's
     machine, its hex digits from ``digits`` and its form the ``layout``-th that fits (:func:`reserved_ipv6`);
@@ -323,56 +363,74 @@ def ipv6(address: str, digits: str, ipv4: Callable[[str], str], *, layout: int =
         ['2001:db8::ab', '::1', '::ffff:192.0.2.1', None]
     """
     try:
-        parsed = ipaddress.IPv6Address(address)
+        if int(ipaddress.IPv6Address(address)) in (0, 1):
+            return address
     except ValueError:
         return None
-    if int(parsed) in (0, 1):
-        return address
-    if "." not in address:
-        return reserved_ipv6(len(address), digits, head=False, layout=layout)
-    head, quad = address[:address.rfind(":") + 1], address[address.rfind(":") + 1:]
-    kept = head.lower() in EMBEDDING
-    return (head if kept else reserved_ipv6(len(head), digits, head=True, layout=layout)) + ipv4(quad)
+    part = _drawn_part(address)
+    at = address.rfind(":") + 1 if "." in address else len(address)  # where its IPv4 address starts
+    head = address[:at] if part is None else reserved_ipv6(part[0], digits, head=part[1], layout=layout)
+    return head + (ipv4(address[at:]) if at < len(address) else "")
 
 
 def ipv6_draws(address: str, draw: Callable[[int], str],
-               ipv4: Callable[[str], str]) -> tuple[Iterator[str], ...] | None:
-    """The placeholders an IPv6 ``address`` may take, best first, in four stages
-    (:meth:`._redactor.Redactor.distinct`), :data:`_REDRAWS` in each of four forms of :data:`_LAYOUTS` that
-    fit: :func:`ipv6` of its salted draws of hex digits ``draw(0)``, ``draw(1)``..., each drawn from the whole
+               ipv4: Callable[[str], str]) -> tuple[Iterator[str] | Every, ...] | None:
+    """The placeholders an IPv6 ``address`` may take, best first, in eight stages
+    (:meth:`._redactor.Redactor.distinct`), in each of four forms of :data:`_LAYOUTS` that fit: :data:`_REDRAWS`
+    of :func:`ipv6` of its salted draws of hex digits ``draw(0)``, ``draw(1)``..., each drawn from the whole
     address (:meth:`._plain.PlainPlaceholders.hex_digits`: two addresses of one network collide no more than
-    any two); None when it is no IPv6 address.
+    any two), then every placeholder of that form in turn (:func:`every_ipv6`, an :class:`._redactor.Every`:
+    none goes unused); None when it is no IPv6 address.
 
     Example:
         >>> stages = ipv6_draws("fd00::1", lambda n: "0123456789"[n % 10:] + "0123456789", lambda quad: quad)
         >>> [next(stages[0]) for _ in range(2)], len(stages), ipv6_draws("gw:1", str, str)
-        (['100::01', '100::12'], 4, None)
+        (['100::01', '100::12'], 8, None)
+        >>> block = stages[1]
+        >>> block.key, list(itertools.islice(block.placeholders(), 3))
+        (('ipv6', 7, False, ('100::', 1, 2, ''), ''), ['100::00', '100::01', '100::02'])
     """
-    def stage(layout: int) -> Iterator[str]:
+    if not is_ipv6(address):
+        return None
+
+    def drawn(layout: int) -> Iterator[str]:
         for attempt in range(layout * _REDRAWS, (layout + 1) * _REDRAWS):
             yield ipv6(address, draw(attempt), ipv4, layout=layout) or address
 
-    try:
-        ipaddress.IPv6Address(address)
-    except ValueError:
-        return None
-    return tuple(stage(layout) for layout in range(4))
+    def every(layout: int) -> Every:
+        part = _drawn_part(address)
+        tail = address[address.rfind(":") + 1:] if part is not None and part[1] else ""
+        key = ("ipv6", *part, _form(*part, layout), tail) if part is not None else ("ipv6", address)
+        return Every(key, lambda: every_ipv6(address, ipv4, layout=layout))
+
+    return tuple(stage for layout in range(4) for stage in (drawn(layout), every(layout)))
 
 
-def reserved_ipv6(width: int, digits: str, *, head: bool, layout: int = 0) -> str:
-    """An IPv6 address of ``width`` characters (3 to 39), or with ``head`` the part of one before an IPv4
-    address (2 to 30, ending ``:``), in the ``layout``-th (modulo their number) of the forms of
-    :data:`_LAYOUTS` it fits, its hex digits taken from ``digits`` in turn: the first, unless a placeholder
-    of it was given to another address already (:func:`._hosts.redact_host`).
+def every_ipv6(address: str, ipv4: Callable[[str], str], *, layout: int) -> Iterator[str]:
+    """Every placeholder :func:`ipv6` gives ``address`` in its ``layout``-th form, in turn, its hex digits counted
+    up from zeros (a form of 3 characters, ``h::``, holds 15: not ``0::``, below); ``address`` itself, once,
+    when it stays (``::1``) or its head is kept (``::ffff:``, its IPv4 address's placeholder after it).
 
     Example:
-        >>> [reserved_ipv6(n, "0123456789abcdef", head=False) for n in (3, 7, 10, 16, 39)]
-        ['0::', '100::01', '100::01:23', '2001:db8::012:34', '2001:0db8:0123:4567:89ab:cdef:0123:4567']
-        >>> [reserved_ipv6(n, "abc", head=True) for n in (3, 6, 8, 12)]
-        ['a::', '0:ab::', '100::ab:', '2001:db8::a:']
-        >>> [reserved_ipv6(5, "abc", head=False, layout=n) for n in range(4)]
-        ['abc::', '0:a::', '100::', 'abc::']
+        >>> list(itertools.islice(every_ipv6("2a00::1", str, layout=0), 3)), len(list(every_ipv6("1::", str, layout=0)))
+        (['100::00', '100::01', '100::02'], 15)
     """
+    part = _drawn_part(address)
+    form = None if part is None or int(ipaddress.IPv6Address(address)) in (0, 1) else _form(*part, layout)
+    count = 0 if form is None else form[2]
+    seen = None
+    for digits in itertools.product(_HEX_DIGITS, repeat=count):
+        placeholder = ipv6(address, "".join(digits), ipv4, layout=layout) or address
+        if placeholder != seen:  # all zeros is written as the next form (``0::`` as ``1::``): not twice in a row
+            yield placeholder
+        seen = placeholder
+
+
+@functools.lru_cache(maxsize=512)
+def _form(width: int, head: bool, layout: int) -> tuple[str, int, int, str] | None:
+    """The ``layout``-th (modulo their number) of the forms of :data:`_LAYOUTS` an address of ``width`` characters
+    (with ``head``, the head before an IPv4 address) fits: its prefix, its groups of hex digits, how many digits
+    and its suffix. Kept once made (every draw of an address reads it)."""
     fits = []
     for prefix, fewest, most, suffix in _LAYOUTS[head]:
         for groups in range(fewest, most + 1):
@@ -380,10 +438,32 @@ def reserved_ipv6(width: int, digits: str, *, head: bool, layout: int = 0) -> st
             if groups <= count <= 4 * groups and (prefix or count < 4):  # ``hhhh::`` may be a global address
                 fits.append((prefix, groups, count, suffix))
     fits.sort(key=lambda fit: fit[2] == 0)  # a form of no digit (``2001:db8::``) holds one address: last
-    if not fits:
+    return fits[layout % len(fits)] if fits else None  # never None: every width an address can have has one
+
+
+def reserved_ipv6(width: int, digits: str, *, head: bool, layout: int = 0) -> str:
+    """An IPv6 address of ``width`` characters (3 to 39), or with ``head`` the part of one before an IPv4
+    address (2 to 30, ending ``:``), in the ``layout``-th (modulo their number) of the forms of
+    :data:`_LAYOUTS` it fits (:func:`_form`), its hex digits taken from ``digits`` in turn: the first, unless a
+    placeholder of it was given to another address already (:func:`._hosts.redact_host`). A form whose prefix
+    is zeros (``h::``, ``0:h::``) never takes only zeros: ``0::`` is ``::``, the unspecified address (which
+    stays itself, as ``::ffff:`` heads do: review 40), so its last zero becomes the first other digit drawn.
+
+    Example:
+        >>> [reserved_ipv6(n, "0123456789abcdef", head=False) for n in (3, 7, 10, 16, 39)]
+        ['1::', '100::01', '100::01:23', '2001:db8::012:34', '2001:0db8:0123:4567:89ab:cdef:0123:4567']
+        >>> [reserved_ipv6(n, "abc", head=True) for n in (3, 6, 8, 12)]
+        ['a::', '0:ab::', '100::ab:', '2001:db8::a:']
+        >>> [reserved_ipv6(5, "abc", head=False, layout=n) for n in range(4)], reserved_ipv6(5, "000", head=False)
+        (['abc::', '0:a::', '100::', 'abc::'], '001::')
+    """
+    form = _form(width, head, layout)
+    if form is None:
         return digits[:width]  # never so: every width an address of the form can have fits one layout
-    prefix, groups, count, suffix = fits[layout % len(fits)]
+    prefix, groups, count, suffix = form
     sizes = [count // groups + (i < count % groups) for i in range(groups)]
     hexes = (digits * (count // max(len(digits), 1) + 1))[:count]
+    if not prefix.strip("0:") and not hexes.strip("0"):  # ``0::``, ``0:0::``: the unspecified address
+        hexes = hexes[:-1] + next((d for d in digits if d != "0"), "1")
     parts = [hexes[sum(sizes[:i]):sum(sizes[:i + 1])] for i in range(groups)]
     return prefix + ("".join(p + ":" for p in parts) if head and not suffix else ":".join(parts)) + suffix

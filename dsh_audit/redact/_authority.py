@@ -18,9 +18,9 @@ DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
 #: An authority with no scheme before it, at the start of a URL (then its path, query or fragment, or the
 #: end): a host (a name or a bracketed address) and a port, ``gw.corp:8080/v1``; or a host name of two labels
 #: or more, the last one starting with a letter, or an IPv4 address, ``gw.corp/v1``.
-BARE_AUTHORITY = re.compile(r"(?:(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.%]*\]):\d+"
+BARE_AUTHORITY = re.compile(r"(?:(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.%]*\]):[0-9]+"
                             r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*\.?"
-                            r"|\d{1,3}(?:\.\d{1,3}){3})(?=[/?#]|$)")
+                            r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3})(?=[/?#]|$)")
 
 
 def authority(url: str) -> tuple[int, int] | None:

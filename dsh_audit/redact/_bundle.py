@@ -240,7 +240,7 @@ def _kind(version: int, zstd: bool) -> str:
 
 def _same_log(manifest: Manifest, session: Session) -> None:
     """Refuse a manifest that records another format version or compression than its log's: redact
-    keeps both, so the manifest was not written with this log.
+    records the copy's (the compression its name gave it), so the manifest was not written with this log.
 
     Raises:
         UsageError: one line naming both.
@@ -250,8 +250,8 @@ def _same_log(manifest: Manifest, session: Session) -> None:
     recorded, found = (manifest.format_version, manifest.compressed), (session.format_version, compressed)
     if recorded != found:
         raise UsageError(f"the manifest records a log of {_kind(*recorded)}, and the log is {_kind(*found)}",
-                         path=str(manifest.path), hint="check the log the manifest was written with: redact keeps "
-                                                       "its input's format version and compression")
+                         path=str(manifest.path), hint="check the log the manifest was written with: redact records "
+                                                       "the format version and compression of the copy it writes")
 
 
 def _bundle_parent(log: Path, manifest_file: Path, session: Session, parent_id: str, *, lenient: bool,

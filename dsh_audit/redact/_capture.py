@@ -20,7 +20,7 @@ listed (:attr:`.Redactor.identity_headers`); no verdict reads one. Other headers
 ``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``, ``anthropic-beta``,
 which ``diff`` reads for the key type): no verdict reads them but DSH's session and compaction headers
 and pi-ai's session headers, which stay verbatim. A vendor's or a proxy's id of the request or its trace
-(:data:`_REQUEST_ID_HEADER`: ``x-request-id``, ``request-id``, ``cf-ray``, ``x-amzn-requestid``,
+(:data:`._request_ids.REQUEST_ID_HEADER`: ``x-request-id``, ``request-id``, ``cf-ray``, ``x-amzn-requestid``,
 ``apigw-requestid``, ``traceparent``...) would let its vendor find the account that sent it: it becomes a
 pseudonym of its shape (:func:`_request_id`), its name listed too. A kept header loses its IPv4 and IPv6
 addresses, plain or percent-encoded (:func:`._hosts.redact_addresses`: the placeholder the address has in
@@ -36,13 +36,14 @@ response, and a dropped header's or cookie's value count in the summary.
 from __future__ import annotations
 
 import base64
+import enum
 import hashlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .._body_decode import names_base64
+from .._body_decode import content_encoding, names_base64, names_gzip
 from ..capture import PIAI_SESSION_HEADERS, CapturedRequest
 from ..errors import CaptureError
 from ..log import parse_json
@@ -50,8 +51,10 @@ from ..report import dumps_line
 from ..session import Session
 from ._bodies import redacted_bodies
 from ._redactor import Redactor
-from ._response import redact_content, redact_response
-from ._hosts import host_value, redact_addresses, redact_ascii, redact_host, redact_query_value, redact_url
+from ._response import gzip_bytes, held_gzip, redact_content, redact_response
+from ._hosts import host_value, redact_addresses, redact_host, redact_query_value, redact_url
+from ._pseudonyms import redact_ascii
+from ._request_ids import REQUEST_ID_HEADER, pseudonym
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har"]
@@ -77,14 +80,6 @@ def _verbatim(name: str) -> bool:
     """Whether a verdict reads the header ``name`` as it was sent (:data:`_VERBATIM_HEADER`)."""
     return name.lower() in PIAI_SESSION_HEADERS or _VERBATIM_HEADER.search(name) is not None
 _HEX_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*")
-#: A header holding a vendor's, a gateway's or a tracer's id of one request (``x-request-id``, Anthropic's
-#: ``request-id``, ``cf-ray``, ``x-amzn-requestid``, ``x-amz-request-id``, ``apigw-requestid``, ``x-amz-cf-id``,
-#: ``x-amz-id-2``, ``x-amzn-trace-id``, ``x-b3-traceid``, ``traceparent``, ``x-correlation-id``, ``x-vercel-id``...).
-_REQUEST_ID_HEADER = re.compile(r"(?i)(?:^|[-_])(?:req(?:uest)?[-_]?id|ray|trace[-_]?id|traceparent|tracestate|"
-                                r"correlation[-_]?id|amz-cf-id|amz-id-2|cloud-trace-context|vercel-id)$")
-#: A run of letters and digits of a request id: replaced, but for a short one (cf-ray's colo ``SJC``, ``req`` of
-#: ``req_...``, a version or a flag) and a name before ``=`` (``Root=`` of ``x-amzn-trace-id``).
-_ID_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
 
 def _dropped(name: str) -> bool:
@@ -116,10 +111,12 @@ def _identity(name: str, value: Any, redactor: Redactor) -> str | None:
 
 
 def _request_id(name: str, value: Any, redactor: Redactor) -> str | None:
-    """The pseudonym of a request id (a header of :data:`_REQUEST_ID_HEADER` no verdict reads verbatim): as
+    """The pseudonym of a request id (a header of :data:`._request_ids.REQUEST_ID_HEADER` no verdict reads verbatim): as
     long as it, its punctuation kept, each run of letters and digits replaced by one of the same shape (a
-    hex run by hex digits, the case of its letters kept: :func:`._hosts.redact_ascii`), the same for the
-    same run wherever it stands, but a short run or a name (:data:`_ID_TOKEN`); None for any other header.
+    hex run by hex digits, the case of its letters kept: :func:`._pseudonyms.redact_ascii`), the same for the
+    same run wherever it stands, but a short run or a name; an IP address in it, with its port, and a
+    ``host:port`` the placeholder it has as a host (fuzz 24): :func:`._request_ids.pseudonym`. None for any other
+    header.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -128,18 +125,36 @@ def _request_id(name: str, value: Any, redactor: Redactor) -> str | None:
         >>> len(ray), ray.endswith("-SJC"), set(ray[:16]) <= set("0123456789abcdef"), ray[:16] != "8f3a2b1c4d5e6f70"
         (20, True, True, True)
     """
-    if not isinstance(value, str) or _REQUEST_ID_HEADER.search(name) is None or _verbatim(name):
+    if not isinstance(value, str) or REQUEST_ID_HEADER.search(name) is None or _verbatim(name):
         return None
     redactor.identity_headers.add(name.lower())  # named in the summary, as the identity headers are
-    return _ID_TOKEN.sub(lambda m: _id_token(m, redactor), value)
+    return pseudonym(value, redactor)
 
 
-def _id_token(match: re.Match[str], redactor: Redactor) -> str:
-    """A run of letters and digits of a request id (:data:`_ID_TOKEN`), replaced or kept."""
-    token, after = match[0], match.string[match.end():match.end() + 2]
-    if len(token) <= 3 or token.isalpha() and after[:1] == "=" and after[1:] not in ("", "="):
-        return token
-    return redact_ascii(token, redactor, hex_id=all(c in "0123456789abcdefABCDEF" for c in token))
+class _Fate(enum.Enum):
+    """What becomes of a header that is given no value of its own (:func:`_header_value`)."""
+
+    DROPPED = "dropped"  # an auth-like header: left out
+    KEPT = "kept"  # its value kept, without its secrets and IP addresses
+
+
+def _header_value(name: str, value: Any, redactor: Redactor, dropped: list[str], size: int | None) -> Any:
+    """What one header of a request (``size``: its redacted body's length, for ``content-length``) or of a response
+    (``size`` None) becomes, by the one chain of rules a headers object and HAR's list of them both follow:
+    :attr:`_Fate.DROPPED` (auth-like: its name noted in ``dropped``, its value counted: :func:`_drop`), the value it
+    is given (``content-length``'s; a host's or an address's placeholder, :func:`._hosts.host_value`; a pseudonym,
+    :func:`_identity`, :func:`_request_id`) or :attr:`_Fate.KEPT` (its caller keeps the value without its secrets,
+    read with its key, and :func:`_addresses` without its IP addresses)."""
+    if _dropped(name):
+        _drop(name, value, redactor, dropped)
+        return _Fate.DROPPED
+    if size is not None and name.lower() == "content-length":
+        return str(size) if isinstance(value, str) else size
+    for given in (host_value, _identity, _request_id):
+        new = given(name, value, redactor)
+        if new is not None:
+            return new
+    return _Fate.KEPT
 
 
 def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | None) -> Any:
@@ -148,21 +163,16 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | N
     if not isinstance(headers, dict):
         return redactor.value(headers)
     kept = {}
-    lengths = {}
+    given = {}
     for name, value in headers.items():
-        if _dropped(str(name)):
-            _drop(str(name), value, redactor, dropped)
+        new = _header_value(str(name), value, redactor, dropped, size)
+        if new is _Fate.DROPPED:
             continue
-        if size is not None and str(name).lower() == "content-length":
-            lengths[name] = str(size) if isinstance(value, str) else size
-        elif (host := host_value(str(name), value, redactor)) is not None:
-            lengths[name] = host
-        elif (pseudonym := _identity(str(name), value, redactor) or _request_id(str(name), value, redactor)) \
-                is not None:
-            lengths[name] = pseudonym
-        kept[name] = None if name in lengths else value
+        if new is not _Fate.KEPT:
+            given[name] = new
+        kept[name] = None if name in given else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
-    return {name: lengths.get(name, _addresses(str(name), value, redactor))
+    return {name: given.get(name, _addresses(str(name), value, redactor))
             for name, value in redactor.value(kept, kept=True).items()}
 
 
@@ -195,8 +205,21 @@ def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence
     return sorted(set(dropped))
 
 
+def _sent(record: dict[str, Any], body: bytes) -> bytes:
+    """The bytes a request record's redacted ``body`` is written as: gzip again when its ``body_base64``
+    held gzip data under a ``Content-Encoding`` naming gzip, which the capture reader inflates (fuzz
+    round 24), so that the kept header stays true and ``body_sha256``/``body_bytes`` are of the bytes
+    sent, as the reader checks them; else ``body`` itself."""
+    stored = record.get("body_base64")
+    if (isinstance(stored, str) and names_gzip(content_encoding(record.get("headers")))
+            and held_gzip(stored, "base64", gzip=True)):
+        return gzip_bytes(body)
+    return body
+
+
 def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: list[str]) -> dict[str, Any]:
     result: dict[str, Any] = {}
+    body = _sent(record, body)
     for key, value in record.items():
         if key == "body":
             result[key] = body.decode("utf-8", "surrogatepass")
@@ -273,6 +296,8 @@ _HAR_URLS = frozenset({"url", "redirectURL"})
 
 
 def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | None) -> Any:
+    """A HAR request's or response's ``headers`` list (``size`` as :func:`_headers` takes it), each ``{name, value}``
+    item by :func:`_header_value`."""
     if not isinstance(headers, list):
         return redactor.value(headers)
     kept = []
@@ -281,20 +306,13 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             kept.append(redactor.value(header))
             continue
         name = str(header.get("name", ""))
-        if _dropped(name):
-            _drop(name, header.get("value"), redactor, dropped)
+        new = _header_value(name, header.get("value"), redactor, dropped, size)
+        if new is _Fate.DROPPED:
             continue
-        fixed = size is not None and name.lower() == "content-length"
-        value = header.get("value")
-        host = None if fixed else host_value(name, value, redactor)
-        if host is None and not fixed:
-            host = _identity(name, value, redactor) or _request_id(name, value, redactor)
-        entry = redactor.value({**header, "name": name, "value": None if fixed or host is not None else value},
+        entry = redactor.value({**header, "name": name, "value": header.get("value") if new is _Fate.KEPT else None},
                                kept=True)
-        if fixed:
-            entry["value"] = str(size)
-        elif host is not None:
-            entry["value"] = host
+        if new is not _Fate.KEPT:
+            entry["value"] = new
         elif "value" in entry:
             entry["value"] = _addresses(name, entry["value"], redactor)
         kept.append(entry)

@@ -38,18 +38,20 @@ read decoded and redacted as one (:func:`redact_query_value`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
 from ._authority import SCHEME, WEB_SCHEMES, authority as _authority_span
-from ._addresses import (ADDRESS_IN_TEXT, IPV4_IN_TEXT, in_decoded, in_form, ipv6_draws, name_draws,
-                         numeric_ipv4, octets as _octets, port as _port, reserved_quads, shape as _shape)
-from ._redactor import Redactor
+from ._addresses import (ADDRESS_IN_TEXT, IPV4_IN_TEXT, in_decoded, in_form, ipv6_draws, is_ipv6, name_draws,
+                         numeric_ipv4, port as _port, shape as _shape)
+from ._redactor import Every, Redactor
+from ._pseudonyms import draws as _draws, drawn as _drawn, redact_ascii, redrawn as _redrawn
+from ._spans import address_spans, host_spans, is_address
 from ._routes import public_hosts
 from ._secrets import credential_name
 
-__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_addresses", "redact_ascii",
+__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_addresses",
            "redact_host", "redact_query_value", "redact_url"]
 
 #: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
@@ -63,7 +65,7 @@ ADDRESS_HEADERS = frozenset({"x-forwarded-for", "x-real-ip", "x-client-ip", "tru
 _URL_HEADERS = frozenset({"origin", "referer", "location", "content-location"})
 #: The nodes RFC 7239's ``Forwarded`` header names: ``host=``, ``for=`` and ``by=``, a token or a quoted string
 #: (its escapes kept), with the blanks some proxies write around ``=``.
-_FORWARDED_HOST = re.compile(r'(?i)\b(host|for|by)(\s*=\s*)(?:"((?:[^"\\]|\\.)*)("?)|([^;,"\s]+))')
+_FORWARDED_HOST = re.compile(r'(?i)(?<![A-Za-z0-9_])(host|for|by)(\s*=\s*)(?:"((?:[^"\\]|\\.)*)("?)|([^;,"\s]+))')
 #: A hop of a ``Via`` header (RFC 9110 §7.6.3): its protocol (kept) and the host, pseudonym or address that
 #: received it (replaced; a hop of one word is that host); a comment after it is replaced letter by letter.
 _VIA_HOP = re.compile(r"(^|,)(\s*)([^\s,()]+\s+)?([^\s,()]+)")
@@ -75,10 +77,9 @@ _PUBLIC_FORM = re.compile(r"([A-Za-z0-9.-]+)(?::443)?")
 #: A query parameter's value that is a ``host:port`` (redacted as a host): a dotted name whose last label starts
 #: with a letter, an IPv4 address or a bracketed one (``12:30`` or ``name:1`` are none); and how many URLs deep,
 #: one inside a query value of another, a URL's hosts are read (:func:`_query_value`).
-_HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*|\d{1,3}(?:\.\d{1,3}){3}"
-                        r"|\[[0-9A-Fa-f:.%]*\]):\d{1,5}")
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
+                        r"|\[[0-9A-Fa-f:.%]*\]):[0-9]{1,5}")
 _NESTED = 4
-_DRAWS = 16384  # how many characters a port another port of its host took, or a pseudonym another took, is drawn
 
 
 def is_public_host(host: str) -> bool:
@@ -122,7 +123,7 @@ def host_value(name: str, value: Any, redactor: Redactor) -> str | None:
     if lowered == "via":
         return _via(value, redactor)
     if lowered == "forwarded":
-        return _FORWARDED_HOST.sub(lambda m: _forwarded(m, redactor), value)
+        return _forwarded_header(value, redactor)
     return None
 
 
@@ -130,6 +131,16 @@ def _node(item: str, redactor: Redactor) -> str:
     """An address of a list (a client's or a proxy's) replaced by :func:`redact_host`; RFC 7239's
     ``unknown``, which names no one, stays."""
     return item if item.lower() == "unknown" else redact_host(item, redactor)
+
+
+def _forwarded_header(value: str, redactor: Redactor) -> str:
+    """A ``Forwarded`` header with each node replaced (:func:`_forwarded`) and the addresses of the rest (an
+    extension's parameter, ``x=10.0.0.9``) as in any text (:func:`redact_addresses`: fuzz 24 found them kept)."""
+    out, at = [], 0
+    for match in _FORWARDED_HOST.finditer(value):
+        out += [redact_addresses(value[at:match.start()], redactor), _forwarded(match, redactor)]
+        at = match.end()
+    return "".join(out) + redact_addresses(value[at:], redactor)
 
 
 def _forwarded(match: re.Match[str], redactor: Redactor) -> str:
@@ -142,9 +153,20 @@ def _forwarded(match: re.Match[str], redactor: Redactor) -> str:
 
 def _via(value: str, redactor: Redactor) -> str:
     """A ``Via`` header with each hop's host (or pseudonym) replaced by :func:`redact_host`, its protocol
-    (``1.1``, ``HTTP/2``) kept and the text of its comments replaced by :func:`redact_ascii`."""
-    value = _COMMENT.sub(lambda m: f"({redact_ascii(m[1], redactor)})", value)
+    (``1.1``, ``HTTP/2``) kept and the text of its comments replaced (:func:`_comment`)."""
+    value = _COMMENT.sub(lambda m: f"({_comment(m[1], redactor)})", value)
     return _VIA_HOP.sub(lambda m: m[1] + m[2] + (m[3] or "") + redact_host(m[4], redactor), value)
+
+
+def _comment(text: str, redactor: Redactor) -> str:
+    """A ``Via`` comment's text: each host in it (:func:`._spans.host_spans`) its placeholder, in a block that names
+    no one's machine (fuzz 24: shaped as text, ``10.0.0.2`` became ``41.8.8.0``), the rest :func:`redact_ascii`'s."""
+    out, at = [], 0
+    for start, end in [*host_spans(text), (len(text), len(text))]:
+        out.append(redact_ascii(text[at:start], redactor) if start > at else "")
+        out.append(redact_host(text[start:end], redactor) if end > start else "")
+        at = end
+    return "".join(out)
 
 
 def redact_host(host: str, redactor: Redactor) -> str:
@@ -164,7 +186,7 @@ def redact_host(host: str, redactor: Redactor) -> str:
         >>> len(a), a.count("."), a == redact_host("10.0.0.7:8080", r) != "10.0.0.7:8080"
         (13, 3, True)
     """
-    if ipv6_draws(host.lstrip("[").split("%", 1)[0], str, str) is not None:  # its zone's ``%25``: :func:`_zone`
+    if is_ipv6(host.lstrip("[").split("%", 1)[0]):  # its zone's ``%25``: :func:`_zone`
         return _host(host, redactor)
     return in_decoded(host, lambda plain: _host(plain, redactor))
 
@@ -195,12 +217,17 @@ def _host(host: str, redactor: Redactor) -> str:
         name, lambda attempt: _redrawn(name, attempt, redactor), hex_digits=hex_digits, draws=_draws(name))))
     if len(key) < len(text):  # an IPv6 address's zone (``%25eth0``) may name a machine: replaced
         zone = _zone(text[len(key):].split("]", 1)[0], redactor) if v6 is not None else ""
-        tail = reserved_quads(text, _octets(_shape(text, _drawn(text, redactor), hex_digits=hex_digits)))
-        shaped += zone + tail[len(key) + len(zone):]
+        shaped += zone + _after(text[len(key) + len(zone):], port is not None, redactor)
     if port is not None:  # nor do two ports of one host
         shaped = redactor.distinct(text, (shaped[:port] + _port(_shape(text, _redrawn(text, n, redactor))[port:])
                                           for n in range(_draws(text))))
     return "[" * bracket + shaped
+
+
+def _after(rest: str, port: bool, redactor: Redactor) -> str:
+    """What follows a host's address and zone: its ``]`` and ``:``, kept, and a ``port``, which the port's own
+    draw replaces (:func:`_host`); anything else after a bracket (``[fd00::1]x``) shaped by a draw of its own."""
+    return rest if port else _shape(rest, _drawn(rest, redactor))
 
 
 def _zone(zone: str, redactor: Redactor) -> str:
@@ -226,7 +253,20 @@ def redact_addresses(text: str, redactor: Redactor) -> str:
         ...         "300.1.1.1 or 12:30:45."), redact_addresses("%31%30.0.0.1", r)[:3]
         (True, '%31')
     """
-    return in_decoded(text, lambda plain: _plain_addresses(plain, redactor))
+    return _zoned_first(text, redactor, lambda rest: in_decoded(rest, lambda plain: _plain_addresses(plain, redactor)))
+
+
+def _zoned_first(text: str, redactor: Redactor, rest: Callable[[str], str]) -> str:
+    """``text`` with each IPv6 address with a zone in it as written (``fe80::1%café-alice``) replaced by its
+    placeholder, the text around them by ``rest``: read decoded first, a zone whose name starts as an escape
+    would (``%ca`` of ``%café``) was no zone any more, and its name stayed (fuzz 24)."""
+    if "%" not in text:
+        return rest(text)
+    out, at = [], 0
+    for start, end in address_spans(text, zoned=True):
+        out += [rest(text[at:start]), _host(text[start:end], redactor)]
+        at = end
+    return "".join(out) + rest(text[at:])
 
 
 def _plain_addresses(text: str, redactor: Redactor) -> str:
@@ -234,7 +274,7 @@ def _plain_addresses(text: str, redactor: Redactor) -> str:
     return ADDRESS_IN_TEXT.sub(lambda m: _address(m, redactor), text)
 
 
-def _ipv6_draws(address: str, redactor: Redactor) -> tuple[Iterator[str], ...] | None:
+def _ipv6_draws(address: str, redactor: Redactor) -> tuple[Iterator[str] | Every, ...] | None:
     """:func:`._addresses.ipv6_draws` of an IPv6 address, its hex digits drawn with the salt from the whole
     address (:meth:`._plain.PlainPlaceholders.hex_digits`); None for no address."""
     return ipv6_draws(address, lambda n: redactor.placeholders.hex_digits(f"{n}#{address}", len(address)),
@@ -243,10 +283,7 @@ def _ipv6_draws(address: str, redactor: Redactor) -> tuple[Iterator[str], ...] |
 
 def _address(match: re.Match[str], redactor: Redactor) -> str:
     """The placeholder of an address :data:`ADDRESS_IN_TEXT` found (an IPv6 candidate that is none: its IPv4's)."""
-    if match["v6"] is None:
-        return _host(match[0], redactor)
-    address = match[0].split("%", 1)[0]  # and its zone, replaced with it
-    if any(c.isdigit() for c in address) and _ipv6_draws(address, redactor) is not None:
+    if is_address(match):  # an IPv6 one with its zone, replaced with it
         return _host(match[0], redactor)
     return IPV4_IN_TEXT.sub(lambda m: _host(m[0], redactor), match[0])
 
@@ -260,48 +297,6 @@ def _port_at(text: str, *, bracket: bool) -> int | None:
     else:
         at = text.find(":") + 1 if text.count(":") == 1 else -1
     return at if 0 < at < len(text) and text[at:].isdigit() and text[at:].isascii() else None
-
-
-def redact_ascii(text: str, redactor: Redactor, *, hex_id: bool = False) -> str:
-    """The placeholder of ``text`` in printable ASCII, as long as it in characters, the same
-    wherever it stands: a digit for a digit, a letter for a letter (its case kept), printable
-    ASCII punctuation and spaces kept, a lowercase letter for anything else (a character past
-    ASCII, a control: a route file's header value holds none of them, and re-reads as written).
-    With ``hex_id`` (``text`` is hex digits and dashes: a UUID), its letters are hex letters: the
-    placeholder is a hex id of the same shape. Two texts (two users' ids) never share one.
-
-    Example:
-        >>> from dsh_audit.redact import Placeholders
-        >>> r = Redactor(Placeholders(b"salt"))
-        >>> a = redact_ascii("équipe café\\n", r)
-        >>> len(a), a.isascii(), a.isprintable(), a == redact_ascii("équipe café\\n", r) != "équipe café\\n"
-        (12, True, True, True)
-        >>> u = redact_ascii("cfa76663-0228-491c-98ff-d93176390be7", r, hex_id=True)
-        >>> len(u), u.count("-"), set(u) <= set("0123456789abcdef-"), u != "cfa76663-0228-491c-98ff-d93176390be7"
-        (36, 4, True, True)
-    """
-    hex_digits = len(text) if hex_id else 0  # the first free of its draws (:meth:`Redactor.distinct`)
-    return redactor.distinct(text, (_shape(text, _redrawn(text, n, redactor), hex_digits=hex_digits)
-                                    for n in range(_draws(text))), kind="hex" if hex_id else "ascii")
-
-
-def _draws(text: str) -> int:
-    """How many salted draws of ``text`` are read for a placeholder: 256, down to 8 for a long one (slow)."""
-    return max(8, min(256, _DRAWS // max(len(text), 1)))
-
-
-def _drawn(text: str, redactor: Redactor) -> str:
-    """The salted, prefix-preserving draw of one character per character of ``text``."""
-    drawn = redactor.placeholders.plain(text, lines=False)
-    if len(drawn) != len(text):  # never so (one drawn character a character): letters of its draw then
-        drawn = (drawn * (len(text) // max(len(drawn), 1) + 1))[:len(text)] if drawn else "x" * len(text)
-    return drawn
-
-
-def _redrawn(text: str, attempt: int, redactor: Redactor) -> str:
-    """The ``attempt``-th salted draw of ``text`` (the 0th :func:`_drawn`'s; each other after a head of its own)."""
-    head = f"#{attempt}#" if attempt else ""
-    return _drawn(head + text, redactor)[len(head):]
 
 
 def redact_url(url: str, redactor: Redactor) -> str:
@@ -378,4 +373,4 @@ def _query_value(value: str, redactor: Redactor, *, nested: int) -> str:
             return _url(plain, redactor, nested=nested + 1)
         return _plain_addresses(plain, redactor)
 
-    return in_decoded(value, redact)
+    return _zoned_first(value, redactor, lambda rest: in_decoded(rest, redact))

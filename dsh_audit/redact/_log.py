@@ -1,6 +1,8 @@
-"""Rewriting a log file record by record as it is read, keeping its encoding: plain JSONL stays
-JSONL, and multi-frame zstd stays multi-frame zstd with one output frame per input frame (so frame 1
-still holds the header line alone, and batch boundaries stay where DSH put them).
+"""Rewriting a log file record by record as it is read, in the encoding its output's name asks for
+(:func:`name_compression`, as DSH reads a log's by its name), else in its own: multi-frame zstd
+written zstd keeps one output frame per input frame (so frame 1 still holds the header line alone,
+and batch boundaries stay where DSH put them); plain JSONL written zstd gets the header line alone in
+frame 1, as DSH writes it, and the other lines in frames of up to 1 MiB; zstd written plain is its lines.
 
 The log is read once: :func:`teed` hands every byte the session reader reads to a
 :class:`LogRewriter`, which decodes, redacts and writes as the bytes come. Memory is bounded by one
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, BinaryIO
 
 import zstandard
@@ -28,17 +31,35 @@ from ..report import dumps_line
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["LogRewriter", "drain", "teed"]
+__all__ = ["LogRewriter", "drain", "name_compression", "teed"]
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Compressed bytes decompressed at a time: a zstd block expands at most 128 KiB from 4 bytes, so a
 # slice cannot expand past 32 MiB before the decode budget is checked again.
 _SLICE = 1 << 10
+# Text of a plain log gathered into one zstd frame when it is written zstd (DSH reads frames of up to 32 MiB whole).
+_FRAME = 1 << 20
+
+
+def name_compression(path: Path) -> bool | None:
+    """Whether a log written to ``path`` is zstd, read from its name as DSH reads a log's compression:
+    ``.zstd`` zstd, ``.jsonl`` plain, and either in capitals too (review C of session 40: ``R.JSONL.ZSTD``
+    was written plain, with no note); None for any other name (then the input's is kept).
+
+    Example:
+        >>> [name_compression(Path(n)) for n in ("a.jsonl.zstd", "x.log.zstd", "R.JSONL.ZSTD", "a.JSONL", "a.log")]
+        [True, True, True, False, None]
+    """
+    name = path.name.lower()
+    if name.endswith(".zstd"):
+        return True
+    return False if name.endswith(".jsonl") else None
 
 
 class LogRewriter:
     """Writes a log's bytes, fed in file order (:meth:`feed`), to ``out`` with every record passed
-    through ``record``; :meth:`finish` at the end of the file.
+    through ``record``, zstd when ``compress`` says so (None: when the input is); :meth:`finish` at
+    the end of the file.
 
     Example:
         >>> out = io.BytesIO()
@@ -49,10 +70,12 @@ class LogRewriter:
         (['file end: a last line without its newline (a torn tail) was left out'], b'{"n":0}\\n{"n":0}\\n')
     """
 
-    def __init__(self, out: IO[bytes], record: Callable[[object], object], *, path: str) -> None:
+    def __init__(self, out: IO[bytes], record: Callable[[object], object], *, path: str,
+                 compress: bool | None = None) -> None:
         self._out, self._record, self._path = out, record, path
         self.notes: list[str] = []
-        self.compressed = False
+        self.compressed = False  # whether the input is zstd
+        self._compress = compress  # whether the output is: None, as the input
         self._head = b""  # the first bytes, until they tell zstd from plain text
         self._started = False
         self._damaged = 0
@@ -64,6 +87,7 @@ class LogRewriter:
         self._frame: zstandard.ZstdDecompressionObj | None = None
         self._number = 0
         self._lines: list[bytes] = []
+        self._gathered = 0  # a plain log written zstd: the bytes of the lines of the frame being gathered
         self._fed = 0
         self._budget: DecodeBudget | None = None
 
@@ -103,11 +127,32 @@ class LogRewriter:
             self.notes.append(f"{where}: a last line without its newline (a torn tail) was left out")
         self._partial.clear()
 
+    @property
+    def written_compressed(self) -> bool:
+        """Whether the copy is zstd: as its name asked (``compress``), else as the input is."""
+        return self.compressed if self._compress is None else self._compress
+
     def _end_frame(self) -> None:
         self._torn(f"frame {self._number}")
-        self._out.write(self._compressor.compress(b"".join(self._lines)))
+        text = b"".join(self._lines)
+        self._out.write(self._compressor.compress(text) if self.written_compressed else text)
         self._lines.clear()
         self._frame = None
+
+    def _gather(self, line: bytes) -> None:
+        """A line of a plain log written zstd: the first (the header) alone in frame 1, as DSH writes
+        it, the others gathered into frames of up to :data:`_FRAME` bytes (memory stays one frame's)."""
+        self._lines.append(line)
+        self._gathered += len(line)
+        if self._number == 0 or self._gathered >= _FRAME:
+            self._flush_gathered()
+
+    def _flush_gathered(self) -> None:
+        if self._lines:
+            self._number += 1
+            self._out.write(self._compressor.compress(b"".join(self._lines)))
+            self._lines.clear()
+            self._gathered = 0
 
     def _zstd(self, data: bytes) -> None:
         if self._budget is None:
@@ -148,7 +193,7 @@ class LogRewriter:
             if self.compressed:
                 self._zstd(data)
             else:
-                self._text(data, self._out.write)
+                self._text(data, self._gather if self.written_compressed else self._out.write)
         except UnreadableError as exc:
             self._error = exc
 
@@ -170,6 +215,7 @@ class LogRewriter:
             self._end_frame()
         elif not self.compressed:
             self._torn("file end")
+            self._flush_gathered()
         if self._damaged:
             self.notes.append(f"{self._damaged} damaged record(s) the reader skips were left out")
         return self.notes

@@ -1,8 +1,10 @@
 """What :func:`dsh_audit.redact.redact` says of a capture it could not prove everything with: requests
-that match none of the log's, requests it could not render, and what a body folder holds beside its bodies."""
+that match none of the log's, requests it could not render, and what a body folder holds beside its bodies;
+and of a copy whose name gave it another compression than its log's."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,7 +14,7 @@ from ..capture import CapturedRequest
 from ..errors import UsageError
 from ._capture import META_SUFFIX
 
-__all__ = ["Unproven", "left_out_note", "unmatched_note", "unrendered_note"]
+__all__ = ["Unproven", "compression_note", "left_out_note", "unmatched_note", "unrendered_note"]
 
 
 class Unproven(str):
@@ -59,25 +61,34 @@ def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture
 
 def unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool,
                     home_files: Sequence[str] = ()) -> Unproven:
-    """What :func:`dsh_audit.redact.redact` says of the captured requests it could not render: how many, why (each
-    reason once, with how many it holds for) and what settles it: ``home_files``, the route files of
-    the DSH home the log sits in, which redact does not read by itself, named."""
+    """What :func:`dsh_audit.redact.redact` says of the captured requests it could not render: how many and
+    what settles it. When every one of them renders only with DSH's route configuration (and none was given),
+    that alone, with ``home_files``, the route files of the DSH home the log sits in, which redact does not
+    read by itself, named; else each reason once, with how many it holds for."""
+    if not routed and all("--routes" in reason for _, reason in unrendered):
+        return Unproven(f"{len(unrendered)} request(s) cannot be rendered without DSH's route configuration: give "
+                        f"redact --routes FILE to bundle it redacted{_home(home_files)}; without it their diff "
+                        "verdicts compared nothing, so the redacted capture is not proven to match the redacted log")
     counts: dict[str, int] = {}
     for _, reason in unrendered:
         counts[reason] = counts.get(reason, 0) + 1
     why = "; ".join(reason if n == 1 else f"{n} x {reason}" for reason, n in counts.items())
     settle = ""
     if not routed and any("--routes" in reason for reason in counts):
-        home = ""
-        if len(home_files) == 1:
-            home = (f" (this log's DSH home holds it in {home_files[0]}, which redact does not read by itself: "
-                    f"--routes {shell_word(home_files[0])})")
-        elif home_files:
-            home = (f" (this log's DSH home composes it from {', '.join(home_files)}, which redact does not read "
-                    "by itself)")
-        settle = f"; redact again with --routes FILE{home}: the bundle then carries it, redacted, for --check"
+        settle = (f"; redact again with --routes FILE{_home(home_files)}: the bundle then carries it, redacted, "
+                  "for --check")
     return Unproven(f"{len(unrendered)} captured request(s) unrendered ({why}): their diff verdicts compared "
                     f"nothing, so the redacted capture is not proven to match the redacted log{settle}")
+
+
+def _home(home_files: Sequence[str]) -> str:
+    """Where the DSH home of the log keeps its route configuration (``home_files``), said in brackets."""
+    if len(home_files) == 1:
+        return (f" (this log's DSH home holds it in {home_files[0]}, which redact does not read by itself: "
+                f"--routes {shell_word(home_files[0])})")
+    if home_files:
+        return f" (this log's DSH home composes it from {', '.join(home_files)}, which redact does not read by itself)"
+    return ""
 
 
 def left_out_note(folder: Path, written: Collection[str]) -> list[str]:
@@ -89,3 +100,18 @@ def left_out_note(folder: Path, written: Collection[str]) -> list[str]:
     one = len(others) == 1
     return [f"left out {len(others)} entr{'y' if one else 'ies'} of the capture folder that {'is' if one else 'are'} "
             f"neither a body nor a body's sidecar ({orphans} sidecar(s) without a body)"]
+
+
+def compression_note(output: Path, zstd: bool) -> str:
+    """What redact says when the name of its ``output`` gave the copy another compression than its log's
+    (``zstd``: the copy's): DSH reads a log's compression by its name, so the name wins, and the name
+    that would have kept the log's is named.
+
+    Example:
+        >>> compression_note(Path("red/c1.jsonl"), zstd=False)
+        'written plain: the log was zstd; -o red/c1.jsonl.zstd keeps it'
+    """
+    name = os.fspath(output)
+    kept = name[:-len(".zstd")] if zstd else f"{name}.zstd"
+    return (f"written {'zstd' if zstd else 'plain'}: the log was {'plain' if zstd else 'zstd'}; "
+            f"-o {shell_word(kept)} keeps it")

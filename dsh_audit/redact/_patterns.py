@@ -36,7 +36,10 @@ _VALUE = (r"(?P<v>(?=" + _VALUE_CHARS + r"*?[0-9])(?=" + _VALUE_CHARS + r"*?[A-Z
 # from a longer token), so an underscore, a dash, a dot or a space may (``MY_TOKEN_sk-proj-...``, ``glob_ghp_...``), and
 # so may the letter of a backslash escape written out (``"\\nghp_..."`` in text that is not JSON). A percent-encoded
 # character before it (``%3Dsk-...``, ``Bearer%20sk-...``) is read decoded (:func:`_decode`).
-_AFTER = r"(?:(?<![^\W_])|(?<=\\[nrt]))"
+# Letters and digits here are ASCII ones (not ``\b`` or ``\W``, which take ``は`` or ``é`` for a word's letter): a key
+# glued to text of another script (``キーはsk-proj-...``, ``éAKIA...``) is still found (fuzz 24's \d review).
+_AFTER = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"
+_START, _END = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_])"  # ``\b`` of ASCII words, before and after one
 
 # kind -> pattern; the ``v`` group (or the whole match) is the secret. Order matters: where two
 # kinds match the same characters, the earlier one is reported (:func:`find_secrets`).
@@ -46,7 +49,7 @@ PATTERNS: dict[str, str] = {
     # DeepSeek: ``sk-`` and 32 lower-case hex digits (before OpenAI's, whose pattern matches it too)
     "deepseek_api_key": _AFTER + r"sk-[0-9a-f]{32}(?![A-Za-z0-9_-])",
     "openai_api_key": _AFTER + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
-    "aws_access_key_id": _AFTER + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    "aws_access_key_id": _AFTER + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}" + _END,
     # an AWS secret access key, 40 base64 characters, in an assignment of any syntax (``.env``,
     # ``~/.aws/credentials``' ``name = value``, YAML, JSON)
     "aws_secret_access_key": r"(?i)" + _AFTER + r"aws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
@@ -58,7 +61,7 @@ PATTERNS: dict[str, str] = {
     # an OAuth access token and a client secret
     "google_oauth_token": _AFTER + r"(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})",
     "slack_token": _AFTER + r"xox(?:[abposr]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
-    "slack_webhook": r"\bhooks\.slack\.com/(?:services|workflows)/(?P<v>[A-Za-z0-9_/-]{20,})",
+    "slack_webhook": _START + r"hooks\.slack\.com/(?:services|workflows)/(?P<v>[A-Za-z0-9_/-]{20,})",
     "stripe_key": _AFTER + r"(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
     "huggingface_token": _AFTER + r"hf_[A-Za-z0-9]{30,}",
     "npm_token": _AFTER + r"npm_[A-Za-z0-9]{36}",
@@ -74,15 +77,15 @@ PATTERNS: dict[str, str] = {
     "telegram_bot_token": r"(?<![0-9])[0-9]{8,10}:(?P<v>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
     # Azure keys (Cognitive Services, Azure OpenAI, API Management): 32 hex digits beside the header
     # that carries them
-    "azure_api_key": r"(?i)\b(?:api-key|ocp-apim-subscription-key)[\"']?[ \t]*[:=][ \t]*[\"']?"
+    "azure_api_key": r"(?i)" + _START + r"(?:api-key|ocp-apim-subscription-key)[\"']?[ \t]*[:=][ \t]*[\"']?"
                      r"(?P<v>[0-9a-f]{32})(?![A-Za-z0-9_-])",
     "jwt": _AFTER + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    "authorization": r"(?i)\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?P<v>(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]{6,})",
+    "authorization": r"(?i)" + _START + r"(?:proxy-)?authorization" + _END + r"[\"']?\s*[:=]\s*[\"']?(?P<v>(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]{6,})",
     # a bearer token outside an ``Authorization`` header (``-H "Bearer ..."``, a token in prose): 16
     # characters or more, a digit among them, so ``Bearer authentication`` is no secret
-    "bearer_token": r"\b[Bb]earer[ \t]+(?P<v>(?=[A-Za-z0-9._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)",
+    "bearer_token": _START + r"[Bb]earer[ \t]+(?P<v>(?=[A-Za-z0-9._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)",
     # a ``Cookie`` or ``Set-Cookie`` header's value (a session, whatever its cookies' names)
-    "cookie": r"(?i)\b(?:set-)?cookie[\"']?[ \t]*:[ \t]*[\"']?(?P<v>[^\s=;,:\"']+=[^\r\n\"']{2,})",
+    "cookie": r"(?i)" + _START + r"(?:set-)?cookie[\"']?[ \t]*:[ \t]*[\"']?(?P<v>[^\s=;,:\"']+=[^\r\n\"']{2,})",
     # (a value that is a variable's reference, ``$API_KEY`` or ``${API_KEY}``, is none)
     "env_assignment": r"(?im)^[ \t]*(?:export[ \t]+)?(?:" + _NAME + "|" + _ENV_NAME
                       + r")=[\"']?(?P<v>(?!\$)[^\s\"'#()]{4,})",

@@ -34,13 +34,14 @@ from ._bodies import LogRedactor
 from ._capture import redact_body_folder, redact_capture_records, redact_har
 from ._chunks import ChunkStreams
 from ._family import Identifiers, family, parent_log, parent_session
-from ._hosts import redact_ascii, redact_url
-from ._log import LogRewriter, drain, teed
-from ._notes import left_out_note, unmatched_note, unrendered_note
+from ._hosts import redact_url
+from ._pseudonyms import redact_ascii
+from ._log import LogRewriter, drain, name_compression, teed
+from ._notes import compression_note, left_out_note, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
 from ._routes import redacted_routes
-from ._staging import output_targets, read_rewritable, staged_capture, staged_file, write_file
+from ._staging import output_targets, read_rewritable, refuse_generation, staged_capture, staged_file, write_file
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["Redaction", "redact"]
@@ -55,7 +56,8 @@ class Redaction:
         manifest: its manifest.
         capture: the redacted capture, when one was given.
         format_version: the log's format version (kept).
-        compressed: whether the log is zstd (kept, frame by frame).
+        compressed: whether the redacted log is zstd: as its name says (``.zstd`` zstd, ``.jsonl``
+            plain, as DSH reads a log's compression), else as the input is (kept frame by frame).
         strings: content strings of the log replaced.
         capture_strings: content strings of the capture replaced (beyond the log's, which a rendered
             body takes from the redacted log).
@@ -67,7 +69,8 @@ class Redaction:
         verdicts: digest of each verdict category, equal on the original and the redaction.
         mismatched: categories whose verdicts differ between original and redaction (should be
             empty; the bundle is written anyway and the CLI exits 1).
-        notes: what could not be carried over (torn tails, damaged records).
+        notes: what could not be carried over (torn tails, damaged records), a compression the
+            output's name changed.
         routes: whether a route configuration rendered the verdicts (``routes=``); the manifest says
             so, and :func:`check_bundle` then reads it from ``route_file``.
         route_file: the redacted route configuration written beside the log (``<log>.routes.yml``), with
@@ -134,7 +137,9 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
 
     Args:
         path: the session log (plain or zstd, v0-v4).
-        output: the redacted log to write (same format version and compression).
+        output: the redacted log to write, of the same format version; zstd when its name ends in
+            ``.zstd``, plain in ``.jsonl`` (as DSH reads a log's compression by its name; a note says
+            when that is not the input's), the input's compression for any other name.
         salt: the placeholder salt; equal salts give equal placeholders across runs. Default: a
             random one (never written anywhere).
         keep: parts kept verbatim (secrets still go): ``paths``, ``system``, ``titles``, ``tools``.
@@ -173,7 +178,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             or another of its outputs (or, for a folder capture, lies inside it or holds it), that
             is a folder, a FIFO or a device, or whose folder does not exist or takes no new file (all in
             the words of :meth:`dsh_audit.log.ProtectedInputs.guard`, as every command's), a capture
-            format redact cannot rewrite.
+            format redact cannot rewrite, an output named for a DSH generation other than the log's format
+            version (``session.v2.jsonl`` for a v0 log: :func:`._staging.refuse_generation`).
         DshAuditError: the log or the capture cannot be read.
 
     Example:
@@ -193,6 +199,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     if salt is not None and not salt:
         raise UsageError("the salt is empty", hint="give a non-empty --salt, or none for a random one")
     key = _salt_bytes(salt) if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
+    refuse_generation(source, target)
     capture_source = Path(capture) if capture is not None else None
     inputs = (source, capture_source, None if routes is None or isinstance(routes, PiRoutes) else Path(routes))
     guard = functools.partial(output_targets, target=target, capture_output=capture_output, force=force,
@@ -219,12 +226,15 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
     with staged_file(target, what="output") as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers, \
             closing(Identifiers(streams.record, redactor.placeholders, source, headers, identifiers)) as learn, \
             ExitStack() as parent_logs:
-        rewriter = LogRewriter(log_out, learn.record, path=str(source))
+        # compressed as its name says, as DSH reads it (the log's own compression for another name)
+        rewriter = LogRewriter(log_out, learn.record, path=str(source), compress=name_compression(target))
         original = _read_log(source, rewriter.feed, lenient=lenient)
         if config is not None:
             original.use_routes(config)
         streams.end()
         notes = rewriter.finish()
+        if rewriter.written_compressed != rewriter.compressed:
+            notes.append(compression_note(target, rewriter.written_compressed))
         kin, parent_path, redacted_parent = family(source, target, original, alone=alone, headers=headers,
                                                    protect=protect)
         # each parent log read whole from the open log whose header was read to find it, never opened again
@@ -281,7 +291,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                              "openrouter.ai...) renders otherwise once its host is replaced")
             result = Redaction(
                 output=target, manifest=manifest, capture=capture_target, format_version=original.format_version,
-                compressed=rewriter.compressed, strings=log_strings, capture_strings=redactor.strings - log_strings,
+                compressed=rewriter.written_compressed, strings=log_strings, capture_strings=redactor.strings - log_strings,
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
                 dropped_headers=tuple(dropped), identity_headers=tuple(sorted(redactor.identity_headers)),

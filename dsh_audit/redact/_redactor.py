@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ from ._keys import (CONTENT_KEYS, HEADER_KEYS, META_KEY, PATH_KEYS, STRUCTURAL_K
 from ._secrets import cut_secrets, find_secrets
 from ._shifts import printable, printable_value
 
-__all__ = ["Redactor"]
+__all__ = ["Every", "Redactor"]
 
 _HARNESS_PREFIXES = (TITLE_PREFIX, COMPACTION_PREFIX)
 _SEPARATORS = re.compile(r"([/\\])")
@@ -47,6 +47,18 @@ _DRIVE = re.compile(r"[A-Za-z]:")
 #: A placeholder's shape (its letters ``a``, its digits ``0``): texts of one shape draw from the same places.
 _SHAPE_OF = str.maketrans(string.ascii_letters + string.digits, "a" * 52 + "0" * 10)
 _IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")  # how DSH names an image it stores (by its bytes' digest)
+
+
+@dataclass(frozen=True)
+class Every:
+    """A stage of :meth:`Redactor.distinct` that is every placeholder of a block in turn, not salted draws of it:
+    what makes each free placeholder of an almost full block reachable (salted draws may miss its last ones).
+    ``placeholders`` makes the enumeration, once a redaction: a text reads on from where the last text that
+    read the block (``key``) stopped, every placeholder before that given already, so a text costs O(1)
+    amortised however full the block."""
+
+    key: tuple[object, ...]
+    placeholders: Callable[[], Iterator[str]]
 
 
 @dataclass
@@ -72,6 +84,8 @@ class Redactor(KeyBlocks):
     _taken: dict[str, set[str]] = field(default_factory=dict)
     # the stages of draws (by kind, shape and number) a text found all taken: not read for the texts after it
     _spent: set[tuple[str, str, int]] = field(default_factory=set)
+    # where each block's enumeration (an :class:`Every` stage, by kind and key) was left
+    _every: dict[tuple[str, tuple[object, ...]], Iterator[str]] = field(default_factory=dict)
     _meta_of: Any = None  # the ``data`` of the ``tool/result`` being read, whose ``meta`` is content
     # a string of the record that holds part of a secret cut over consecutive text parts (:meth:`_cut`):
     # the string, the key it is found under, its spans of such secrets and the secrets its own reading
@@ -193,7 +207,7 @@ class Redactor(KeyBlocks):
             at = stop
         return out
 
-    def distinct(self, text: str, *stages: Iterable[str], kind: str = "host") -> str:
+    def distinct(self, text: str, *stages: Iterable[str] | Every, kind: str = "host") -> str:
         """The placeholder of ``text`` (a host or an address; with another ``kind``, a pseudonym of that kind)
         that no other text of the kind has in this redaction: the one it was given before, else the first of
         its draws (salted, each in the blocks that name no one's machine, read only as far as needed; in
@@ -201,10 +215,14 @@ class Redactor(KeyBlocks):
         hosts never read as one, and one host reads as itself wherever it stands. A stage whose every draw
         was taken is not read again for the texts of its shape (of ``text``'s, letters and digits aside: they
         draw from the same blocks) after it: they start at the next (a hostile log's many addresses of one
-        length would each read the full blocks first). Should every stage be spent, ``text`` shares its first
-        draw with another: only once (nearly) every placeholder of its length and shape was given (more than
-        the 1000 of ``0.d.d.d`` for the IPv4 addresses of 7 characters, the 16 of ``h::`` for the IPv6 ones of
-        3, more than 26 of ``x-----``).
+        length would each read the full blocks first). A stage that is an :class:`Every` (after an address's
+        draws in a block: every placeholder of that block in turn) reads on from where the last text left it,
+        so every free placeholder of a block is given before an address spills past it, at O(1) amortised
+        (review 40: an almost full block's last free addresses went unused). Should every stage be spent,
+        ``text`` shares its first draw with another: only once every placeholder of its length and shape was
+        given (more than the 1000 of ``0.d.d.d`` for the IPv4 addresses of 7 characters, the 15 of ``h::`` for
+        the IPv6 ones of 3), or, for a name or a pseudonym, whose stage is its salted draws alone, nearly (more
+        than 26 of ``x-----``).
 
         The placeholder a text gets depends on the texts given one before it (in the order the log and its
         capture are read, the same on each run): two redactions with one salt give a host the same
@@ -217,6 +235,9 @@ class Redactor(KeyBlocks):
             (['x', 'y', 'x', 'x'], 'x')
             >>> [r.distinct(t, "pq", "rs", kind="id") for t in ("d", "e", "f", "g", "h", "i")]
             ['p', 'q', 'r', 's', 'p', 'p']
+            >>> block = Every(("ab",), lambda: iter("ab"))
+            >>> [r.distinct(t, "a", block, kind="v") for t in ("j", "k", "l")]
+            ['a', 'b', 'a']
         """
         chosen = self._given.get((kind, text))
         if chosen is not None:
@@ -226,20 +247,30 @@ class Redactor(KeyBlocks):
         for number, stage in enumerate(stages):
             if (kind, shape, number) in self._spent:
                 continue  # not drawn at all: a spent stage costs nothing
-            for candidate in stage:
+            for candidate in self._cursor(kind, stage) if isinstance(stage, Every) else stage:
                 first = candidate if first is None and not number else first
                 if candidate not in taken:
                     chosen = candidate
                     break
             else:
-                self._spent.add((kind, shape, number))
+                if not isinstance(stage, Every):  # a block's cursor, once at its end, costs nothing either
+                    self._spent.add((kind, shape, number))
                 continue
             break
         if chosen is None:  # every stage spent: its first draw, shared
-            chosen = first if first is not None else next(iter(stages[0]))
+            head = stages[0]
+            chosen = first if first is not None else next(iter(head.placeholders() if isinstance(head, Every) else head))
         self._given[kind, text] = chosen
         taken.add(chosen)
         return chosen
+
+    def _cursor(self, kind: str, stage: Every) -> Iterator[str]:
+        """The enumeration of ``stage``'s block for texts of ``kind``, where the last text that read it left it
+        (begun at the first read)."""
+        cursor = self._every.get((kind, stage.key))
+        if cursor is None:
+            cursor = self._every[kind, stage.key] = stage.placeholders()
+        return cursor
 
     # -- values ----------------------------------------------------------------------------
 

@@ -14,8 +14,11 @@ string.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import re
+import struct
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -24,8 +27,8 @@ from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_to
 from ._keys import STRUCTURAL_KEYS
 from ._redactor import Redactor
 
-__all__ = ["WIRE_KEYS", "below_content", "redact_content", "redact_content_text", "redact_response",
-           "redact_response_text", "wire_structural"]
+__all__ = ["WIRE_KEYS", "below_content", "gzip_bytes", "held_gzip", "redact_content", "redact_content_text",
+           "redact_response", "redact_response_text", "wire_structural"]
 
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
@@ -169,24 +172,75 @@ def redact_response_text(text: str, redactor: Redactor) -> str:
     return redactor.content(text)
 
 
-def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, gzip: bool = False) -> str:
+_GZIP_MAGIC = b"\x1f\x8b"
+#: The gzip header a redacted body is written with (RFC 1952): deflate, no name or comment, time 0, maximum
+#: compression (``XFL`` 2), OS unknown (255): the same bytes on every machine and Python (``gzip.compress``
+#: writes 255 on 3.10 and zlib's own OS byte from 3.11 on).
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """``data`` compressed as gzip, the same bytes for the same data on every run (:data:`_GZIP_HEADER`).
+
+    Example:
+        >>> import gzip
+        >>> packed = gzip_bytes(b'{"a": 1}')
+        >>> gzip.decompress(packed), packed[:4], packed == gzip_bytes(b'{"a": 1}')
+        (b'{"a": 1}', b'\\x1f\\x8b\\x08\\x00', True)
+    """
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = deflate.compress(data) + deflate.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def held_gzip(text: str, encoding: Any, *, gzip: bool) -> bool:
+    """Whether a body stored as ``text``, which :func:`dsh_audit._body_decode.body_bytes` read with ``encoding``
+    and ``gzip`` (its ``Content-Encoding`` names gzip), held gzip data that it inflated: base64 (marked so by
+    ``encoding``, or unmarked under a gzip ``Content-Encoding`` or ``encoding``) whose bytes are gzip's. A body
+    stored inflated under a gzip header held none.
+
+    Example:
+        >>> packed = base64.b64encode(gzip_bytes(b"{}")).decode()
+        >>> held_gzip(packed, "base64", gzip=False), held_gzip(packed, None, gzip=True), held_gzip("{}", None, gzip=True)
+        (True, True, False)
+    """
+    if names_base64(encoding):
+        return _base64_gzip(text[:4])  # valid base64 whole: body_bytes read it
+    return (gzip or names_gzip(encoding)) and _base64_gzip(text)
+
+
+def _base64_gzip(text: str) -> bool:
+    """Whether ``text`` is base64 whose bytes start as gzip's."""
+    try:
+        return base64.b64decode(text, validate=True).startswith(_GZIP_MAGIC)
+    except (binascii.Error, ValueError):
+        return False
+
+
+def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, gzip: bool = False,
+                        sent: bool = False) -> str:
     """A HAR ``response.content.text`` redacted, decoded as every captured body is
-    (:func:`dsh_audit._body_decode.body_bytes`: base64 when ``encoding`` names it in any case, gzip
-    when ``encoding`` or the response's ``Content-Encoding`` (``gzip``) names it or base64 holds gzip
-    data). The redacted text is written back base64-encoded when ``encoding`` names base64, as text
-    otherwise, inflated either way (a body stored inflated under a gzip header reads back as it is,
-    as a redacted request body does). A body that does not decode to UTF-8 text has no structure to
-    keep: it is one content string, of the text as stored."""
+    (:func:`dsh_audit._body_decode.body_bytes`: base64 when ``encoding`` names it in any case, gzip when
+    ``encoding`` or the response's ``Content-Encoding`` (``gzip``) names it or base64 holds gzip data). The
+    redacted text is written back base64-encoded when ``encoding`` names base64, as text otherwise, and
+    inflated: HAR 1.2 defines ``content.text`` as the body HTTP-decoded ("decompressed & unchunked") before
+    it is set, then base64-encoded or not, its headers telling how it travelled, so an inflated text under
+    ``Content-Encoding: gzip`` is true, and one that held gzip data is written as HAR says. With ``sent`` (a
+    ``wire.jsonl`` response's ``body_base64``: the bytes as they were sent), gzip data is compressed again
+    (:func:`gzip_bytes`), so its kept ``Content-Encoding: gzip`` stays true (review 40: it was written
+    inflated). A body that does not decode to UTF-8 text has no structure to keep: it is one content string,
+    of the text as stored."""
     coded = names_base64(encoding)
     try:
         decoded = body_bytes(text, encoding=encoding, gzip=gzip, field="content.text").decode("utf-8")
     except (BodyDecodeError, UnicodeDecodeError):
         if not coded:
             return redact_response_text(text, redactor)
-        decoded = redactor.content(text)
-    else:
-        decoded = redact_response_text(decoded, redactor)
-    return base64.b64encode(decoded.encode("utf-8", "surrogatepass")).decode("ascii") if coded else decoded
+        return base64.b64encode(redactor.content(text).encode("utf-8", "surrogatepass")).decode("ascii")
+    data = redact_response_text(decoded, redactor).encode("utf-8", "surrogatepass")
+    if sent and held_gzip(text, encoding, gzip=gzip):  # gzip data travels in a JSON string as base64 only
+        return base64.b64encode(gzip_bytes(data)).decode("ascii")
+    return base64.b64encode(data).decode("ascii") if coded else data.decode("utf-8", "surrogatepass")
 
 
 def redact_content(content: dict[str, Any], headers: Any, redactor: Redactor, kept: frozenset[str]) -> dict[str, Any]:
@@ -212,8 +266,9 @@ def _body_member(key: str, value: Any) -> bool:
     return (key == "content" and isinstance(value, dict)) or (key in _BODY_KEYS and isinstance(value, str))
 
 
-#: The members of a ``wire.jsonl`` response object that hold its body as a string (``body_base64`` decoded,
-#: redacted and written back as base64 by :func:`redact_content_text`, the others redacted as text).
+#: The members of a ``wire.jsonl`` response object that hold its body as a string (``body_base64``, the bytes as
+#: sent, decoded, redacted and written back as base64 by :func:`redact_content_text`, gzip data as gzip data; the
+#: others redacted as text).
 _BODY_KEYS = frozenset({"body", "text", "body_base64"})
 
 
@@ -236,7 +291,7 @@ def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any
         out["headers"] = headers(value["headers"])
     for key, body in value.items():
         if _body_member(key, body):
-            out[key] = (redact_content_text(body, "base64", redactor,
+            out[key] = (redact_content_text(body, "base64", redactor, sent=True,
                                             gzip=names_gzip(content_encoding(value.get("headers"))))
                         if key == "body_base64" else redact_response_text(body, redactor) if isinstance(body, str)
                         else redact_content(body, value.get("headers"), redactor, _CONTENT_KEPT))

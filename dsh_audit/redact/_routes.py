@@ -18,7 +18,7 @@ only what a request's rendering reads:
   ``openrouter.ai``...), which identifies no one and which pi-ai's compat detection reads. A route that
   takes its models' own catalog base URLs (a catalog route with no ``baseURL``) writes none. The values of
   the route's ``headers`` become placeholders of their length in printable ASCII
-  (:func:`._capture.redact_ascii`: a route file re-reads as written);
+  (:func:`._pseudonyms.redact_ascii`: a route file re-reads as written);
 - left out: the key's variable (``apiKeyEnv``), a literal ``apiKey``, ``displayName``, a model's ``name``,
   and every field the configuration has that no request reads.
 

@@ -14,10 +14,10 @@ from typing import IO
 
 from ..capture import CaptureRead, read_capture
 from ..errors import UsageError
-from ..log import ProtectedInputs
+from ..log import ProtectedInputs, canonical_generation, read_header
 from ._manifest import bundle_files, manifest_path, routes_path
 
-__all__ = ["output_targets", "read_rewritable", "staged_capture", "staged_file", "write_file"]
+__all__ = ["output_targets", "read_rewritable", "refuse_generation", "staged_capture", "staged_file", "write_file"]
 
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
 
@@ -36,6 +36,22 @@ def read_rewritable(path: Path | None) -> CaptureRead | None:
         raise UsageError(f"redact cannot rewrite a {read.format} capture yet", path=str(path),
                          hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
     return read
+
+
+def refuse_generation(source: Path, target: Path) -> None:
+    """A UsageError, before anything is written, when ``target``'s name is a DSH generation's (``session.vN.jsonl``,
+    ``session.jsonl``: :func:`dsh_audit.log.canonical_generation`) other than the log's format version: DSH, every
+    command and ``redact --check`` refuse such a copy (fuzz 25: a v0 log written to ``session.v2.jsonl``). A log
+    whose header cannot be read is left to the reading, which says why."""
+    generation = canonical_generation(target.name)
+    header = None if generation is None else read_header(source)
+    if header is None or header.version == generation:
+        return
+    fits = ("session.jsonl" if header.version == 0 else f"session.v{header.version}.jsonl") + \
+        (".zstd" if target.name.endswith(".zstd") else "")
+    raise UsageError(f"the output name {target.name} is DSH generation v{generation}, and the log is format "
+                     f"v{header.version}: DSH and redact --check would refuse the copy", path=str(source),
+                     hint=f"pass -o {fits} in another folder, or a name that is no session[.vN].jsonl")
 
 
 def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output: str | os.PathLike[str] | None, *,

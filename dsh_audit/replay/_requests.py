@@ -149,7 +149,9 @@ class _Replayer:
         return done
 
     def on_chunk(self, event: Event) -> None:
-        data = as_object(event.data)
+        data = event.data
+        if type(data) is not dict:  # a JSON object is an exact dict: the common case takes no call
+            data = as_object(data)
         turn, step = data.get("turn"), data.get("step")
         current = self.step
         if current is None or turn != current[0] or step != current[1]:  # JSON holds no NaN
@@ -159,8 +161,8 @@ class _Replayer:
         self.step_has_chunk = True
         if self.open_attempt is None:
             self.open_attempt = self.new_attempt(event, (turn, step, current[2]))
-        chunk = as_object(data.get("chunk"))
-        ctype = chunk.get("type")
+        chunk = data.get("chunk")
+        ctype = chunk.get("type") if type(chunk) is dict else as_object(chunk).get("type")
         if ctype == "usage":
             self.open_attempt.fields["usage"] = chunk.get("usage")
         elif ctype == "finish":

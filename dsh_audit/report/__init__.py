@@ -10,7 +10,7 @@ if typing.TYPE_CHECKING:
     from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
     from ._html import build_report_data, format_html, iter_html
     from ._html_page import SessionPage, SessionPages
-    from ._json import ACTIVE_TEXT, dumps_line, dumps_pretty
+    from ._json import ACTIVE_TEXT, dumps_line, dumps_line_with, dumps_pretty
     from ._junit import format_junit, iter_junit
     from ._markdown import format_markdown
     from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif, validation_sarif
@@ -25,6 +25,7 @@ __all__ = [
     "build_report_data",
     "build_sarif",
     "dumps_line",
+    "dumps_line_with",
     "dumps_pretty",
     "format_html",
     "format_json",
@@ -48,6 +49,7 @@ _LAZY = {
     "build_report_data": "._html",
     "build_sarif": "._sarif",
     "dumps_line": "._json",
+    "dumps_line_with": "._json",
     "dumps_pretty": "._json",
     "format_html": "._html",
     "format_json": "._check_json",

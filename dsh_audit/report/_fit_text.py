@@ -1,5 +1,6 @@
 """Text fitted to a width: cut in its middle or at its end around a ``…``, its lines wrapped at
-spaces, and session ids shortened to their shortest unique prefix.
+spaces, and session ids shortened to their shortest unique prefix (:func:`id_prefixes`, the one
+way every table shortens one).
 
 rich (its cell widths) is imported when text is measured, not with this module.
 """
@@ -13,7 +14,7 @@ from .._seq import common_length
 from ._console import output_width
 from ._safe_text import stdout_text, terminal_text
 
-__all__ = ["cell_len", "fit_lines", "middle_cut", "short_ids"]
+__all__ = ["cell_len", "fit_lines", "id_prefixes", "middle_cut", "short_ids"]
 
 # A UUID, as a session id holds one (``session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd``).
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -23,6 +24,10 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _FOLD_AFTER = (",/", ".-_")
 # The marker of a text cut in the middle (:func:`middle_cut`).
 _CUT = "…"
+# A shortened id keeps at least this many characters of its name (past "session-"), as a UUID's
+# keeps its first group: `show` looks a prefix up among every session of the home, not only those
+# a table lists (:func:`id_prefixes`).
+_ID_LEAST = 8
 
 
 def _shared_lengths(unique: Sequence[str]) -> list[int]:
@@ -197,3 +202,32 @@ def short_ids(ids: Iterable[str]) -> dict[str, str]:
         end = whole.find("-", length - 1)  # to the end of the UUID's group it cut into
         short[whole] = whole if end < 0 or end >= found.end() else whole[:max(end, length)]
     return short
+
+
+def id_prefixes(ids: Sequence[str]) -> dict[str, str]:
+    """Each of ``ids`` as a table too narrow for whole ids shows it (`sessions`, `check`, `usage`,
+    `stats`): its shortest prefix no other of ``ids`` starts with, of at least :data:`_ID_LEAST`
+    characters past ``session-`` (a unique prefix is what `show`, `explain` and `render` take, the
+    ``…`` too). One holding a UUID is cut at the end of a group (:func:`short_ids`:
+    ``session-86ef2d28``, copied as it is); any other is cut where the rule says, marked ``…`` (it
+    may end inside a word), and left whole when that is no narrower. Never cut in its middle: a
+    middle cut names no session. On a stdout that cannot write ``…`` (``PYTHONIOENCODING=ascii``)
+    the cut has no mark: its escape, ``\\u2026``, pasted into a shell unquoted would lose its
+    backslash and name nothing, and `show` reads a backslash as a path's; the caption says the ids
+    are prefixes.
+
+    Example:
+        >>> names = id_prefixes(["session-sample-change", "session-sample-compaction", "fork-child:review",
+        ...                      "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd"])
+        >>> list(names.values())
+        ['session-sample-ch…', 'session-sample-co…', 'fork-chi…', 'session-86ef2d28']
+    """
+    uuids = short_ids(ids)
+    unique = sorted(set(ids))
+    mark = _CUT if stdout_text(_CUT) == _CUT else ""
+    names: dict[str, str] = {}
+    for whole, shared in zip(unique, _shared_lengths(unique)):
+        least = max(shared + 1, _ID_LEAST + (len("session-") if whole.startswith("session-") else 0))
+        as_uuid = uuids[whole] != whole or least + len(mark) >= len(whole)  # a UUID's cut, or whole
+        names[whole] = uuids[whole] if as_uuid else whole[:least] + mark
+    return {whole: names[whole] for whole in ids}

@@ -17,8 +17,10 @@ Only a ``break`` is drawn in a break colour, the legend's wherever it is drawn (
 its link in the break list, its cause in the drill-down): red when it fails (a failing finding of its
 request), orange when the policy allows it; a ``cache_safe_change`` has its own. A log that could
 not be read shows its error only. A page of no log says so in neutral words and shows nothing else.
-A number, date or model cell (``td.num``, ``td.key``, ``.date``) never wraps: at phone width its
-table scrolls sideways in its ``.scroll`` box, and a time span wraps at its dash only.
+A number, date or model cell (``td.num``, ``td.key``, ``.date``) never wraps, and no cell breaks a
+word (``header_change``, an id): at phone width a table scrolls sideways in its own box (every
+table is one, ``display:block``; the totals' in their ``.scroll`` box too), and a time span wraps
+at its dash only. The drill-down says under its Cache table what "counted tokens" are.
 """
 
 from __future__ import annotations
@@ -94,7 +96,9 @@ padding:6px 8px;margin:4px 0;max-height:360px;overflow:auto;font:12px/1.4 ui-mon
 .msg.gone{border-color:var(--brk)}.msg .role{font-weight:600;font-size:12px}
 .cause{font-weight:700}.cause.brk{color:var(--brk)}.cause.allowed{color:var(--warn)}.cause.safe{color:var(--safe)}
 .transition.is-safe{color:var(--safe)}table{border-collapse:collapse;font-size:12px;max-width:100%}
-td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:normal}
+table{display:block;overflow-x:auto}.scroll>table{display:table}td.word{white-space:nowrap}
+p.legend{font-size:12px;margin:2px 0 6px}
 th{white-space:nowrap}
 .finding-item{color:var(--brk)}.finding-item.ok{color:var(--muted)}
 @media (max-width:800px){main{grid-template-columns:minmax(0,1fr);padding:6px}#detail{max-height:none}
@@ -307,9 +311,17 @@ function findingList(parent,items){items.forEach(function(f){add(parent,el("div"
  f.rule+" "+f.severity+(f.fails?" (fails)":f.baselined?" (baselined)":"")+": "+f.message+(f.hint?" (hint: "+f.hint+")":"")+(f.line?"  ["+f.path+":"+f.line+(f.seq!==null?" seq "+f.seq:"")+"]":"")));});}
 
 // A table of [key, value(, data-key)] rows; a value that is a function fills its cell (a time span: spanOf).
+// What the drill-down's two prompt sizes are (said under its Cache table).
+var COUNTED="prompt tokens: the prompt size the log's usage gives (input + cache read + cache write); counted tokens: "+
+ "dsh-audit's own count of the rebuilt prompt (DeepSeek V4 tokenizer, else UTF-8 bytes / 4), which the cache analysis "+
+ "scales onto the logged size.";
+// A cell of text: one word of up to 40 characters (a model, "header_change", "claude-sonnet-4-5")
+// is kept on one line, not broken at its hyphens: its table scrolls sideways instead.
+function cell(text){text=text===undefined?"":String(text);
+ return el("td",/\s/.test(text)||text.length>40?null:{cls:"word"},text);}
 function kv(parent,rows,keyed){var tb=add(parent,el("table"));rows.forEach(function(r){if(r[1]===undefined){return;}
  var tr=add(tb,el("tr",keyed&&r[2]?{"data-key":r[2]}:null));add(tr,el("th",null,r[0]));
- if(typeof r[1]==="function"){r[1](add(tr,el("td")));}else{add(tr,el("td",null,r[1]===null?"-":String(r[1])));}});return tb;}
+ if(typeof r[1]==="function"){r[1](add(tr,el("td")));}else{add(tr,cell(r[1]===null?"-":String(r[1])));}});return tb;}
 // A time span "a \u2013 b" (or none), each date-time kept on one line: a narrow page wraps it at the dash only.
 function spanOf(parent,a,b,none){if(!a){add(parent,document.createTextNode(none));return parent;}
  add(parent,el("span",{cls:"date"},a));add(parent,document.createTextNode(" \u2013 "));add(parent,el("span",{cls:"date"},b));
@@ -405,8 +417,8 @@ function diffPrevious(parent,s,pos,b){var r=s.requests[pos];var p=previousOf(s,r
   "compared with request "+r.t.previous+" of session "+r.t.previous_session_id));}
  if(r.t.fields.length){var tb=add(parent,el("table",{cls:"fields"}));var h=add(tb,el("tr"));
   ["field","before","after","prompt-affecting"].forEach(function(c){add(h,el("th",null,c));});
-  r.t.fields.forEach(function(f){var tr=add(tb,el("tr"));add(tr,el("td",null,f.field));add(tr,el("td",null,json(f.before)));
-   add(tr,el("td",null,json(f.after)));add(tr,el("td",null,f.prompt_affecting?"yes":"no"));});
+  r.t.fields.forEach(function(f){var tr=add(tb,el("tr"));add(tr,cell(f.field));add(tr,cell(json(f.before)));
+   add(tr,cell(json(f.after)));add(tr,el("td",null,f.prompt_affecting?"yes":"no"));});
   // what changed, as dsh-audit explain says it (a system prompt: its changed lines, not only its length)
   if(r.t.explain&&r.t.explain.length){add(parent,el("div",{cls:"muted"},"the change, as dsh-audit explain says it:"));
    add(parent,el("pre",{cls:"field-diff"},r.t.explain.join("\n")));}}
@@ -461,6 +473,7 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
  c.className="cost";
  add(d,el("h3",null,"Cache"));kv(d,[["prompt tokens",r.prompt],["counted tokens",r.counted],["expected cache read",r.expected],
   ["actual cache read",r.actual],["reusable",r.pot],["lost",lostUnknown(r)?"?":r.lost],["classification",r.cls],["reason",r.ccause]]);
+ add(d,el("p",{cls:"muted legend"},COUNTED));
  var list=messagesOf(s,pos);
  capture(d,r);diffPrevious(d,s,pos,list);
  add(d,el("h3",null,"Header"));kv(d,[["header seq",r.hseq],["reason",r.hreason],["first chunk seq",r.seq]]);

@@ -17,7 +17,7 @@ import orjson
 
 from ..jsjson import js_number, stringify
 
-__all__ = ["ACTIVE_TEXT", "dumps_line", "dumps_pretty"]
+__all__ = ["ACTIVE_TEXT", "dumps_line", "dumps_line_with", "dumps_pretty"]
 
 #: DEL and every non-ASCII code point of Unicode categories Cc, Cf, Cs, Zl, Zp (Python 3.11's
 #: database; tests/test_hostile_text.py checks the class against ``unicodedata``).
@@ -46,6 +46,33 @@ def _inert(text: str) -> str:
 def dumps_line(value: Any) -> str:
     """Compact JSON (``JSON.stringify`` spelling: raw UTF-8), active characters escaped."""
     return _inert(stringify(_whole_numbers(value)))
+
+
+def dumps_line_with(value: dict[str, Any], key: str, text: str) -> str:
+    """:func:`dumps_line` of ``value`` with ``value[key]`` (``key`` one of its keys) written as
+    ``text``, its own :func:`dumps_line` made once by the caller: a large value many lines share
+    (the header of each request of a step) is not written again for each.
+
+    The same text :func:`dumps_line` writes: both write ``JSON.stringify``'s spelling of every
+    value, whichever of :func:`~dsh_audit.jsjson.stringify`'s ways writes it, and escape each
+    active character alone, so a member's text does not depend on its neighbours.
+
+    Example:
+        >>> shared = dumps_line({"ttl": 300.0})
+        >>> dumps_line_with({"a": 1, "h": None, "b": [2.5]}, "h", shared)
+        '{"a":1,"h":{"ttl":300},"b":[2.5]}'
+    """
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    part = before
+    for name, item in value.items():
+        if name == key:
+            part = after
+        else:
+            part[name] = item
+    head = dumps_line(before)[:-1]  # "{" and the members before, if any
+    tail = dumps_line(after)[1:]  # the members after, if any, and "}"
+    return "".join((head, "," if before else "", _inert(_scalar(key)), ":", text, "," if after else "", tail))
 
 
 _SAFE = 2**53

@@ -164,13 +164,23 @@ def validation_rules() -> list[SarifRule]:
             for r in (RULES[rid] for rid in sorted(RULES))]
 
 
-def validation_sarif(findings: Sequence[Any], *, tool_version: str) -> dict[str, Any]:
+def _run_base(base: str | None) -> str:
+    """The folder the paths of a ``check`` or ``validate`` report are relative to (``%SRCROOT%``):
+    ``base``, else the working folder, which is the checkout's root where CI runs the command
+    (GitHub code scanning resolves a relative URI there). One rule for both reports: the same
+    log is named the same way by either."""
+    return os.getcwd() if base is None else base
+
+
+def validation_sarif(findings: Sequence[Any], *, tool_version: str, base: str | None = None) -> dict[str, Any]:
     """The SARIF 2.1.0 log of :func:`dsh_audit.validate.validate` findings (``dsh-audit validate``).
 
     Every catalogue rule is in ``tool.driver.rules``, one result per finding; written by
-    :func:`build_sarif`, as ``dsh-audit check``'s report is.
+    :func:`build_sarif` as ``dsh-audit check``'s report is (:func:`format_sarif`): paths under
+    ``base`` (default: the working folder) relative to ``%SRCROOT%``, and an invocation that ran.
     """
-    return build_sarif(findings, rules=validation_rules(), tool_version=tool_version)
+    return build_sarif(findings, rules=validation_rules(), tool_version=tool_version, base=_run_base(base),
+                       invocation_ok=True)
 
 
 def _all_rules() -> list[SarifRule]:
@@ -186,10 +196,11 @@ def format_sarif(result: Any, *, base: str | None = None) -> str:
 
     Every validation rule and gate rule is described (id, name, help text); each finding is a
     result at its log file and line, with ``seq``, ``session_id``, ``request`` and ``fails``
-    as properties; with a baseline, its ``baselineState``.
+    as properties; with a baseline, its ``baselineState``. Paths under ``base`` (default: the
+    working folder) are relative to ``%SRCROOT%``, as in :func:`validation_sarif`.
     """
     from ._json import dumps_pretty
 
-    log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=base, invocation_ok=True,
-                      baselined=getattr(result, "baseline", None) is not None)
+    log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=_run_base(base),
+                      invocation_ok=True, baselined=getattr(result, "baseline", None) is not None)
     return dumps_pretty(log) + "\n"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._cells import _PATH_WORD, _TABLE_WORD
 from ._console import title_width
-from ._fit_text import _UUID, cell_len, _cut
+from ._fit_text import _UUID, _cut, cell_len, fit_lines
 from ._safe_text import _CI_COMMANDS, _escape, stdout_text, terminal_text
 
 if TYPE_CHECKING:
@@ -319,8 +319,10 @@ def _cell_text(text: str, width: int) -> str:
 
 
 def _draw_records(console: Console, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
-                  caption: str | None) -> None:
-    """The narrowest layout: one block of ``column  value`` lines per row, blocks apart by a blank line."""
+                  caption: str | None, *, whole: Sequence[bool] = ()) -> None:
+    """The narrowest layout: one block of ``column  value`` lines per row, blocks apart by a blank
+    line; a value of a ``whole`` column (session ids) wrapped whole, after a ``-`` (:func:`fit_lines`),
+    never cut: a cut id names no session."""
     from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
@@ -333,8 +335,10 @@ def _draw_records(console: Console, title: str, headers: Sequence[str], cells: S
     for number, row in enumerate(cells):
         if number:
             grid.add_row("", "")
-        for header, text in zip(headers, row):
-            grid.add_row(Text(header), Text(_cell_text(text, value_width)))
+        for at, (header, text) in enumerate(zip(headers, row)):
+            kept = at < len(whole) and whole[at]
+            grid.add_row(Text(header), Text("\n".join(fit_lines(text, value_width, hanging=0)) if kept
+                                            else _cell_text(text, value_width)))
     _print_heading(console, title)
     _print_trimmed(console, grid)
     if caption is not None:

@@ -1,6 +1,6 @@
-"""The words of a table (:mod:`._tables` lays it out): its short form (shorter headers, ids cut to
-their unique prefixes), the headers a table laid out in it shows where its layout has room for
-its own words, and the caption that names the columns a narrow terminal left out."""
+"""The words of a table (:mod:`._tables` lays it out): its short form (shorter headers), the
+headers a table laid out in it shows where its layout has room for its own words, and the
+caption that names the columns a narrow terminal left out."""
 
 from __future__ import annotations
 
@@ -8,27 +8,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from ._fit_text import _CUT, _UUID, cell_len, _fitting, _shared_lengths
+from ._fit_text import cell_len
 from ._safe_text import stdout_text, terminal_text
 from ._table_draw import _overhead
 
-__all__ = ["ShortForm", "header_words", "id_cut", "narrow_note", "own_headers", "short_form", "shown_chars",
-           "with_words"]
+__all__ = ["ShortForm", "header_words", "narrow_note", "own_headers", "short_form", "shown_chars", "with_words"]
 
 
 class ShortForm(NamedTuple):
-    """A table's short form (:func:`print_table`'s ``short`` and ``ids``, :func:`short_form`)."""
+    """A table's short form (:func:`print_table`'s ``short``, :func:`short_form`)."""
 
     headers: list[str]  # every column's header, shortened where the table has a shorter one
-    floors: dict[int, int]  # each column of ids (by place): the narrowest width its ids may be cut to
 
 
-# An id of a table's short form is cut no shorter than this many characters (``session-86ef2d28``,
-# which :func:`short_ids` shows), nor than through its UUID's first group: what is left names one
-# session among all those `explain` looks an id up in, not only among a table's rows.
-_SHORTEST_ID = 16
 # One character of a cell as stdout writes it (:func:`stdout_text`): itself, or its escape (an astral
-# character's, or a byte that was not UTF-8, ``\\xNN``): an id is cut between them, never inside an escape.
+# character's, or a byte that was not UTF-8, ``\\xNN``): a text is cut between them, never inside an escape.
 _SHOWN_CHAR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|"
                          r"\\U[0-9a-fA-F]{8}|\\x[0-9a-fA-F]{2}|.", re.S)
 
@@ -43,47 +37,13 @@ def shown_chars(text: str) -> list[str]:
     return _SHOWN_CHAR.findall(text)
 
 
-def short_form(columns: Sequence[str], headers: Sequence[str], cells: Sequence[Sequence[str]], *,
-                short: Mapping[str, str] | None, ids: Sequence[str]) -> ShortForm | None:
-    """The short form of a table whose ``headers`` and ``cells`` are shown as stdout writes them;
-    None: it has none."""
-    if not short and not ids:
+def short_form(columns: Sequence[str], headers: Sequence[str], *,
+               short: Mapping[str, str] | None) -> ShortForm | None:
+    """The short form of a table whose ``headers`` are shown as stdout writes them; None: it has none."""
+    if not short:
         return None
-    shown = [stdout_text(terminal_text(short[column])) if short and column in short else header
-             for column, header in zip(columns, headers)]
-    floors = {at: _prefix_floor([row[at] for row in cells if at < len(row)], shown[at])
-              for at, column in enumerate(columns) if column in ids}
-    return ShortForm(shown, floors)
-
-
-def _prefix_floor(texts: Sequence[str], header: str) -> int:
-    """The narrowest width a column of ids (``texts``, as stdout writes them) may be cut to at
-    their end (:func:`id_cut`): each id's shortest prefix no other id starts with (of at least
-    ``_SHORTEST_ID`` characters, and through its UUID's first group), and the cut mark, or the
-    whole id when that is no narrower; and its header's longest piece."""
-    mark = cell_len(stdout_text(_CUT))
-    unique = sorted(set(texts))
-    need = max([1, *header_words(header)])
-    for text, shared in zip(unique, _shared_lengths(unique)):
-        found = _UUID.search(text)
-        least = max(shared + 1, _SHORTEST_ID, found.start() + 8 if found else 0)
-        length = 0
-        prefix: list[str] = []
-        for char in _SHOWN_CHAR.findall(text):  # whole characters, up to the least length
-            if length >= least:
-                break
-            prefix.append(char)
-            length += len(char)
-        need = max(need, min(cell_len(text), cell_len("".join(prefix)) + mark))
-    return need
-
-
-def id_cut(text: str, width: int) -> str:
-    """An id (as stdout writes it) cut at its end to fit ``width`` cells, with a ``…``: its prefix."""
-    if cell_len(text) <= width:
-        return text
-    mark = stdout_text(_CUT)
-    return "".join(_fitting(shown_chars(text), width - cell_len(mark))) + mark
+    return ShortForm([stdout_text(terminal_text(short[column])) if column in short else header
+                      for column, header in zip(columns, headers)])
 
 
 def own_headers(columns: Sequence[str], headers: list[str], short: Mapping[str, str] | None, *,

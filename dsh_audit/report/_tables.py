@@ -14,7 +14,7 @@ from ._fit_text import cell_len
 from ._listing import Listing, current
 from ._safe_text import stdout_text, terminal_text
 from ._table_draw import _draw_records, _draw_table, _overhead
-from ._table_words import ShortForm, header_words, id_cut, narrow_note, own_headers, short_form, with_words
+from ._table_words import ShortForm, header_words, narrow_note, own_headers, short_form, with_words
 
 __all__ = ["BOXED_FROM", "About", "print_table", "rows_fit", "short_needed"]
 
@@ -43,9 +43,8 @@ _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionar
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 caption: str | None = None, droppable: Sequence[str] = (), short: Mapping[str, str] | None = None,
-                ids: Sequence[str] = (), least: Mapping[str, int] | None = None,
-                about: About | None = None, legend: str | None = None, short_first: bool = False,
-                in_short: bool | None = None) -> None:
+                least: Mapping[str, int] | None = None, about: About | None = None, legend: str | None = None, short_first: bool = False,
+                in_short: bool | None = None, ids: Sequence[str] = ()) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
     Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns; a terminal narrower
@@ -70,14 +69,10 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     column and no wrapped cell. Inside :func:`listing`, a run's tables share the style of its first.
 
     A table with a short form (``short``: a shorter header for some columns, as ``sessions`` says
-    ``reqs`` for ``requests``; ``ids``: columns of session ids) tries it after each
-    layout above that fails, before it leaves out a column that has a value, and before a header
-    of the long form wraps (each layout is tried first with every header on one line, then in
-    the short form, then with headers wrapped between their words): its headers
-    shortened and its ids cut at their end, no further than to each one's shortest unique prefix
-    among the column's (of 16 characters at least, and through a UUID's first group, as
-    :func:`short_ids` shows one) and a ``…`` (a prefix `show` and `explain` take), and only as far
-    as the room needs. ``legend``: a caption said when the short form is drawn, what its
+    ``reqs`` for ``requests``) tries it after each layout above that fails, before it leaves out
+    a column that has a value, and before a header of the long form wraps (each layout is tried
+    first with every header on one line, then in the short form, then with headers wrapped
+    between their words). ``legend``: a caption said when the short form is drawn, what its
     shortened headers mean (``t/s/a: turn/step/attempt``). With ``short_first``, the short
     headers are the table's own (it is laid out as a table whose headers they are), and each
     column then shows its own words where the layout has room for them beside every other
@@ -91,12 +86,20 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     that is narrower: columns are left out before one of them is narrower, so that free text wraps
     between a few words, never a word a line (when no layout keeps it so: as narrow as it must).
 
+    ``ids``: the columns of session ids (``session``), never cut: a cut id names no session, or
+    another (`show` refuses it). Such a column is as wide as its longest word in every layout
+    (columns are left out for it), and in a block of lines a row its id is wrapped whole, after
+    a ``-`` (:func:`fit_lines`), never cut.
+
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`). A table ``about``
     one session log is written to CSV with its ``log`` path and its ``session`` id in columns of
     their own, after the ``table`` column (which then holds :attr:`About.table`, never the path
     nor the id), as `check` writes them.
     """
+    known = _MEASURED.pop(id(rows), None)
+    if known is not None and known[0] is not rows:
+        known = None
     given = [list(row) for row in rows]
     cells = [[table_cell(cell) for cell in row] for row in given]
     headers = [terminal_text(column) for column in columns]
@@ -113,14 +116,15 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         _write_markdown(state, title, headers, cells, caption)
         return
     # What stdout cannot write is escaped by it: measure the escapes, so that the columns line up.
-    cells = [[stdout_text(text) for text in row] for row in cells]
+    cells = known[1] if known is not None else [[stdout_text(text) for text in row] for row in cells]
     words = [stdout_text(header) for header in headers]  # each column's own
     headers, short = own_headers(columns, words, short, short_first=short_first)
     console = stdout_console()
     empty, order = _left_out_order(columns, cells, droppable)
-    form = short_form(columns, headers, cells, short=short, ids=ids)
+    form = short_form(columns, headers, short=short)
     chosen = _layout(headers, cells, order, console.width, state, form=form, valued=len(empty),
-                     least=_by_place(columns, least), in_short=in_short)
+                     least=_by_place(columns, least), in_short=in_short,
+                     measured=known[2] if known is not None else None, ids=_by_place(columns, dict.fromkeys(ids, 1)))
     if chosen is not None:
         shown, widths = form.headers if chosen.short and form is not None else headers, chosen.widths
         if short_first:
@@ -128,17 +132,15 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         # a caption is wrapped at the terminal's width (_print_captions)
         note = narrow_note(words, order[:chosen.drop], empty, width=console.width,
                            short=headers if short_first else None)
-        cut = form.floors if chosen.short and form is not None else {}
         _draw_table(console, title, [shown[at] for at in chosen.kept],
-                    [[id_cut(row[at], width) if at in cut else row[at]
-                      for at, width in zip(chosen.kept, widths) if at < len(row)] for row in cells],
+                    [[row[at] for at in chosen.kept if at < len(row)] for row in cells],
                     chosen.numeric, widths,
                     [text for text in (caption, legend if chosen.short else None, note) if text is not None],
                     compact=chosen.compact)
         if state is not None:
             _RUN_STYLES.setdefault(state, chosen.compact)
         return
-    _draw_records(console, title, words, cells, caption)
+    _draw_records(console, title, words, cells, caption, whole=[column in ids for column in columns])
 
 
 class About(NamedTuple):
@@ -177,13 +179,17 @@ def _by_place(columns: Sequence[str], least: Mapping[str, int] | None) -> dict[i
 
 def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Sequence[int], width: int,
             state: Listing | None, *, form: ShortForm | None = None, valued: int = 0,
-            least: Mapping[int, int] | None = None, in_short: bool | None = None) -> _Layout | None:
+            least: Mapping[int, int] | None = None, in_short: bool | None = None,
+            measured: list[_Column] | None = None, ids: Mapping[int, int] | None = None) -> _Layout | None:
     """The first layout of :func:`print_table`'s order that fits ``width`` cells (the columns of
     ``order`` left out one by one), in the run's style (``state``: :data:`_RUN_STYLES`) when one
     of that style fits; None: none fits (one block per row). The table's short ``form``, if any,
     is tried after each layout that fails once the columns with no value (the first ``valued`` of
     ``order``) are left out: before a column that has a value is."""
-    measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
+    if measured is None:  # once: every layout tried reads it (short_needed's, when it measured these cells)
+        measured = _measure_columns(len(headers), cells)
+    if ids:  # a column of session ids: its longest word whole in every layout (print_table's ``ids``)
+        measured = [column._replace(whole=True) if at in ids else column for at, column in enumerate(measured)]
     tried = [measured]
     if least:  # the columns' narrowest widths (print_table), else, when no layout keeps them, without
         tried.insert(0, [column._replace(least=min(least.get(at, 0), column.widest))
@@ -235,8 +241,7 @@ def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: l
                     whole: bool = False) -> _Layout | None:
     """The layout of columns ``kept`` that fits ``width`` cells in one of ``styles``, each cell on
     one line or (``squeezed``) wrapped down to its words (``cut``: cut down to ``_WHOLE_WORD``),
-    in a short ``form`` (its ids cut down to its floors, the compact style first), each header on
-    one line when ``whole``; None: none."""
+    in a short ``form``, each header on one line when ``whole``; None: none."""
     shown_headers = [headers[at] for at in kept]
     shown_columns = [measured[at] for at in kept]
     floors = _floors(shown_headers, shown_columns, cut=cut)
@@ -245,9 +250,6 @@ def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: l
     natural = _natural(shown_headers, shown_columns, floors)
     # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
     least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
-    for place, at in enumerate(kept):
-        if form is not None and at in form.floors:
-            natural[place] = least[place] = min(form.floors[at], natural[place])
     # Each cell on one line first, then wrapped down to its words (a column of up to _ROOMY kept whole).
     tries = [(needed, style) for needed in ((least,) if squeezed else (natural, least)) for style in styles]
     for needed, compact in tries:
@@ -260,16 +262,15 @@ def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: l
 
 def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
              spare: Sequence[str] | None = None, wrapping: Sequence[str] = (), short: Mapping[str, str] | None = None,
-             ids: Sequence[str] = (), short_first: bool = False) -> bool:
-    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``ids``,
-    ``short_first``) would
-    draw every row on one line on this terminal: the layout it picks (as it lays a table out:
+             short_first: bool = False) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``short_first``)
+    would draw every row on one line on this terminal: the layout it picks (as it lays a table out:
     every header whole first, then its words, its columns narrowed widest first, in its short
     form before it leaves out a column with a value) leaves out no column but those with
     no value in any row and those of ``spare`` (default: all of ``droppable``), and gives every
     cell of each column it shows its whole width, but in those of ``spare`` (which could have
     gone) and ``wrapping`` (free text that may wrap). A command asks it before shortening session
-    ids (:func:`short_ids`): a table that does not fit with whole ids shows them shortened before
+    ids (:func:`id_prefixes`): a table that does not fit with whole ids shows them shortened before
     it wraps one or leaves out a column that says something.
     """
     headers, short = own_headers(columns, [stdout_text(terminal_text(column)) for column in columns], short,
@@ -277,7 +278,7 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
     cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
     empty, order = _left_out_order(columns, cells, droppable)
     chosen = _layout(headers, cells, order, output_width(), current(),
-                     form=short_form(columns, headers, cells, short=short, ids=ids), valued=len(empty))
+                     form=short_form(columns, headers, short=short), valued=len(empty))
     if chosen is None:
         return False
     spared = set(droppable if spare is None else spare)
@@ -294,10 +295,21 @@ def short_needed(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, dropp
     and draws them all in the short form when one needs it (``in_short``)."""
     headers = [stdout_text(terminal_text(column)) for column in columns]
     cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
+    measured = _measure_columns(len(headers), cells)
+    if isinstance(rows, list):  # print_table of these very rows takes the cells as measured here
+        _MEASURED[id(rows)] = (rows, cells, measured)
     empty, order = _left_out_order(columns, cells, droppable)
     chosen = _layout(headers, cells, order, output_width(), current(),
-                     form=short_form(columns, headers, cells, short=short, ids=()), valued=len(empty))
+                     form=short_form(columns, headers, short=short), valued=len(empty),
+                     measured=measured)
     return chosen is not None and chosen.short
+
+
+#: The cells :func:`short_needed` escaped and measured, by the identity of the rows list they are of
+#: (held with them, so that the identity stays theirs): a command that asks it of each table and
+#: then prints those very tables (``requests``) hands :func:`print_table` the same rows objects,
+#: which takes them instead of escaping and measuring every cell once more. Taken once.
+_MEASURED: dict[int, tuple[Any, list[list[str]], list["_Column"]]] = {}
 
 
 class _Column(NamedTuple):
@@ -309,6 +321,7 @@ class _Column(NamedTuple):
     longest_word: int  # its longest word (:data:`_TABLE_WORD`; 1: no word)
     longest_id: int  # its longest word that is not a path (:data:`_PATH_WORD`), of at most _WHOLE_ID cells (0: none)
     least: int = 0  # the narrowest width print_table's ``least`` gives it (0: none)
+    whole: bool = False  # a column of session ids (print_table's ``ids``): its longest id never cut (a path may be)
 
 
 def _measure_columns(count: int, cells: Sequence[Sequence[str]]) -> list[_Column]:
@@ -336,7 +349,7 @@ def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = F
     middle down to ``_WHOLE_WORD`` too), and its header's longest piece."""
     floors: list[int] = []
     for header, column in zip(headers, columns):
-        longest_id = 0 if cut else column.longest_id
+        longest_id = 0 if cut and not column.whole else column.longest_id
         floor = column.longest_word if column.numeric else max(min(column.longest_word, _WHOLE_WORD), longest_id)
         floors.append(max([1, floor, column.least, *header_words(header)]))
     return floors

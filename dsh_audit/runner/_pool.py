@@ -22,6 +22,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ ENGINES = ("local", "dask")
 
 # Paths in flight per worker: enough to keep workers busy, few enough to stream output early.
 _WINDOW_PER_JOB = 4
+# The longest a pool that is stopped (:func:`_stop`) is waited for, its workers and its manager thread together.
+_JOIN_SECONDS = 5
 
 
 class SessionTaskError(InternalError):
@@ -196,15 +199,26 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the pool now: cancel queued tasks, terminate the workers running others, and wait for the
-    pool's manager thread to close its pipes.
+    """End the pool now: cancel queued tasks, terminate the workers running others, kill those that
+    outlive it, and wait for the pool's manager thread to close its pipes.
 
     The executor keeps no public list of its workers nor of its thread. Its ``shutdown(wait=False)``
     forgets the thread, so a ``shutdown(wait=True)`` after it waits for nothing: the thread would
     still be closing its wake-up pipe as the interpreter exits, while ``concurrent.futures`` writes
     to that pipe unlocked (``_python_exit``, CPython 3.11), now and then a traceback after the
     CLI's ``aborted`` ("OSError: handle is closed" in ``threading._shutdown``; issue 15).
+
+    One deadline, :data:`_JOIN_SECONDS` from the call, bounds every wait here: the terminated
+    workers have its first half to end, then any still alive is killed (SIGKILL, which it cannot
+    ignore), and the killed workers and the manager thread share what is left. So ``_stop`` itself
+    returns within :data:`_JOIN_SECONDS` whatever the workers do. What can still wait is the
+    interpreter's exit: ``concurrent.futures`` registers ``_python_exit``, which joins every pool's
+    manager thread with no timeout, so a manager thread that has not ended by the deadline (one
+    blocked for good on a pipe) still holds the exit. Taking the thread out of the module's
+    private ``_threads_wakeups`` would release it, but that is not a documented interface, so it
+    is left as it is.
     """
+    deadline = time.monotonic() + _JOIN_SECONDS
     workers = list((getattr(pool, "_processes", None) or {}).values())
     manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
@@ -212,9 +226,19 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         if worker.is_alive():
             worker.terminate()
     for worker in workers:
-        worker.join(5)
+        worker.join(_left(deadline - _JOIN_SECONDS / 2))
+    for worker in workers:
+        if worker.is_alive():  # it outlived its terminate (SIGTERM blocked or handled)
+            worker.kill()
+    for worker in workers:
+        worker.join(_left(deadline))
     if manager is not None:
-        manager.join()  # quick: with its workers gone it closes the pool's queues and ends
+        manager.join(_left(deadline))  # quick: with its workers gone it closes the pool's queues and ends
+
+
+def _left(deadline: float) -> float:
+    """The seconds from now to ``deadline`` (a ``time.monotonic`` time), none once it has passed."""
+    return max(0.0, deadline - time.monotonic())
 
 
 def resolve_jobs(jobs: int) -> int:

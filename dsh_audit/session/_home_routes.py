@@ -9,8 +9,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .._lazy import LazyModule
+from .._shell import shell_word
 from ..errors import DshAuditError
-from ..log import open_regular
+from ..log import open_regular, parse_json
 from ._attachments import dsh_homes_of
 
 if TYPE_CHECKING:
@@ -49,10 +50,12 @@ def home_routes_file(log: str | os.PathLike[str]) -> str | None:
 
 def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
     """A render refusal's ``hint`` that asks for ``--routes FILE`` (a route the log does not
-    describe), with the other place a route configuration is read from when no ``--routes`` is
-    given: the patch layer of the DSH home the log was recorded in (``<home>/cordis.patch.yml``,
-    named when the log sits in one). Any other hint is left as it is. Every view that renders
-    (``render``, ``diff``, ``check``) says it so, when it was not given ``--routes``.
+    describe), with where the route configuration is when no ``--routes`` is given: a redacted
+    bundle's own route file beside it (which its manifest names: :func:`_bundle_route_file`; no view
+    reads it by itself), else the patch layer of the DSH home the log was recorded in
+    (``<home>/cordis.patch.yml``, named when the log sits in one). Any other hint is left as it is.
+    Every view that renders (``render``, ``diff``, ``check``) says it so, when it was not given
+    ``--routes``.
 
     Example:
         >>> routes_hint("rec/sessions/p/s/session.jsonl", "pass --routes FILE (the route configuration)")
@@ -62,6 +65,10 @@ def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
     """
     if "--routes FILE" not in hint:
         return hint
+    bundled = _bundle_route_file(log)
+    if bundled is not None:
+        return (hint.replace("--routes FILE", f"--routes {shell_word(bundled)}")
+                + ", the redacted route file of this bundle (its manifest names it)")
     homes = dsh_homes_of(log)
     if not homes:
         return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "
@@ -69,6 +76,42 @@ def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
     layer = os.path.join(os.path.relpath(homes[0]) if not os.path.isabs(log) else homes[0], HOME_PATCH)
     return (f"{hint}, or declare the route in {layer} (the patch layer of the DSH home the log was recorded "
             "in, read when no --routes is given)")
+
+
+def _bundle_route_file(log: str | os.PathLike[str]) -> str | None:
+    """The route file beside ``log`` that its redaction manifest (``<log>.manifest.json``, which
+    ``dsh-audit redact`` writes) names, as a path beside ``log`` as given; None when the log is no
+    redacted bundle that carries one (a name with a folder in it is someone else's manifest) or
+    that file is not there (a bundle copied without it: the DSH home's hint is the useful one).
+
+    The manifest is read once while it stays the same (:func:`_manifest_route_name`, the one cache
+    of the hint, which ``render``, ``diff`` and ``check`` all ask for once a row); whether the route
+    file is there is looked at on every call, as a file that appears later is named then."""
+    log = os.fspath(log)
+    manifest = f"{log}.manifest.json"
+    name = _manifest_route_name(manifest, _stamp(manifest))
+    if name is None:
+        return None
+    path = os.path.join(os.path.dirname(log), name)
+    return path if os.path.isfile(path) else None
+
+
+@lru_cache(maxsize=64)
+def _manifest_route_name(manifest: str, stamp: tuple[int, int]) -> str | None:
+    """The route file name the redaction manifest at ``manifest`` names, when it is dsh-audit's and
+    names a file beside it; keyed by the manifest's ``stamp`` (:func:`_stamp`), so an edited or new
+    manifest is read again."""
+    if stamp == (-1, -1):
+        return None  # no manifest (or one that cannot be looked at: opening it would fail too)
+    try:
+        with open_regular(manifest, what="redaction manifest") as handle:
+            found = parse_json(handle.read(16 << 20))
+    except (DshAuditError, ValueError):
+        return None
+    name = found.get("route_file") if isinstance(found, dict) and found.get("tool") == "dsh-audit" else None
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        return None  # a name beside the log only: the manifest comes from someone else
+    return name
 
 
 def home_routes_key(log: str | os.PathLike[str]) -> str | None:

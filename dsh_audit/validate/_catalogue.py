@@ -61,6 +61,15 @@ _ALL = [
          "data is always present (it may be {})", '{"type":"session/end-seed","seq":3,"time":1}'),
     Rule("DSH113", "error", "ignorable-value", "ignorable may only be the exact value true.",
          "drop the key instead of writing false", '{"type":"plan/mode","seq":3,"time":1,"data":{"active":true},"ignorable":false}'),
+    Rule("DSH114", "error", "version-body",
+         "The header's version is newer than its body: a v2+ header over records only older writers write (a "
+         "packed chunk row, assistant/chunk, an assistant/message without stream; v3+: a request/header with "
+         "system, a start/end replace; v4: a role user tool result). DSH reads the body with the header's "
+         "version and refuses the log at the first such record (dsh-format-versions.md §4); it is reported "
+         "once, and the later records of the older body are not checked one by one.",
+         "fix the header's version (and the file name's generation) to the version the body is written in",
+         '{"type":"session","version":2,"id":"s1","createdAt":1,"isSeeded":false,"delegationDepth":0}\n'
+         '{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0],"texts":["a","b"]}}'),
     Rule("DSH120", "error", "message-shape",
          "A surface message needs an id, the right role, a source with a kind, a content array; assistant "
          "messages a model source, tool results one tool-result block matching source.callId.",

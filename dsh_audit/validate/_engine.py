@@ -10,11 +10,13 @@ from typing import Any
 from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
 from ..log import (
+    BODY_CUE_TYPES,
     KNOWN_EVENT_TYPES,
     LATEST_VERSION,
     Line,
     SessionLog,
     TornTail,
+    body_mismatch,
     is_plain_chunk,
     iter_lines,
     known_types,
@@ -106,6 +108,10 @@ class LineValidator:
         self._trace: Trace | None = None
         self._compaction = CompactionCheck(self.sink) if selected & _COMPACTION_RULES else None
         self._fatal = False  # the log can be read no further; the finding is recorded
+        # A v2+ header's version, while a body older than it is looked for; -1 once found (DSH114,
+        # reported once: the events from there on are read by the scan only, not checked against a
+        # version they are not written in); 0 when not looked for.
+        self._cues = 0
         # Sharing its fold with replay (:meth:`shared_fold`): an event that is not a plain chunk
         # waits in ``_pending`` until the reader has read its line and replay has folded its events
         # (the next line, the end or the failure of the file), so that replay's can be taken.
@@ -142,7 +148,12 @@ class LineValidator:
                 if pending:
                     self._flush()
                 number = line.number
+                cues = self._cues
                 for item in self._scan.runs(line):
+                    if cues and (cues < 0 or (type(item) is not dict or item.get("type") in BODY_CUE_TYPES)
+                                 and self._older_body(item, number)):
+                        cues = self._cues
+                        continue
                     if isinstance(item, dict):  # an event read from this line in its turn
                         if self._linked and (pending or not is_plain_chunk(item)):
                             pending.append((number, item, line))  # admitted once the reader has read it
@@ -160,6 +171,21 @@ class LineValidator:
             self._fatal = True
             self.header = None
         return not self._fatal
+
+    def _older_body(self, item: RawEvent | PackedRow | dict[str, Any], number: int) -> bool:
+        """Whether ``item`` (:meth:`EventScan.runs`'s, read from line ``number``) is the first record
+        of a body older than the header's version (:func:`body_mismatch`): DSH114. DSH refuses the
+        log there; the per-record findings of the rest (unknown ``assistant/chunk``, a message
+        without its stream, the calls it then lacks) would only say the same again."""
+        value = item if isinstance(item, dict) else item.value
+        mismatch = body_mismatch(value, self._cues)
+        if mismatch is None:
+            return False
+        self._cues = -1
+        first = item.first if isinstance(item, PackedRow) else value
+        self.sink.add("DSH114", mismatch.message(), line=item.line if isinstance(item, RawEvent) else number,
+                      seq=first.get("seq"))
+        return True
 
     def shared_fold(self) -> SurfaceFold | None:
         """The surface fold of the admission, for replay of the same read to fold its events into
@@ -196,9 +222,9 @@ class LineValidator:
                 self._start(None, torn)
             self._flush()
             self._scan.end(torn)
-            if self._trace is not None:
+            if self._trace is not None and self._cues >= 0:  # no older body: its end is checked
                 self._trace.finish()
-            if self._compaction is not None:
+            if self._compaction is not None and self._cues >= 0:
                 self._compaction.finish()
             self._ended = True
         except Fatal:
@@ -219,11 +245,14 @@ class LineValidator:
         self._started = True
         header = check_header(line, self.sink, lenient=self.lenient, max_version=self.max_version, torn=torn)
         _lineage_header(header, self.sink)
+        if header.version >= 2 and "DSH114" in self.sink.selected:
+            self._cues = header.version
         if self._admits:
             self._admitter = Admitter(self.sink, session_id=header.session_id, version=header.version,
                                       known=known_types(header.version, KNOWN_EVENT_TYPES))
         if self._traces:
-            self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length)
+            self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length,
+                                lost=self._scan.lost)
         self.header = header
 
     def _event(self, number: int, value: dict[str, Any], line: Line) -> None:

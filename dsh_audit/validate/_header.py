@@ -20,6 +20,9 @@ from ._source import Fatal, _refuse_foreign, foreign_header, header_refused
 
 __all__ = ["HeaderInfo", "check_header"]
 
+#: UTF-8's byte order mark, which no DSH log starts with
+_BOM = b"\xef\xbb\xbf"
+
 
 @dataclass(frozen=True, slots=True)
 class HeaderInfo:
@@ -52,7 +55,11 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         header_refused(sink, "DSH102", f"header line is not valid UTF-8 (byte {exc.start})")
         raise Fatal from None
     except ValueError:
-        header_refused(sink, "DSH201", "header line is not valid JSON")
+        if line.raw.startswith(_BOM):  # an editor's or a Windows tool's: JSON.parse refuses it
+            header_refused(sink, "DSH201", "header line is not valid JSON: it starts with a UTF-8 byte order mark, "
+                           "and DSH writes none", hint="save the file without a byte order mark")
+        else:
+            header_refused(sink, "DSH201", "header line is not valid JSON")
         raise Fatal from None
     if not isinstance(value, dict) or value.get("type") != "session":
         foreign = foreign_record(sink.path, value)

@@ -92,17 +92,19 @@ class _Issue:
     line: int
     seq: int
     lines: int = 1  # physical lines covered (a run of unparsable lines is one finding)
+    hint: str | None = None  # this case's, instead of the rule's
 
 
-def header_refused(sink: Sink, rule: str, message: str) -> None:
+def header_refused(sink: Sink, rule: str, message: str, *, hint: str | None = None) -> None:
     """Record the refusal of the header line as ``rule`` (DSH102 not UTF-8, DSH201 not JSON), as
     every reader refuses it (:func:`dsh_audit.log.header_refusal`): a Codex rollout or Claude
     Code transcript every line of which is damaged in the words every command says it (not as a
     damaged DSH header); another agent's log whose first line alone is damaged refused as that log
-    is when its first line is whole (DSH202, naming its format); else as a damaged DSH header."""
+    is when its first line is whole (DSH202, naming its format); else as a damaged DSH header
+    (``hint``: this case's, instead of the rule's)."""
     refusal = header_refusal(sink.path)
     if refusal is None:
-        sink.add(rule, message, line=1)
+        sink.add(rule, message, line=1, hint=hint)
         return
     kind, error = refusal
     if kind is None:  # every line damaged: the reader's DamagedLogError, at the first of them
@@ -162,11 +164,24 @@ class EventScan:
         self.held: list[_Issue | RawEvent] = []  # since the first unresolved problem
         self.dropped = 0
         self.last_line = 1  # the last physical line fed (1: the header, read before the events)
+        #: a packed row (DSH105) or a line that is no JSON (DSH104) was refused and no event has
+        #: been read since: the gap before the next event is the seqs of the events it held, not
+        #: one more fault
+        self.records_lost = False
+        #: the seqs of the events of refused records (each such gap taken for them): the trace does
+        #: not say again that an assistant/message cites them (DSH310)
+        self.lost: list[range] = []
+        #: the seq expected where the last event was refused for a seq that repeats or goes back
+        #: (DSH108), when that was the last event read: it held that place
+        self.misnumbered: int | None = None
+        #: the place in :attr:`held` of the DSH107 of the last event read, when it skipped one seq,
+        #: and that seq: the next event bearing it makes the two a swapped pair (one finding)
+        self.skipped: tuple[int, int] | None = None
 
     def _release(self) -> Iterator[RawEvent]:
         for item in self.held:
             if isinstance(item, _Issue):
-                self.sink.add(item.rule, item.message, line=item.line, seq=item.seq)
+                self.sink.add(item.rule, item.message, line=item.line, seq=item.seq, hint=item.hint)
             else:
                 yield item
         self.held.clear()
@@ -219,7 +234,7 @@ class EventScan:
                     self.expected = seq + 1
                     yield value
                     continue
-            items, self.expected = _sequenced(value, number, self.expected)
+            items, self.expected = self._sequenced(value, number)
             if held or isinstance(items[0], _Issue):
                 held.extend(items)
                 self.dropped += 1
@@ -245,9 +260,11 @@ class EventScan:
         except RowError as exc:
             held.append(_Issue("DSH105", str(exc), line.number, self.expected))
             self.dropped += 1
+            self.records_lost = True
             return None
         except ValueError:
             self.dropped += line.count  # a run of blank lines is one Line
+            self.records_lost = self.records_lost or bool(line.raw.strip())  # a blank line held no event
             last = held[-1] if held else None
             if isinstance(last, _Issue) and last.rule == "DSH104" and last.line + last.lines == line.number:
                 lines = last.lines + line.count  # unparsable lines in a row: one finding, not one per line
@@ -258,6 +275,40 @@ class EventScan:
             held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, self.expected, line.count))
             return None
         return decoded
+
+    def _sequenced(self, value: Any, line: int) -> tuple[list[_Issue | RawEvent], int]:
+        """:func:`_sequenced` of the next event, ``value``, read from ``line``, with no finding that
+        follows from the one before it: right after a refused record (:attr:`records_lost`) a gap
+        is the seqs of its events, which its DSH105 or DSH104 finding stands for (its hint, not
+        DSH107's "renumber", is the fix; the seqs are :attr:`lost`); right after an event whose seq
+        repeats or goes back (DSH108), the seq after its place is no gap; and an event bearing
+        the one seq the event before it skipped makes the two one swapped pair (:meth:`_swapped`)."""
+        items, expected = _sequenced(value, line, self.expected)
+        issue = items[0] if isinstance(items[0], _Issue) else None
+        skipped, self.skipped = self.skipped, None
+        if issue is not None and issue.rule == "DSH108" and skipped is not None and issue.seq == skipped[1]:
+            items = [self._swapped(skipped[0], issue)]  # (the event stays refused: its seq went back)
+        elif issue is not None and issue.rule == "DSH107":
+            if self.records_lost:
+                self.lost.append(range(self.expected, expected - 1))
+                items = items[1:]
+            elif self.misnumbered is not None and expected - 1 == self.misnumbered + 1:
+                items = items[1:]  # the seq after a misnumbered event's place: DSH108 said it
+        if items and items[0] is issue and issue.rule == "DSH107" and expected - 1 == self.expected + 1:
+            self.skipped = (len(self.held), self.expected)
+        self.records_lost = False
+        self.misnumbered = self.expected if issue is not None and issue.rule == "DSH108" else None
+        return items, expected
+
+    def _swapped(self, at: int, issue: _Issue) -> _Issue:
+        """The one finding of two events written in each other's place: the DSH107 held at ``at``
+        (the first skipped a seq) and ``issue``, the DSH108 of the second, which bears it."""
+        gap = self.held[at] if at < len(self.held) else None
+        if not (isinstance(gap, _Issue) and gap.rule == "DSH107"):
+            return issue  # said already (a turn/end released it): DSH108 as it is
+        del self.held[at]
+        return _Issue("DSH108", f"seq {issue.seq} comes after seq {gap.seq} (line {gap.line}): the two events are "
+                      "written in each other's place", issue.line, issue.seq, hint="write the events in seq order")
 
     def end(self, torn: Sequence[TornTail]) -> None:
         """The end of the file: a problem no turn/end followed is a dropped tail (DSH106); what a

@@ -86,6 +86,10 @@ class Attempt:
     unopened: set[tuple[Any, Any]] = field(default_factory=set)
 
 
+#: the stream grammar's rules, which a step that lost chunks (:attr:`Step.lost`) does not report
+_GRAMMAR_RULES = frozenset(f"DSH{n}" for n in range(420, 427))
+
+
 @dataclass
 class Step:
     advertised: list[str] = field(default_factory=list)
@@ -94,6 +98,9 @@ class Step:
     results: list[str] = field(default_factory=list)
     attempt: Attempt | None = None
     last_attempt: Attempt | None = None
+    #: events of the step were refused with their record (a bad packed row, a line that is no
+    #: JSON): its stream is not known whole, and the grammar's findings would be about the loss
+    lost: bool = False
 
 
 def hashable(value: Any) -> Any:
@@ -122,6 +129,8 @@ class StreamChecks:
 
     def add(self, rule: str, message: str, *, hint: str | None = None) -> None:
         assert self.at is not None
+        if self.step.lost and rule in _GRAMMAR_RULES:
+            return  # the refused record's finding (DSH104, DSH105) stands for what it held
         self.sink.add(rule, message, line=self.at[0], seq=self.at[1], hint=hint)
 
     def end_attempt(self) -> None:

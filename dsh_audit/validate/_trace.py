@@ -5,15 +5,20 @@ These are DSH's runtime invariants rather than its load checks: the session trac
 pairing), the LLM stream grammar (``packages/llm/llm/src/invariant.ts``), the header obligation of
 the agent loop (spec §6.3) and the ``TokenUsage`` shape (spec §5.6). DSH loads a log that breaks
 them, but the requests rebuilt from it would not be the ones a conforming loop sent.
-Like DSH's trace, a failed check still applies the event's transition.
+Like DSH's trace, a failed check still applies the event's transition. Unlike it, one fault is
+one finding: a turn/start or step/start while one is still open counts that one as ended (its end
+is missing, or was refused), a number that is no integer opens the one owed, and a refused
+record's events are not reported again (:attr:`Trace.lost`), so the numbers, the nesting and the
+stream after a fault are checked as if it were mended.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .._json import as_object, json_type
-from ..log import Event
+from ..log import Event, is_safe_int
 from ..replay import canonical_header, header_equals
 from .._show import MISSING, member, named, shown
 from ._sink import Sink
@@ -44,8 +49,12 @@ def _call(call_id: Any) -> str:
 class Trace(StreamChecks):
     """Folds events in order and reports DSH109, DSH4xx, DSH22x, DSH31x, DSH6xx and DSH7xx findings."""
 
-    def __init__(self, sink: Sink, *, version: int, seed_length: int | None) -> None:
+    def __init__(self, sink: Sink, *, version: int, seed_length: int | None, lost: Sequence[range] = ()) -> None:
         self.sink = sink
+        #: the seqs of events refused with their record (DSH104, DSH105: :attr:`EventScan.lost`):
+        #: the attempt lacks them, and a message that cites them is not reported for it again;
+        #: the ranges known when the trace last looked (a new one lies before the next event)
+        self.lost, self.lost_seen = lost, 0
         self.version = version
         self.seed_length = seed_length
         self.open_turn: Any = None
@@ -66,6 +75,8 @@ class Trace(StreamChecks):
     # -- dispatch -------------------------------------------------------------------------------
 
     def apply(self, event: Event) -> None:
+        if self.lost and len(self.lost) != self.lost_seen:
+            self.note_lost()
         etype = event.type
         data = _data(event)
         if etype == "assistant/chunk":
@@ -84,6 +95,8 @@ class Trace(StreamChecks):
         """One ``assistant/chunk`` event (at ``line``, with payload ``data``): its step, then its
         chunk through the stream grammar. :meth:`apply` of a chunk event, without the event."""
         self.at = (line, seq)
+        if self.lost and len(self.lost) != self.lost_seen:
+            self.note_lost()
         turn, step = data.get("turn"), data.get("step")
         if self.open_turn != turn or self.open_step != step:
             self.require_step("assistant/chunk", data)
@@ -102,6 +115,12 @@ class Trace(StreamChecks):
                     seqs.append(seq)
                 return
         self.feed(seq, (turn, step), chunk)
+
+    def note_lost(self) -> None:
+        """Events were refused with their record just before the event being applied: the open
+        step's stream is not known whole (:attr:`Step.lost`)."""
+        self.lost_seen = len(self.lost)
+        self.step.lost = True
 
     def refused(self, value: dict[str, Any]) -> None:
         """An event the admission refused: what it would have told the trace is unknown."""
@@ -170,19 +189,36 @@ class Trace(StreamChecks):
     # -- turns and steps --------------------------------------------------------------------------
 
     def on_turn_start(self, event: Event, data: dict[str, Any]) -> None:
-        turn = data.get("turn")  # its name in a message (``_number``) made only for a finding
         if self.open_turn is not None:
+            self.next_turn += 1  # the open turn is counted as ended: this one is numbered after it
             self.add("DSH402", f"turn/start names {_number('turn', member(data, 'turn'))} while "
-                     f"{_number('turn', self.open_turn)} is still open")
-        if "turn" not in data:
-            self.add("DSH401", f"turn/start has no turn field: the spec's turn/start data is {{turn}}, the turn's "
-                     f"number (turn {self.next_turn} is next)", hint=f'write "turn": {self.next_turn}')
-        elif turn != self.next_turn:
+                     f"{_number('turn', self.open_turn)} is still open: {_number('turn', self.open_turn)} was never "
+                     "ended", hint=f"write turn/end of {_number('turn', self.open_turn)} before the next turn/start")
+        spec = "the spec's turn/start data is {turn}, the turn's number"
+        turn = self._numbered("turn/start", "turn", data, self.next_turn, spec=spec, rule="DSH401")
+        if turn is not None and turn != self.next_turn:
             self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {_number('turn', turn)}")
-        # a turn/start naming no turn (missing or null) opens the turn it should have named, so the
-        # turn's steps are not reported again as steps of no open turn
+        # a turn/start naming no turn that is an integer opens the turn it should have named, so
+        # the turn's steps are not reported again as steps of another turn
         self.open_turn = self.next_turn if turn is None else turn
         self.next_step, self.misplaced = 1, None
+
+    def _numbered(self, kind: str, field: str, data: dict[str, Any], expected: int, *, spec: str,
+                  rule: str) -> int | None:
+        """The number a ``kind`` event (turn/start, step/start) names in ``field``, or None when it
+        names none that is an integer: then the ``rule`` finding says so once (missing, or the type
+        the spec's ``spec`` gives it), and the ``expected`` number stands in for it."""
+        value = member(data, field)
+        if value is MISSING:
+            self.add(rule, f"{kind} has no {field} field: {spec} ({field} {expected} is next)",
+                     hint=f'write "{field}": {expected}')
+            return None
+        if not is_safe_int(value):
+            what = "" if value is None else f", a JSON {json_type(value)}"
+            self.add(rule, f"{kind} has {field} {shown(value)}{what}, not an integer: {spec} ({field} {expected} is "
+                     "next)", hint=f'write "{field}": {expected}, a JSON number')
+            return None
+        return int(value)
 
     def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
         turn = data.get("turn")
@@ -197,11 +233,12 @@ class Trace(StreamChecks):
         if self.open_step is not None:
             self.add("DSH402", f"turn/end names {_number('turn', member(data, 'turn'))} while "
                      f"{_number('step', self.open_step)} is still open")
+        if _counts(self.open_turn, turn, self.next_turn):
+            self.next_turn += 1
         self.open_turn = self.misplaced = None
-        self.next_turn += 1
 
     def on_step_start(self, event: Event, data: dict[str, Any]) -> None:
-        turn, step = data.get("turn"), data.get("step")
+        turn = data.get("turn")
         spec = "the spec's step/start data is {turn, step}"
         if "turn" not in data:
             # a missing field, not a wrong one: say what is missing, not how steps nest
@@ -220,15 +257,16 @@ class Trace(StreamChecks):
             self.add("DSH404", f"step/start names {_number('turn', turn)} but {_number('turn', self.open_turn)} "
                      "is open")
         if self.open_step is not None:
+            self.next_step += 1  # the open step is counted as ended (its step/end missing, or refused)
             self.add("DSH404", f"step/start names {_number('step', member(data, 'step'))} while "
                      f"{_number('step', self.open_step)} is still open")
-        if "step" not in data:
-            self.add("DSH403", f"step/start has no step field: {spec}, steps numbered from 1 in each turn "
-                     f"(step {self.next_step} is next)", hint=f'write "step": {self.next_step}')
-        elif step != self.next_step:
+        step = self._numbered("step/start", "step", data, self.next_step,
+                              spec=f"{spec}, steps numbered from 1 in each turn", rule="DSH403")
+        if step is not None and step != self.next_step:
             self.add("DSH403", f"step/start expected step {self.next_step} in "
                      f"{_number('turn', member(data, 'turn'))}, got {_number('step', step)}")
-        self.open_step, self.misplaced = step, None
+        self.open_step = self.next_step if step is None else step
+        self.misplaced = None
         self.step = Step()
 
     def on_step_end(self, event: Event, data: dict[str, Any]) -> None:
@@ -240,8 +278,9 @@ class Trace(StreamChecks):
             if call_id not in step.results:
                 self.add("DSH412", f"tool call {_call(call_id)} of the step's assistant message has no tool/result")
         self.pending.clear()
+        if _counts(self.open_step, data.get("step"), self.next_step):
+            self.next_step += 1
         self.open_step = self.misplaced = None
-        self.next_step += 1
         self.step = Step()
 
     # -- tools ------------------------------------------------------------------------------------
@@ -295,10 +334,12 @@ class Trace(StreamChecks):
         self.step.advertised = [hashable(member(b, "id")) for b in content
                                 if isinstance(b, dict) and b.get("type") == "tool-call"]
         attempt = self.step.last_attempt
-        if (self.surface_ok and attempt is not None and event.source_event_seqs is not None
-                and event.source_event_seqs != attempt.seqs):
-            self.add("DSH310", f"sourceEventSeqs {span(event.source_event_seqs)} are not the attempt's chunks "
-                     f"{span(attempt.seqs)}{difference(event.source_event_seqs, attempt.seqs)}")
+        cited = event.source_event_seqs
+        if self.lost and cited is not None:
+            cited = [seq for seq in cited if not any(seq in seqs for seqs in self.lost)]
+        if self.surface_ok and attempt is not None and cited is not None and cited != attempt.seqs:
+            self.add("DSH310", f"sourceEventSeqs {span(cited)} are not the attempt's chunks "
+                     f"{span(attempt.seqs)}{difference(cited, attempt.seqs)}")
         if "usage" in data:
             self.check_usage(data["usage"])
             if attempt is not None and attempt.usage_seen and attempt.usage != data["usage"]:
@@ -326,6 +367,14 @@ class Trace(StreamChecks):
         elif reason == "change" and self.header is not _UNKNOWN_HEADER and header_equals(self.header, header):
             self.add("DSH226", "change header equals the header in force")
         self.header, self.new_instance = header, False
+
+
+def _counts(opened: Any, named: Any, following: int) -> bool:
+    """Whether a turn/end or step/end (naming ``named``) ends one more turn or step, as DSH's trace
+    counts them: it closes the open one (``opened``), or none is open and it names no number
+    before the next one, ``following`` (a turn or step whose start is missing; not one closed
+    already, its end after another's: a swapped pair)."""
+    return opened is not None or not (is_safe_int(named) and named < following)
 
 
 _HANDLERS = {

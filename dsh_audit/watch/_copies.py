@@ -11,7 +11,7 @@ from collections.abc import Container
 from pathlib import Path
 
 from ..errors import DshAuditError
-from ..log import copy_notes, discover, preferred, read_once, without_copies
+from ..log import copy_notes, discover, preferred, read_header, read_once, without_copies
 
 __all__ = ["differs_note", "one_each"]
 
@@ -27,19 +27,30 @@ def one_each(group: list[str], *, followed: Container[str] = ()) -> tuple[list[s
     that file stays followed (its requests were shown from it). Files discovery does not group,
     their names saying other sessions and their sizes differing (two session folders of a home
     holding one session: a log replaced by a copy of another), are compared too, the file followed
-    first: no request is shown twice."""
+    first: no request is shown twice. Of a session folder's files, the one discovery picks (its
+    highest generation, compressed before plain), with discovery's note; of files with the same
+    lines ranked alike, one whose name says its header's session: every command's rule (fuzz round
+    24: a watch followed a longer plain ``session.jsonl`` where the others read its
+    ``session.jsonl.zstd``, and the copy of a session in a folder of another id)."""
     if len(group) == 1:
         return group, []
-    try:
-        found = [str(p) for p in discover(group, copies=False)]  # each file can be looked at now
+    notes: list[str] = []
+    try:  # each file can be looked at now
+        found = [str(p) for p in discover(group, copies=False, notes=notes, generations=True)]
     except DshAuditError:
         return None
     # of files with the same lines and rank, the first is read: the followed one, whatever its name
     found.sort(key=lambda path: path not in followed)
     kept, left = without_copies(found)
     # The followed file, else as discovery ranks them: a file followed is not left for its copy.
-    kept, more = read_once(kept, rank=lambda path: 4 * (path in followed) + preferred(Path(path)))
-    return kept, copy_notes([*left, *more], files=len(group))
+    kept, more = read_once(kept, rank=lambda path: 4 * (path in followed) + preferred(Path(path)), session=_said)
+    return kept, [*notes, *copy_notes([*left, *more], files=len(found))]
+
+
+def _said(path: str) -> str | None:
+    """The session id a log's header names (None: none can be read yet)."""
+    header = read_header(path)
+    return None if header is None else header.id
 
 
 def differs_note(read: str, copy: str) -> str:

@@ -52,7 +52,7 @@ def _merged(held: list[WatchItem]) -> list[WatchItem]:
     for at, item in enumerate(held):
         queue = queues.setdefault(item.path, [])
         if isinstance(item, WatchRequest):
-            key = ((0, item.sent if item.sent is not None else item.seen) if item.history else (1, float(at)))
+            key = (0, item.moment) if item.history else (1, float(at))
         else:
             key = queue[-1][0] if queue else (0, float("-inf"))
         queue.append((key, at, item))

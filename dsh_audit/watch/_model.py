@@ -95,6 +95,13 @@ class WatchRequest:
     def is_break(self) -> bool:
         return self.verdict == "break"
 
+    @property
+    def moment(self) -> float:
+        """When it was sent by its log's own time (:attr:`sent`), else (a log that records none)
+        when the watch saw it (:attr:`seen`): the one time a watch merges the logs' histories by
+        and ends ``--until``'s window at."""
+        return self.sent if self.sent is not None else self.seen
+
     def to_json(self) -> dict[str, Any]:
         """The request's JSON line: when the watch saw it by this machine's clock (``seen_at``,
         :func:`clock_at`) and when it was sent by the log's (``sent_at``, ISO 8601 UTC to the

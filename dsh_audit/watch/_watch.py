@@ -492,7 +492,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                         f"following {followed} log(s); changes are noticed by {method}")
         yield from refused_at_start
         for item in state.items(began=began, exit_after=exit_after, idle_exit=idle_exit):
-            if until is not None and isinstance(item, WatchRequest) and _sent(item) >= until:
+            if until is not None and isinstance(item, WatchRequest) and item.moment >= until:
                 continue  # after the window, by the log's own time
             yield item
             # a note for each price caveat first met by the price of a request shown (what it could not know)
@@ -504,8 +504,3 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         stop.set()
         state.notifier.wake_all()
         state.notifier.close()
-
-
-def _sent(item: WatchRequest) -> float:
-    """When ``item`` was sent by its log's own time, else (a log that records none) when the watch saw it."""
-    return item.sent if item.sent is not None else item.seen
