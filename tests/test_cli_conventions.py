@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 from pathlib import Path
@@ -163,6 +164,8 @@ def test_no_path_and_no_sessions_root_is_one_line_naming_dsh_home_and_path(
 def test_validate_check_and_report_read_dsh_home(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     shutil.copytree(SAMPLES / "sessions", home / "sessions")
+    for age, log in enumerate(sorted((home / "sessions").rglob("session.jsonl*"))):  # newest first = by path:
+        os.utime(log, (1_800_000_000 - age, 1_800_000_000 - age))  # check numbers its logs in its one order
     monkeypatch.chdir(tmp_path)
     given = _run(command, str(home / "sessions"), *(["-o", str(tmp_path / "a.html")] if command == "report" else []))
     default = _run(command, *(["-o", str(tmp_path / "b.html")] if command == "report" else []),

@@ -198,15 +198,15 @@ def test_a_new_provider_of_known_models_is_a_warning(tmp_path: Path) -> None:
                                        "deepseek-v4-flash-20260101", "deepseek-chat")}
     assert _warnings(tmp_path, {"nosuchprovider": {"models": models}}) == [
         "P: price table key providers.nosuchprovider: a request through provider nosuchprovider is priced from "
-        "anthropic for 'claude-sonnet-4-5', from deepseek for 'deepseek-chat', 'deepseek-v4-flash', "
-        "'deepseek-v4-flash-20260101' and 1 more, from openai for 'gpt-5.4', never from this table " + _ELSEWHERE]
+        "anthropic for \"claude-sonnet-4-5\", from deepseek for \"deepseek-chat\", \"deepseek-v4-flash\", "
+        "\"deepseek-v4-flash-20260101\" and 1 more, from openai for \"gpt-5.4\", never from this table " + _ELSEWHERE]
 
 
 def test_the_warning_asks_the_lookup_a_quote_makes(tmp_path: Path) -> None:
     # a table named before the family's own in name order is read for other providers, never for its own
     assert _warnings(tmp_path, {"aaa": {"models": {"gpt-5.4": _RATE, "claude-sonnet-4-5-20250929": _RATE}}}) == [
         "P: price table key providers.aaa: a request through provider aaa is priced from anthropic for "
-        "'claude-sonnet-4-5-20250929', from openai for 'gpt-5.4', never from this table " + _ELSEWHERE]
+        "\"claude-sonnet-4-5-20250929\", from openai for \"gpt-5.4\", never from this table " + _ELSEWHERE]
     book = load_prices(tmp_path / "p.json", search_from=tmp_path)
     quotes = [book.quote(provider, model, 1796209398.0) for provider, model in (
         ("aaa", "gpt-5.4"), ("deepseek-official", "gpt-5.4"), ("aaa", "claude-sonnet-4-5-20250929"))]
@@ -236,7 +236,7 @@ def test_the_warning_quotes_a_provider_and_model_with_a_control_character(tmp_pa
     assert _warnings(tmp_path, {"0\x1b": {"models": {"m\x1b[2J": _RATE}},
                                 "a\x1bb": {"models": {"gpt-5.4": _RATE, "m\x1b[2J": _RATE}}}) == [
         'P: price table key providers."a\\u001bb": a request through provider "a\\u001bb" is priced from "0\\u001b" '
-        "for 'm\\x1b[2J', from openai for 'gpt-5.4', never from this table " + _ELSEWHERE]
+        "for \"m\\u001b[2J\", from openai for \"gpt-5.4\", never from this table " + _ELSEWHERE]
 
 
 def test_the_warning_names_the_pyproject_table_and_the_tables_before_it(tmp_path: Path) -> None:
@@ -252,7 +252,7 @@ def test_the_warning_names_the_pyproject_table_and_the_tables_before_it(tmp_path
     book = load_prices(path, search_from=tmp_path)
     assert book.warnings == (
         f"{tmp_path / 'pyproject.toml'} [tool.dsh-audit.prices]: price table key providers.local-openai: a request "
-        "through provider local-openai is priced from gateway for 'local-coder', never from this table "
+        "through provider local-openai is priced from gateway for \"local-coder\", never from this table "
         + _ELSEWHERE,
         f"{tmp_path / 'pyproject.toml'} [tool.dsh-audit.prices]: price table key providers.deepseek-official: no "
         "provider table is named so: the price table calls it 'deepseek' (hint: write its models and windows under "
@@ -288,7 +288,7 @@ def test_index_and_watch_say_a_price_file_warning_too(args: tuple[str, ...], tmp
     assert code == 0
     assert [line for line in err if line.startswith("warning:")] == [
         f"warning: {path}: price table key providers.gateway: a request through provider gateway is priced from "
-        "openai for 'gpt-5.4', never from this table " + _ELSEWHERE]
+        "openai for \"gpt-5.4\", never from this table " + _ELSEWHERE]
 
 
 # -- 4: the usage caption counts each request that logged usage without some count once -------------------

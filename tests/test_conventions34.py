@@ -275,7 +275,7 @@ def test_an_error_in_a_toml_table_names_the_file_the_key_as_written_and_prices(
                       "output = 1.6\n")
     monkeypatch.chdir(tmp_path)
     assert _usage_with(monkeypatch, capsys, tmp_path, prices) == (2, "", [
-        f"error: {prices}: price table key providers.local-openai.models.local-coder.cache_miss: 'abc' is not a rate "
+        f"error: {prices}: price table key providers.local-openai.models.local-coder.cache_miss: \"abc\" is not a rate "
         f"(a number >= 0) (hint: fix this key in the --prices file; {SHAPE})"])
 
 
@@ -288,7 +288,7 @@ def test_a_period_of_a_list_is_named_by_its_index_as_written(tmp_path: Path, mon
                       "output = 2\n")
     monkeypatch.chdir(tmp_path)
     assert _usage_with(monkeypatch, capsys, tmp_path, prices) == (2, "", [
-        f"error: {prices}: price table key providers.local-openai.models.m[0].billed_as: no model 'gone' in the "
+        f"error: {prices}: price table key providers.local-openai.models.m[0].billed_as: no model \"gone\" in the "
         f"price table (hint: fix this key in the --prices file; {SHAPE})"])
     prices.write_text('[[providers.local-openai.models.m]]\nfrom = "2026-01-01"\ncache_miss = 1\ncache_read = 0.1\n'
                       'output = 2\n\n[[providers.local-openai.models.m]]\nfrom = "2026-06-01"\ncache_miss = -1\n'
@@ -337,5 +337,5 @@ def test_the_packaged_table_is_named_by_its_path_only_when_it_is_damaged(tmp_pat
     with pytest.raises(UsageError) as raised:
         load_prices(user)
     assert str(raised.value) == (
-        f"{table}: price table key providers.deepseek.models.deepseek-chat[0].billed_as: no model 'deepseek-v0' in "
+        f"{table}: price table key providers.deepseek.models.deepseek-chat[0].billed_as: no model \"deepseek-v0\" in "
         "the price table (hint: the packaged price table is damaged: reinstall dsh-audit)")

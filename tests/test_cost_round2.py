@@ -282,7 +282,7 @@ def test_sessions_takes_the_price_options_and_fails_as_usage_does(
     for command in ("sessions", "usage", "cache"):
         code, out, err = invoke(monkeypatch, capsys, command, str(log), "--prices", str(bad))
         assert (code, out, err) == (2, "", [
-            f"error: {bad}: price table key providers.deepseek.models.deepseek-v4-flash[0].cache_miss: 'cheap' "
+            f"error: {bad}: price table key providers.deepseek.models.deepseek-v4-flash[0].cache_miss: \"cheap\" "
             "is not a rate (a number >= 0) (hint: fix this key in the --prices file; "
             "the Price files section of docs/cache-accounting.md gives the shape)"]), command
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(log), "--routes", str(tmp_path / "none.yml"))

@@ -148,7 +148,7 @@ def test_billed_as_another_providers_model_says_so(tmp_path: Path, monkeypatch: 
     prices.write_text('[providers.deepseek.models.deepseek-flash]\nbilled_as = "claude-opus-4-1"\n')
     log = chat_log(tmp_path / "s" / "session.jsonl", "s-cross")
     assert invoke(monkeypatch, capsys, "usage", str(log), "--prices", str(prices)) == (2, "", [
-        f"error: {prices}: price table key providers.deepseek.models.deepseek-flash.billed_as: 'claude-opus-4-1' "
+        f"error: {prices}: price table key providers.deepseek.models.deepseek-flash.billed_as: \"claude-opus-4-1\" "
         "is a model of provider anthropic, not of deepseek: billed_as names a model of the same provider "
         "(deepseek) (hint: fix this key in the --prices file; the Price files section of "
         "docs/cache-accounting.md gives the shape)"])

@@ -226,9 +226,9 @@ def test_cache_of_the_home_reports_a_symlink_loop_and_reads_the_rest(tmp_path, m
 
 @pytest.mark.parametrize(("key", "value", "shown", "unit"), [
     ("per_tokens", 1000, "1000", "per 1000000 tokens"),
-    ("per_tokens", True, "True", "per 1000000 tokens"),
-    ("currency", "EUR", "'EUR'", "in USD"),
-    ("currency", ESC, repr(ESC), "in USD"),
+    ("per_tokens", True, "true", "per 1000000 tokens"),
+    ("currency", "EUR", '"EUR"', "in USD"),
+    ("currency", ESC, '"x\\u001b]0;PWN\\u0007\\u202e\\u009b<b>[red]"', "in USD"),
 ])
 def test_a_price_file_of_another_unit_is_refused(key, value, shown, unit, tmp_path, monkeypatch, capsys):
     """A price file's ``per_tokens`` and ``currency`` were ignored: rates written per 1000 tokens were
@@ -238,9 +238,10 @@ def test_a_price_file_of_another_unit_is_refused(key, value, shown, unit, tmp_pa
     prices.write_text(json.dumps({key: value, "providers": {"deepseek": {"models": {"deepseek-v4-flash": [
         {"cache_miss": 0.3, "cache_read": 0.03, "output": 0.5}]}}}}), "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--prices", str(prices))
+    packaged = "1000000" if key == "per_tokens" else '"USD"'  # as JSON writes it
     assert (code, out, err) == (2, "", [
         f"error: {prices}: price table key {key}: {shown} is not the packaged table's "
-        f"{1000000 if key == 'per_tokens' else 'USD'!r}: every rate is read {unit} (leave it out and give the rates "
+        f"{packaged}: every rate is read {unit} (leave it out and give the rates "
         f"{unit}) (hint: fix this key in the --prices file; "
         f"the Price files section of docs/cache-accounting.md gives the shape)"])
     assert "\x1b" not in "".join(err)
@@ -409,7 +410,7 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
     ("prices: billed_as an escape", lambda t, m: _priced(t, {"providers": {"deepseek": {"models": {
         "deepseek-v4-flash": [{"billed_as": ESC}]}}}}),
      2, ["error: {T}/p.json: price table key providers.deepseek.models.deepseek-v4-flash[0].billed_as: no model "
-         f"'{SHOWN}' in the price table (hint: fix this key in the --prices file; "
+         '"x\\u001b]0;PWN\\u0007\\u202e\\u009b<b>[red]" in the price table (hint: fix this key in the --prices file; '
          f"the Price files section of docs/cache-accounting.md gives the shape)"]),
     ("usage: --since 30 February", lambda t, m: _log(t, "usage", "--since", "2026-02-30"),
      2, ["error: Invalid value for '--since': cannot read --since '2026-02-30' " + _WHEN]),

@@ -252,12 +252,12 @@ def _rates(**rate: Any) -> dict[str, Any]:
     ('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"cache_miss": 1e400, "cache_read": 0.03, '
      '"output": 0.5}]}}}}', f"price table key {_RATE}.cache_miss: 1e400 is above 1e+09, not a price"),
     ('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"cache_miss": NaN, "cache_read": 0.03, '
-     '"output": 0.5}]}}}}', f"price table key {_RATE}.cache_miss: nan is not a rate (a number >= 0)"),
+     '"output": 0.5}]}}}}', f"price table key {_RATE}.cache_miss: NaN is not a rate (a number >= 0)"),
     ('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"cache_miss": Infinity, "cache_read": 0.03, '
-     '"output": 0.5}]}}}}', f"price table key {_RATE}.cache_miss: inf is above 1e+09, not a price"),
+     '"output": 0.5}]}}}}', f"price table key {_RATE}.cache_miss: Infinity is above 1e+09, not a price"),
     (_rates(cache_miss="0.3\x1b[2J"),
-     f"price table key {_RATE}.cache_miss: '0.3\\x1b[2J' is not a rate (a number >= 0)"),
-    (_rates(**{"from": "\x1b[2J"}), f"price table key {_RATE}.from: '\\x1b[2J' is not an ISO date or date-time"),
+     f"price table key {_RATE}.cache_miss: \"0.3\\u001b[2J\" is not a rate (a number >= 0)"),
+    (_rates(**{"from": "\x1b[2J"}), f"price table key {_RATE}.from: \"\\u001b[2J\" is not an ISO date or date-time"),
 ])
 @pytest.mark.parametrize("command", ["usage", "sessions"])
 def test_a_hostile_price_file_is_one_line(table, message, command, tmp_path, monkeypatch, capsys):

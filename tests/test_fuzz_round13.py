@@ -307,10 +307,10 @@ def test_a_window_table_of_the_wrong_shape_is_one_error_naming_its_key(
     key = "providers.deepseek.windows[0]"
     tail = ("(hint: fix this key in the --prices file; "
             "the Price files section of docs/cache-accounting.md gives the shape)")
-    for window, said in (({"holidays": [" 2027-01-15"]}, f"{key}.holidays[0]: ' 2027-01-15' is not YYYY-MM-DD"),
+    for window, said in (({"holidays": [" 2027-01-15"]}, f'{key}.holidays[0]: " 2027-01-15" is not YYYY-MM-DD'),
                          ({"peak_hours": ["00:00-24:59"]},
-                          f"{key}.peak_hours[0]: '00:00-24:59' is not HH:MM-HH:MM (start before end)"),
-                         ({"days": ["fri", "Fri"]}, f"{key}.days: ['fri', 'Fri'] is not a list of mon, tue, wed, "
+                          f'{key}.peak_hours[0]: "00:00-24:59" is not HH:MM-HH:MM (start before end)'),
+                         ({"days": ["fri", "Fri"]}, f'{key}.days: ["fri", "Fri"] is not a list of mon, tue, wed, '
                                                     "thu, fri, sat, sun")):
         body = {"from": "2026-01-01T00:00:00Z", "utc_offset": "+08:00", "peak_hours": ["09:00-18:00"], **window}
         (windowed / "p.json").write_text(json.dumps({"providers": {"deepseek": {"windows": [body]}}}), "utf-8")

@@ -320,7 +320,7 @@ def test_har_with_wrong_typed_fields(tmp_path, monkeypatch, capsys, request_, me
 
 @pytest.mark.parametrize(("table", "message"), [
     ({"providers": {"deepseek": {"models": {"m": {"cache_miss": "1", "cache_read": 0, "output": 1}}}}},
-     "price table key providers.deepseek.models.m.cache_miss: '1' is not a rate (a number >= 0)"),
+     "price table key providers.deepseek.models.m.cache_miss: \"1\" is not a rate (a number >= 0)"),
     ([1], "price table key (top level): must be a table/object"),
     ({"entries": 5}, "price table key providers: missing: a price table holds its rates under providers "
                      "(providers.PROVIDER.models.MODEL)"),

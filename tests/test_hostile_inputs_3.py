@@ -150,16 +150,16 @@ PRICE_ERRORS = [
      f"not a price (hint: {PRICE_HINT})"),
     # offsets and hours that were accepted silently: +99:99, Arabic-Indic digits, a trailing newline
     ("prices.json", _window('{"utc_offset": "+99:99", "peak_hours": ["09:00-12:00"]}'),
-     "price table key providers.deepseek.windows[0].utc_offset: '+99:99' is not +HH:MM (HH 00-23, MM 00-59) "
+     "price table key providers.deepseek.windows[0].utc_offset: \"+99:99\" is not +HH:MM (HH 00-23, MM 00-59) "
      f"(hint: {PRICE_HINT})"),
     ("prices.json", _window('{"utc_offset": "+\\u0660\\u0668:00", "peak_hours": ["09:00-12:00"]}'),
-     "price table key providers.deepseek.windows[0].utc_offset: '+٠٨:00' is not +HH:MM (HH 00-23, MM 00-59) "
+     "price table key providers.deepseek.windows[0].utc_offset: \"+٠٨:00\" is not +HH:MM (HH 00-23, MM 00-59) "
      f"(hint: {PRICE_HINT})"),
     ("prices.json", _window('{"peak_hours": ["09:00-12:00\\n"]}'),
-     "price table key providers.deepseek.windows[0].peak_hours[0]: '09:00-12:00\\n' is not HH:MM-HH:MM "
+     "price table key providers.deepseek.windows[0].peak_hours[0]: \"09:00-12:00\\n\" is not HH:MM-HH:MM "
      f"(start before end) (hint: {PRICE_HINT})"),
     ("prices.json", _window('{"peak_hours": ["09:75-12:00"]}'),
-     "price table key providers.deepseek.windows[0].peak_hours[0]: '09:75-12:00' is not HH:MM-HH:MM "
+     "price table key providers.deepseek.windows[0].peak_hours[0]: \"09:75-12:00\" is not HH:MM-HH:MM "
      f"(start before end) (hint: {PRICE_HINT})"),
 ]
 

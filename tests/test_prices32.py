@@ -52,15 +52,15 @@ def _refused(tmp_path: Path, name: str, text: str) -> str:
 
 def test_a_holiday_is_refused_unless_written_in_full(tmp_path: Path) -> None:
     key = f"{WINDOW}.holidays"
-    for holiday, said in (("2027-1-15", "'2027-1-15' is not YYYY-MM-DD (write '2027-01-15')"),
-                          ("2027-01-5", "'2027-01-5' is not YYYY-MM-DD (write '2027-01-05')"),
-                          ("27-1-1", "'27-1-1' is not YYYY-MM-DD (write '0027-01-01')"),
-                          ("2027-02-30", "'2027-02-30' is not a real date"),
-                          ("2027-2-30", "'2027-2-30' is not a real date"),
-                          (" 2027-01-15", "' 2027-01-15' is not YYYY-MM-DD"),
-                          ("2027-01-15\n", "'2027-01-15\\n' is not YYYY-MM-DD"),
-                          ("２０２７-01-15", "'２０２７-01-15' is not YYYY-MM-DD"),
-                          ("20270115", "'20270115' is not YYYY-MM-DD"),
+    for holiday, said in (("2027-1-15", '"2027-1-15" is not YYYY-MM-DD (write "2027-01-15")'),
+                          ("2027-01-5", '"2027-01-5" is not YYYY-MM-DD (write "2027-01-05")'),
+                          ("27-1-1", '"27-1-1" is not YYYY-MM-DD (write "0027-01-01")'),
+                          ("2027-02-30", '"2027-02-30" is not a real date'),
+                          ("2027-2-30", '"2027-2-30" is not a real date'),
+                          (" 2027-01-15", '" 2027-01-15" is not YYYY-MM-DD'),
+                          ("2027-01-15\n", '"2027-01-15\\n" is not YYYY-MM-DD'),
+                          ("２０２７-01-15", '"２０２７-01-15" is not YYYY-MM-DD'),
+                          ("20270115", '"20270115" is not YYYY-MM-DD'),
                           (20270115, "20270115 is not YYYY-MM-DD")):
         document = {"providers": {"deepseek": {"windows": [_window(holidays=["2027-01-14", holiday])]}}}
         assert _refused(tmp_path, "p.json", json.dumps(document)) == \
@@ -69,9 +69,9 @@ def test_a_holiday_is_refused_unless_written_in_full(tmp_path: Path) -> None:
     head = '[[providers.deepseek.windows]]\nfrom = 2026-01-01T00:00:00Z\nutc_offset = "+08:00"\n' \
            'peak_hours = ["09:00-18:00"]\n'
     for holidays, said in (("2027-01-15T00:00:00",
-                            "2027-01-15T00:00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"),
+                            "2027-01-15T00:00:00 is a date-time, not a YYYY-MM-DD date (write 2027-01-15)"),
                            ("2027-01-15T00:00:00Z",
-                            "2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"),
+                            "2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write 2027-01-15)"),
                            ("00:00:00", "00:00:00 is a time, not a YYYY-MM-DD date")):
         assert _refused(tmp_path, "p.toml", head + f"holidays = [{holidays}]\n") == \
             f"{tmp_path / 'p.toml'}: price table key {key}[0]: {said} {TABLE_HINT}"
@@ -88,8 +88,8 @@ def test_the_fuzz_case_is_one_error_on_the_command_line(
         {"providers": {"deepseek": {"windows": [_window(holidays=["2027-1-15"])]}}}), "utf-8")
     monkeypatch.chdir(tmp_path)
     code, out, err = invoke(monkeypatch, capsys, "usage", "nothing-here", "--prices", "p.json")
-    assert (code, out, err) == (2, "", [f"error: p.json: price table key {WINDOW}.holidays[0]: '2027-1-15' is not "
-                                        f"YYYY-MM-DD (write '2027-01-15') {TABLE_HINT}"])
+    assert (code, out, err) == (2, "", [f'error: p.json: price table key {WINDOW}.holidays[0]: "2027-1-15" is not '
+                                        f'YYYY-MM-DD (write "2027-01-15") {TABLE_HINT}'])
 
 
 def test_a_year_the_holiday_list_does_not_cover_is_priced_by_the_weekday_rule_and_said(tmp_path: Path) -> None:
@@ -184,9 +184,9 @@ def test_nan_and_infinity_in_a_json_price_file_are_refused_by_key(tmp_path: Path
              "schema: a 5000-digit number is not 2, the price table schema this dsh-audit reads (leave it out, or "
              "write 2)"),
             ('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"cache_miss": -Infinity, '
-             '"cache_read": 0.1, "output": 2}]}}}}', f"{flash}.cache_miss: -inf is not a rate (a number >= 0)"),
+             '"cache_read": 0.1, "output": 2}]}}}}', f"{flash}.cache_miss: -Infinity is not a rate (a number >= 0)"),
             ('{"providers": {"deepseek": {"windows": [{"peak_hours": [], "holidays": [NaN]}]}}}',
-             f"{WINDOW}.holidays[0]: nan is not YYYY-MM-DD")):
+             f"{WINDOW}.holidays[0]: NaN is not YYYY-MM-DD")):
         assert _refused(tmp_path, "p.json", text) == f"{tmp_path / 'p.json'}: price table key {said} {TABLE_HINT}"
     # TOML has nan and inf: a rate refuses them by key, as before
     assert _refused(tmp_path, "p.toml", 'providers.deepseek.models.m.cache_miss = nan\n'

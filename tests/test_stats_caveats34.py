@@ -162,8 +162,8 @@ def test_an_index_with_no_peak_request_loads_no_price_table(tmp_path: Path, monk
 
 
 @pytest.mark.parametrize(("name", "examples"), [
-    ("dsh_audit.cache._prices", 15), ("dsh_audit.cache._price_window", 8), ("dsh_audit.cache._price_files", 6),
-    ("dsh_audit.cache._price_parser", 7), ("dsh_audit.fleet._caveats", 1), ("dsh_audit.fleet._db", 1),
+    ("dsh_audit.cache._prices", 15), ("dsh_audit.cache._price_window", 8), ("dsh_audit.cache._price_files", 7),
+    ("dsh_audit.cache._price_parser", 8), ("dsh_audit.fleet._caveats", 1), ("dsh_audit.fleet._db", 1),
     ("dsh_audit.fleet._price_meta", 9)])
 def test_the_docstring_examples_of_the_price_and_caveat_modules_run(name: str, examples: int,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,11 @@ step/end and step/start gave a DSH403 at every later step; a turn written as ``"
 warnings about nesting and none about its type; a missing turn/end said "expected turn 1, got
 turn 2" of the right number; a refused packed row was followed by a DSH107 that advised
 renumbering and a DSH310; a BOM was "header line is not valid JSON" alone; ``validate --sarif``
-named paths unlike ``check --sarif`` (no ``%SRCROOT%``).
+named paths unlike ``check --sarif`` (no ``%SRCROOT%``). Then (fuzz 25): a swapped pair still
+gave a follow-on (DSH404 or DSH405: the event refused for its seq was not read as if mended); a
+misnumbered turn/start (turn -1) or step/start made every event of its turn or step a DSH404/5; a
+v2 header over a v0 body in session.jsonl added DSH206 and DSH216 to DSH114, each the same
+mismatch; turn 2**60 was "a JSON number, not an integer".
 """
 
 from __future__ import annotations
@@ -47,9 +51,11 @@ def _edited(number: int, change: object) -> list[str]:
     return lines
 
 
-def _swapped() -> list[str]:
+def _swapped(first: int = 32) -> list[str]:
+    """Physical lines ``first`` and the one after it swapped (32: step/start of step 2, seq 34, before
+    step/end of step 1, seq 33; 8: user/message seq 7 before step/start seq 6)."""
     lines = _lines()
-    lines[31], lines[32] = lines[32], lines[31]  # step/start of step 2 (seq 34) before step/end of step 1 (33)
+    lines[first - 1], lines[first] = lines[first], lines[first - 1]
     return lines
 
 
@@ -98,7 +104,7 @@ def test_a_closed_stdout_keeps_the_gates_verdict(tmp_path: Path) -> None:
         "check fails": 1, "check passes": 0, "validate fails": 1, "validate passes": 0, "watch stops": 0}
     for _, err in done.values():  # no traceback, no "Exception ignored ... BrokenPipeError" at exit
         assert "Traceback" not in err and "Exception" not in err and "Broken" not in err
-    assert done["validate fails"][1] == "1 error(s), 1 warning(s), 0 info in 1 file(s): DSH108 x1, DSH404 x1\n"
+    assert done["validate fails"][1] == "1 error(s), 0 warning(s), 0 info in 1 file(s): DSH108 x1\n"
     assert done["validate passes"][1] == "0 error(s), 0 warning(s), 0 info in 1 file(s)\n"
     assert json.loads((tmp_path / "bp.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]  # the run went on
     assert done["watch stops"][1].endswith("watched 8 session(s): 28 request(s), 8 break(s), ≥$0.0029 (3 unpriced)\n")
@@ -112,9 +118,7 @@ def _validated(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
 
 
 CASES = {
-    "swapped step/end and step/start": (_swapped, "", 1, [
-        "32: seq 34: DSH404 warning: step/start names step 2 while step 1 is still open (write step/end before the "
-        "next step/start)",
+    "swapped step/end and step/start": (_swapped, "", 1, [  # read in seq order: no DSH404
         "33: seq 33: DSH108 error: seq 33 comes after seq 34 (line 32): the two events are written in each other's "
         "place (write the events in seq order)"]),
     "seq repeated": (lambda: _edited(33, lambda v: v.__setitem__("seq", 33)), "", 1, [  # no gap at the seq after it
@@ -122,6 +126,21 @@ CASES = {
         "packed row's members take seq0, seq0+1, ...)",
         "35: seq 36: DSH405 warning: assistant/chunk names turn 1/step 2 but no step of turn 1 is open (write turn "
         "and step of the step they belong to)"]),
+    "swapped step/start and user/message": (lambda: _swapped(8), "", 1, [  # no DSH405 at the step's chunks
+        "9: seq 6: DSH108 error: seq 6 comes after seq 7 (line 8): the two events are written in each other's place "
+        "(write the events in seq order)"]),
+    "turn numbered -1": (lambda: _edited(6, lambda v: v["data"].__setitem__("turn", -1)), "", 0, [
+        "6: seq 4: DSH401 warning: turn/start expected turn 1, got turn -1 (number each turn one above the "
+        "previous)"]),
+    "turn past 2**53": (lambda: _edited(6, lambda v: v["data"].__setitem__("turn", 2**60)), "", 0, [
+        "6: seq 4: DSH401 warning: turn/start has turn 1152921504606846976, an integer past 2**53, not a safe "
+        "integer, which DSH refuses: the spec's turn/start data is {turn}, the turn's number (turn 1 is next) "
+        '(write "turn": 1)']),
+    # DSH206 (the name is v0) and DSH216 (no isSeeded) would say again that the header is not v0
+    "v2 header over a v0 body": (lambda: _edited(1, lambda v: v.__setitem__("version", 2)), "", 1, [
+        "15: seq 13: DSH114 error: header version 2 does not fit this record: an assistant/chunk event is written "
+        "only by version 0 or 1 (v2+ keeps the chunks in data.stream) (fix the header's version (and the file name's "
+        "generation) to the version the body is written in)"]),
     "turn written as a string": (lambda: _edited(6, lambda v: v["data"].__setitem__("turn", "1")), "", 0, [
         '6: seq 4: DSH401 warning: turn/start has turn "1", a JSON string, not an integer: the spec\'s turn/start '
         'data is {turn}, the turn\'s number (turn 1 is next) (write "turn": 1, a JSON number)']),
@@ -131,12 +150,10 @@ CASES = {
     "bad packed row": (lambda: _edited(22, lambda v: v["data"].__setitem__("dt", [0, 0])), "", 1, [
         "22: seq 20: DSH105 error: malformed tool-call-chunks storage row: dt length 2 does not match 4 members (a "
         "row is exactly {type, seq0, time0, data} with dt one shorter than its members)"]),
-    # its step/start alone: said once, and the steps after it (its step/end names step 2) are not
+    # its step/start alone: said once; its events and the steps after it name step 2, and are not
     "one step misnumbered": (lambda: _edited(33, lambda v: v["data"].__setitem__("step", 5)), "", 0, [
         "33: seq 34: DSH403 warning: step/start expected step 2 in turn 1, got step 5 (number each step one above "
-        "the previous in its turn)",
-        "35: seq 36: DSH405 warning: assistant/chunk names turn 1/step 2 but turn 1/step 5 is open (write turn and "
-        "step of the step they belong to)"]),
+        "the previous in its turn)"]),
     "byte order mark": (_lines, "\ufeff", 1, [
         "1: DSH201 error: header line is not valid JSON: it starts with a UTF-8 byte order mark, and DSH writes none "
         "(save the file without a byte order mark)"]),
@@ -147,7 +164,8 @@ CASES = {
 def test_one_fault_is_one_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str], case: str) -> None:
     make, prefix, code, lines = CASES[case]
-    assert _validated(monkeypatch, capsys, _log(tmp_path, make(), prefix=prefix)) == (code, lines)
+    name = "session.jsonl" if case.startswith("v2 header") else "port.jsonl"  # v0's file name
+    assert _validated(monkeypatch, capsys, _log(tmp_path, make(), prefix=prefix, name=name)) == (code, lines)
 
 
 # -- 3. one SARIF rule for check and validate -----------------------------------------------------------
@@ -163,9 +181,9 @@ def test_validate_sarif_names_paths_as_check_sarif_does(tmp_path: Path, monkeypa
         return json.loads(out)["runs"][0]  # type: ignore[no-any-return]
 
     validated, checked = run("validate"), run("check")
-    where = {"artifactLocation": {"uri": "swap.jsonl", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 32}}
     base = {"%SRCROOT%": {"uri": tmp_path.resolve().as_uri() + "/"}}
-    for run_ in (validated, checked):
+    for run_, line in ((validated, 33), (checked, 32)):  # DSH108 of the swapped pair; DSH801 of DSH's refusal
+        where = {"artifactLocation": {"uri": "swap.jsonl", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": line}}
         assert run_["results"][0]["locations"][0]["physicalLocation"] == where  # type: ignore[index]
         assert (run_["originalUriBaseIds"], run_["invocations"]) == (base, [{"executionSuccessful": True}])
     assert log.exists()

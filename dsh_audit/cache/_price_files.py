@@ -6,6 +6,8 @@ Python's digit limit (:func:`_as_written`), so that an error can quote it as the
 
 from __future__ import annotations
 
+import datetime
+import json
 import math
 import os
 import re
@@ -18,7 +20,7 @@ from typing import Any
 from .._literals import holds_float
 from .._config_read import ConfigFileError, read_bytes, read_json, read_toml
 from .._json_keys import loads_unique
-from .._pyproject import checked_tool_table, tool_table
+from .._pyproject import checked_tool_table, dotted_key, tool_table
 from ..errors import UsageError
 
 #: Where a price table's shape is described, for the hint of an error in a user's price file
@@ -52,7 +54,7 @@ def _stamp(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
 def _read(path: Path) -> Any:
     """The price table at ``path``: a duplicate key (:func:`~dsh_audit._json_keys.loads_unique`) and
     a leading byte order mark refused in JSON as in TOML (:func:`~dsh_audit._config_read.read_json`)."""
-    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    kind = "TOML" if _is_toml(os.fspath(path)) else "JSON"
     other = " (or a TOML one, named *.toml)" if kind == "JSON" else ""  # the suffix chose JSON: TOML is read too
     hint = f"give --prices a {kind} price table{other}; {_SHAPE}"
     try:
@@ -82,6 +84,12 @@ def _read(path: Path) -> Any:
     return _as_written(path, kind) if _unbounded(data) else data
 
 
+def _is_toml(name: str) -> bool:
+    """Whether the price layer named ``name`` (a file's path, or :attr:`PriceBook.files`' name of a
+    ``pyproject.toml``'s table) is TOML: a file named ``*.toml`` (any other is read as JSON)."""
+    return name.endswith(_PYPROJECT_LAYER) or Path(name).suffix == ".toml"
+
+
 class _Written(float):
     """A number a price file writes past the double range (``1e400``, read as infinity), with
     its text, so an error can say it as written."""
@@ -97,20 +105,20 @@ class _Written(float):
 class _Constant(_Written):
     """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` in a price file: not JSON (``JSON.parse``
     refuses them; Python's parser reads them). A rate that is one is refused by its key as the
-    number it reads as (``nan is not a rate``); one anywhere else by :meth:`_Parser.constants`,
-    in its own spelling (:attr:`literal`).
+    number it is, in its own spelling (``NaN is not a rate``); one anywhere else by
+    :meth:`_Parser.constants`, in that spelling too (:attr:`literal`).
 
     Example:
         >>> number = _Constant("-Infinity")
         >>> number, _shown(number), number.literal
-        (-inf, '-inf', '-Infinity')
+        (-inf, '-Infinity', '-Infinity')
     """
 
     literal: str
 
     def __new__(cls, text: str) -> _Constant:
         number = float.__new__(cls, text)
-        number.written, number.literal = f"{number:.6g}", text
+        number.written = number.literal = text
         return number
 
 
@@ -129,29 +137,84 @@ def _whole(text: str) -> int | float:
         return _Written(text)
 
 
-def _shown(value: Any) -> str:
-    """``value`` as an error quotes it. A number as the file writes it, up to 40 characters (one
-    past the double range, read as infinity, by its text: :class:`_Written`; a float by
-    :func:`_float_text`), a longer integer by its size; anything else its repr, cut to 60
-    characters (a file's whole nested array is no message).
+def _shown(value: Any, *, toml: bool = False) -> str:
+    """``value`` as an error quotes it: as the file's language writes it (JSON, or TOML with
+    ``toml``: ``true``, ``NaN`` or ``nan``, ``"x"``), never as Python's repr (``True``, ``'x'``),
+    which names no value the user could find in the file. A number as the file writes it, up to 40
+    characters (one past the double range, read as infinity, by its text: :class:`_Written`; a float
+    by :func:`_float_text`), a longer integer by its size; anything else cut to 60 characters (a
+    file's whole nested array is no message).
 
     Example:
         >>> _shown(1000), _shown(1e308), _shown(_Written("1e400")), _shown(_whole("9" * 5000))
         ('1000', '1e+308', '1e400', 'a 5000-digit number')
         >>> _shown(-10**999), _shown(_Written("1" * 50 + ".5")), _shown(True), _shown("x" * 70)[-4:]
-        ('a negative 1000-digit number', '1111111111111111111111111111111111111...', 'True', 'x...')
+        ('a negative 1000-digit number', '1111111111111111111111111111111111111...', 'true', 'x...')
+        >>> _shown(float("nan")), _shown(float("nan"), toml=True), _shown({"a b": [1, "c"]}, toml=True)
+        ('NaN', 'nan', '{"a b" = [1, "c"]}')
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        text = repr(value)
+        text = _spelling(value, toml, 60)
         return text if len(text) <= 60 else text[:57] + "..."
-    written = getattr(value, "written", None)
-    text = written if isinstance(written, str) else _float_text(value) if isinstance(value, float) else str(value)
+    text = _number(value, toml)
     if len(text) <= 40:
         return text
     digits = text.lstrip("+-")
     if digits.isdigit():
         return f"a {'negative ' if text.startswith('-') else ''}{len(digits)}-digit number"
     return text[:37] + "..."
+
+
+def _number(value: int | float, toml: bool) -> str:
+    """A number as the file wrote it (:func:`_shown`): its text when kept (:class:`_Written`), an
+    infinity or NaN as the language spells one (JSON's ``Infinity``, TOML's ``inf``)."""
+    written = getattr(value, "written", None)
+    if isinstance(written, str):
+        return written
+    if isinstance(value, float) and not math.isfinite(value):
+        sign = "-" if value < 0 else ""
+        return ("nan" if toml else "NaN") if math.isnan(value) else sign + ("inf" if toml else "Infinity")
+    return _float_text(value) if isinstance(value, float) else str(value)
+
+
+def _spelling(value: Any, toml: bool, room: int) -> str:
+    """``value`` in JSON (or TOML with ``toml``), as :func:`_shown` quotes it, written only until
+    it is past ``room`` characters: each level of a nested array adds one, so a document nested
+    deeper than Python's stack is cut, never recursed through."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return _number(value, toml)
+    if isinstance(value, str):
+        return _quoted(value, toml)
+    if isinstance(value, (datetime.date, datetime.time)):  # TOML's own (and RFC 3339's) spelling
+        return value.isoformat()
+    if isinstance(value, (list, dict)):
+        items = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+        parts: list[str] = []
+        used = 1
+        for key, item in items:
+            if used > room:
+                parts.append("...")
+                break
+            name = "" if key is None else (dotted_key(str(key)) + " = " if toml else _quoted(str(key), False) + ": ")
+            parts.append(name + _spelling(item, toml, room - used - len(name)))
+            used += len(parts[-1]) + 2
+        return ("{%s}" if isinstance(value, dict) else "[%s]") % ", ".join(parts)
+    return f"a {type(value).__name__}"  # never read from a JSON or TOML file
+
+
+def _quoted(text: str, toml: bool) -> str:
+    """``text`` as a JSON (or TOML basic) string: the escapes both share (``\\n``, ``\\u001b``),
+    and every other character that is not printable escaped too, so that no file's text acts on
+    a terminal (TOML's ``\\U`` past the BMP; JSON's surrogate pair)."""
+    inner = json.dumps(text, ensure_ascii=False)[1:-1]
+    return '"' + "".join(char if char.isprintable() else
+                         (f"\\U{ord(char):08x}" if toml and ord(char) > 0xFFFF else
+                          json.dumps(char)[1:-1] if ord(char) > 0xFFFF else f"\\u{ord(char):04x}")
+                         for char in inner) + '"'
 
 
 def _float_text(value: float) -> str:

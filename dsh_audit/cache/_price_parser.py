@@ -41,7 +41,7 @@ from .._listing import listed
 from .._pyproject import dotted_key
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
-from ._price_files import _PRICES_HINT, _Constant, _shown
+from ._price_files import _PRICES_HINT, _Constant, _is_toml, _shown
 from ._price_window import _Window, _iso
 from ._rule_data import load_rules
 
@@ -112,11 +112,17 @@ class _Parser:
 
     def __init__(self, path: str, providers: dict[str, _Provider], *, hint: str = _PRICES_HINT) -> None:
         self.path, self.providers, self.hint = path, providers, hint
+        #: whether the document is TOML: a value an error quotes is spelt as the file writes it
+        self.toml = _is_toml(path)
         #: this document's aliases, each with its key as written: (key, provider, model, period)
         self.aliases: list[tuple[str, str, str, _Period]] = []
 
     def fail(self, key: str, problem: str) -> UsageError:
         return UsageError(f"price table key {key}: {problem}", path=self.path, hint=self.hint)
+
+    def shown(self, value: Any) -> str:
+        """``value`` as this document's language writes it (:func:`_shown`)."""
+        return _shown(value, toml=self.toml)
 
     def table(self, value: Any, key: str, kind: str | None = None) -> dict[str, Any]:
         """``value`` as a table; with ``kind`` (one of :data:`_KEYS`), refused when it holds a key
@@ -146,15 +152,15 @@ class _Parser:
         try:
             stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
-            raise self.fail(key, f"{_shown(value)} is not an ISO date or date-time") from None
+            raise self.fail(key, f"{self.shown(value)} is not an ISO date or date-time") from None
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
 
     def rate(self, value: Any, key: str) -> float:
         # compared, not passed to math.isfinite: an integer past the double range would overflow
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
-            raise self.fail(key, f"{_shown(value)} is not a rate (a number >= 0)")
+            raise self.fail(key, f"{self.shown(value)} is not a rate (a number >= 0)")
         if value > _MAX_RATE:
-            raise self.fail(key, f"{_shown(value)} is above {_MAX_RATE:g}, not a price")
+            raise self.fail(key, f"{self.shown(value)} is above {_MAX_RATE:g}, not a price")
         return float(value)
 
     def rates(self, data: dict[str, Any], key: str) -> Rates:
@@ -180,10 +186,10 @@ class _Parser:
             above = item.get("prompt_tokens_above")
             if isinstance(above, bool) or not isinstance(above, int) or above < 0:
                 raise self.fail(f"{where}.prompt_tokens_above",
-                                f"{_shown(above)} is not a token count (a whole number >= 0)")
+                                f"{self.shown(above)} is not a token count (a whole number >= 0)")
             if above in tiers:
                 raise self.fail(f"{where}.prompt_tokens_above",
-                                f"a tier above {_shown(above)} tokens is already declared")
+                                f"a tier above {self.shown(above)} tokens is already declared")
             if off_peak and "off_peak" not in item:
                 raise self.fail(f"{where}.off_peak", "missing: the rate has off-peak rates, so each tier needs them")
             tiers[above] = _Tier(above, self.rates(item, where), self.off_peak(item, where),
@@ -208,7 +214,8 @@ class _Parser:
         data = self.table(data, key, "window")
         match = _OFFSET.fullmatch(str(data.get("utc_offset", "+00:00")))
         if match is None or int(match[2]) > 23:
-            raise self.fail(f"{key}.utc_offset", f"{_shown(data.get('utc_offset'))} is not +HH:MM (HH 00-23, MM 00-59)")
+            raise self.fail(f"{key}.utc_offset",
+                            f"{self.shown(data.get('utc_offset'))} is not +HH:MM (HH 00-23, MM 00-59)")
         offset = (1 if match[1] == "+" else -1) * (int(match[2]) * 60 + int(match[3]))
         hours = []
         spans = data.get("peak_hours")
@@ -219,17 +226,17 @@ class _Parser:
             a = int(found[1]) * 60 + int(found[2]) if found else -1
             b = int(found[3]) * 60 + int(found[4]) if found else -1
             if found is None or not 0 <= a < b <= 24 * 60:
-                raise self.fail(f"{key}.peak_hours[{i}]", f"{_shown(span)} is not HH:MM-HH:MM (start before end)")
+                raise self.fail(f"{key}.peak_hours[{i}]", f"{self.shown(span)} is not HH:MM-HH:MM (start before end)")
             hours.append((a, b))
         days = data.get("days", list(_DAYS))
         if not isinstance(days, list) or any(d not in _DAYS for d in days):
-            raise self.fail(f"{key}.days", f"{_shown(days)} is not a list of {', '.join(_DAYS)}")
+            raise self.fail(f"{key}.days", f"{self.shown(days)} is not a list of {', '.join(_DAYS)}")
         holidays = data.get("holidays", [])
         if not isinstance(holidays, list):
             raise self.fail(f"{key}.holidays", "must be a list of YYYY-MM-DD dates")
         for i, day in enumerate(holidays):
             if not _holiday(day):
-                raise self.fail(f"{key}.holidays[{i}]", _not_a_holiday(day))
+                raise self.fail(f"{key}.holidays[{i}]", _not_a_holiday(day, toml=self.toml))
         return _Window(self.instant(data.get("from"), f"{key}.from"), offset, tuple(hours),
                        frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
 
@@ -283,7 +290,7 @@ class _Parser:
         document of another shape would be read as this one, its keys taken for others'."""
         value = document.get("schema", _SCHEMA)
         if isinstance(value, bool) or not isinstance(value, int) or value != _SCHEMA:
-            raise self.fail("schema", f"{_shown(value)} is not {_SCHEMA}, the price table schema this dsh-audit "
+            raise self.fail("schema", f"{self.shown(value)} is not {_SCHEMA}, the price table schema this dsh-audit "
                                       f"reads (leave it out, or write {_SCHEMA})")
 
     def units(self, data: Any, per: int, currency: str) -> None:
@@ -294,9 +301,9 @@ class _Parser:
         for key, packaged in (("per_tokens", per), ("currency", currency)):
             value = document.get(key, packaged)
             if isinstance(value, bool) or value != packaged:
-                shown = _shown(value)
+                shown = self.shown(value)
                 unit = f"per {per} tokens" if key == "per_tokens" else f"in {currency}"
-                raise self.fail(key, f"{shown} is not the packaged table's {packaged!r}: every rate is read "
+                raise self.fail(key, f"{shown} is not the packaged table's {self.shown(packaged)}: every rate is read "
                                      f"{unit} (leave it out and give the rates {unit})")
 
     def constants(self, data: Any) -> None:
@@ -326,9 +333,9 @@ class _Parser:
                 # a model of another provider: its rates are not this provider's (no alias across providers)
                 others = [other for other, table in self.providers.items() if period.billed_as in table.models]
                 raise self.fail(f"{key}.billed_as", (
-                    f"{period.billed_as!r} is a model of provider {', '.join(others)}, not of {name}: "
+                    f"{self.shown(period.billed_as)} is a model of provider {', '.join(others)}, not of {name}: "
                     f"billed_as names a model of the same provider ({name})") if others
-                    else f"no model {period.billed_as!r} in the price table")
+                    else f"no model {self.shown(period.billed_as)} in the price table")
             if period.billed_as == model:  # never a price: every request of it would be unpriced
                 raise self.fail(f"{key}.billed_as", "names the model itself; give its rates instead")
         for name in dict.fromkeys(name for _, name, _, _ in self.aliases):
@@ -471,35 +478,38 @@ def _holiday(day: Any) -> bool:
     return True
 
 
-def _not_a_holiday(day: Any) -> str:
+def _not_a_holiday(day: Any, *, toml: bool = False) -> str:
     """Why ``day`` is no holiday (:func:`_holiday`), for the error that refuses it, the value as
-    the file wrote it: a TOML date-time or time in its ISO form (a date-time names the date to
-    write), a text in the form of a date that no calendar has (``2027-02-30``) not a real date,
-    anything else not ``YYYY-MM-DD`` (spelt out when it has fewer digits: :func:`_spelt`).
+    the file wrote it (in its language: JSON, or TOML with ``toml``): a TOML date-time or time in
+    its ISO form (a date-time names the date to write), a text in the form of a date that no
+    calendar has (``2027-02-30``) not a real date, anything else not ``YYYY-MM-DD`` (spelt out
+    when it has fewer digits: :func:`_spelt`).
 
     Example:
         >>> _not_a_holiday("2027-02-30"), _not_a_holiday("2027-1-5")
-        ("'2027-02-30' is not a real date", "'2027-1-5' is not YYYY-MM-DD (write '2027-01-05')")
-        >>> _not_a_holiday(datetime(2027, 1, 15, tzinfo=timezone.utc))
-        "2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"
+        ('"2027-02-30" is not a real date', '"2027-1-5" is not YYYY-MM-DD (write "2027-01-05")')
+        >>> _not_a_holiday(datetime(2027, 1, 15, tzinfo=timezone.utc), toml=True)
+        '2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write 2027-01-15)'
+        >>> _not_a_holiday(True, toml=True), _not_a_holiday(float("nan"))
+        ('true is not YYYY-MM-DD', 'NaN is not YYYY-MM-DD')
     """
     if isinstance(day, datetime):
-        return f"{day.isoformat()} is a date-time, not a YYYY-MM-DD date (write {day.date().isoformat()!r})"
+        return f"{day.isoformat()} is a date-time, not a YYYY-MM-DD date (write {_shown(day.date(), toml=toml)})"
     if isinstance(day, time):
         return f"{day.isoformat()} is a time, not a YYYY-MM-DD date"
     found = _SHORT_DAY.fullmatch(day) if isinstance(day, str) else None
     if found is not None and not _spelt(day):
-        return f"{_shown(day)} is not a real date"
-    return f"{_shown(day)} is not YYYY-MM-DD{_spelt(day)}"
+        return f"{_shown(day, toml=toml)} is not a real date"
+    return f"{_shown(day, toml=toml)} is not YYYY-MM-DD{_spelt(day, toml=toml)}"
 
 
-def _spelt(day: Any) -> str:
-    """How a holiday written with fewer digits is spelt out (`` (write '2027-01-15')``), for the
-    error that refuses it; empty for anything else.
+def _spelt(day: Any, *, toml: bool = False) -> str:
+    """How a holiday written with fewer digits is spelt out (`` (write "2027-01-15")``, a string
+    as the file's language writes one), for the error that refuses it; empty for anything else.
 
     Example:
         >>> _spelt("2027-1-5"), _spelt(" 2027-01-15"), _spelt("2027-13-01")
-        (" (write '2027-01-05')", '', '')
+        (' (write "2027-01-05")', '', '')
     """
     found = _SHORT_DAY.fullmatch(day) if isinstance(day, str) else None
     if found is None:
@@ -508,4 +518,4 @@ def _spelt(day: Any) -> str:
         spelt = date(int(found[1]), int(found[2]), int(found[3])).isoformat()
     except ValueError:
         return ""
-    return f" (write {spelt!r})"
+    return f" (write {_shown(spelt, toml=toml)})"

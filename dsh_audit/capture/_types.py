@@ -23,10 +23,12 @@ Kinds, decided from the request alone (the first rule that matches wins):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._show import shown
 from ..errors import CaptureError
 from ..log import parse_json
 
@@ -205,8 +207,10 @@ def _classify_value(headers: dict[str, str], value: Any) -> str:
     return "loop"
 
 
-def unreadable_body(body: bytes) -> str:
-    """Why ``body`` (of kind ``other``) is no request body: what a pairing of it says.
+def unreadable_body(body: bytes, headers: Mapping[str, str] | None = None) -> str:
+    """Why ``body`` (of kind ``other``) is no request body: what a pairing of it says; gzip data
+    in the words of its ``headers`` (names lower-cased, :attr:`CapturedRequest.headers`): the
+    ``Content-Encoding`` they give, which a reader took for no gzip (:func:`_not_gzip`).
 
     Example:
         >>> unreadable_body(b"")
@@ -219,11 +223,14 @@ def unreadable_body(body: bytes) -> str:
         'captured body is not UTF-8 text (byte 0xe9 at offset 10)'
         >>> unreadable_body(b"\\x1f\\x8b\\x08")
         'captured body is gzip data its headers do not name (no Content-Encoding: gzip)'
+        >>> unreadable_body(b"\\x1f\\x8b\\x08", {"content-encoding": "br"})
+        'captured body is gzip data its headers do not name (its Content-Encoding names br, not gzip)'
     """
     if not body:
         return "the captured request has no body"
     if body.startswith(b"\x1f\x8b"):  # a gzip request is inflated by its Content-Encoding alone (as a server reads it)
-        return "captured body is gzip data its headers do not name (no Content-Encoding: gzip)"
+        coding = (headers or {}).get("content-encoding")
+        return f"captured body is gzip data its headers do not name ({_not_gzip(coding)})"
     try:
         value = parse_json(body)
     except UnicodeDecodeError as exc:  # said in dsh-audit's words: Python's codec text is no note
@@ -235,3 +242,29 @@ def unreadable_body(body: bytes) -> str:
     kind = "JSON null" if value is None else "a JSON boolean" if isinstance(value, bool) else "a JSON number" \
         if isinstance(value, (int, float)) else "a JSON string" if isinstance(value, str) else "a JSON array"
     return f"captured body is {kind}, not a request object"
+
+
+#: A Content-Encoding a note names bare: HTTP tokens, listed (``br``, ``deflate, br``), up to 40
+#: characters (no tab, no bracket: nothing a terminal or rich markup acts on).
+_CODINGS = re.compile(r"(?=.{1,40}\Z)[A-Za-z0-9!#$%&'*+.^_`|~-]+(?: *, *[A-Za-z0-9!#$%&'*+.^_`|~-]+)*", re.ASCII)
+
+
+def _not_gzip(coding: str | None) -> str:
+    """Why gzip data was not inflated, in the words of its ``Content-Encoding`` (None: no such
+    header): the coding it names instead (bare when it is HTTP tokens, else as JSON quotes it, so
+    that a capture's text never acts on a terminal).
+
+    Example:
+        >>> _not_gzip(None), _not_gzip("deflate, br")
+        ('no Content-Encoding: gzip', 'its Content-Encoding names deflate, br, not gzip')
+        >>> _not_gzip("")
+        'its Content-Encoding is empty, not gzip'
+        >>> _not_gzip("\\x1b[2J")
+        'its Content-Encoding names "\\\\u001b[2J", not gzip'
+    """
+    if coding is None:
+        return "no Content-Encoding: gzip"
+    if not coding.strip():
+        return "its Content-Encoding is empty, not gzip"
+    named = coding.strip() if _CODINGS.fullmatch(coding.strip()) else shown(coding)
+    return f"its Content-Encoding names {named}, not gzip"

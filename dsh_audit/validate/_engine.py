@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..log import (
     SessionLog,
     TornTail,
     body_mismatch,
+    canonical_generation,
     is_plain_chunk,
     iter_lines,
     known_types,
@@ -185,7 +187,19 @@ class LineValidator:
         first = item.first if isinstance(item, PackedRow) else value
         self.sink.add("DSH114", mismatch.message(), line=item.line if isinstance(item, RawEvent) else number,
                       seq=first.get("seq"))
+        self._restated(mismatch.written)
         return True
+
+    def _restated(self, body: str) -> None:
+        """Drop the header's findings that say DSH114's mismatch again: a file name of a generation
+        the body is written in (DSH206: the name agrees with the body, the header's version is the
+        fault), and a v2+ header's isSeeded owed by a body older than v2 (DSH216: the header of
+        that body has none); ``body`` is the versions the body is written in (``"0 or 1"``)."""
+        written = range(*_span(body))
+        name = canonical_generation(os.path.basename(self.path))
+        findings = self.sink.findings
+        findings[:] = [f for f in findings if f.line != 1 or not (
+            (f.rule == "DSH206" and name in written) or (f.rule == "DSH216" and written.stop <= 2))]
 
     def shared_fold(self) -> SurfaceFold | None:
         """The surface fold of the admission, for replay of the same read to fold its events into
@@ -359,6 +373,12 @@ def check_file(path: str, checker: LineValidator) -> HeaderInfo | None:
         except UnreadableError as exc:
             checker.fail(exc)
     return checker.header
+
+
+def _span(written: str) -> tuple[int, int]:
+    """The versions a DSH114 mismatch's ``written`` names (``"0 or 1"``, ``"0-2"``) as range bounds."""
+    numbers = [int(n) for n in re.findall(r"\d+", written)]
+    return min(numbers), max(numbers) + 1
 
 
 def _order(findings: list[Finding]) -> list[Finding]:

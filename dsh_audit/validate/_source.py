@@ -287,7 +287,7 @@ class EventScan:
         issue = items[0] if isinstance(items[0], _Issue) else None
         skipped, self.skipped = self.skipped, None
         if issue is not None and issue.rule == "DSH108" and skipped is not None and issue.seq == skipped[1]:
-            items = [self._swapped(skipped[0], issue)]  # (the event stays refused: its seq went back)
+            items = [self._swapped(skipped[0], issue, RawEvent(line, value))]
         elif issue is not None and issue.rule == "DSH107":
             if self.records_lost:
                 self.lost.append(range(self.expected, expected - 1))
@@ -300,13 +300,16 @@ class EventScan:
         self.misnumbered = self.expected if issue is not None and issue.rule == "DSH108" else None
         return items, expected
 
-    def _swapped(self, at: int, issue: _Issue) -> _Issue:
+    def _swapped(self, at: int, issue: _Issue, second: RawEvent) -> _Issue:
         """The one finding of two events written in each other's place: the DSH107 held at ``at``
-        (the first skipped a seq) and ``issue``, the DSH108 of the second, which bears it."""
+        (the first skipped a seq) and ``issue``, the DSH108 of the second (``second``), which bears
+        it. DSH refuses the second for its seq; the event rules read the two in seq order, as if
+        mended, so that what the second opens or closes (a step/start, a step/end) is not missed
+        by the events after it, each a finding of the one fault."""
         gap = self.held[at] if at < len(self.held) else None
         if not (isinstance(gap, _Issue) and gap.rule == "DSH107"):
-            return issue  # said already (a turn/end released it): DSH108 as it is
-        del self.held[at]
+            return issue  # said already (a turn/end released it): DSH108 as it is, the event refused
+        self.held[at] = second  # in the gap's place, before the first
         return _Issue("DSH108", f"seq {issue.seq} comes after seq {gap.seq} (line {gap.line}): the two events are "
                       "written in each other's place", issue.line, issue.seq, hint="write the events in seq order")
 

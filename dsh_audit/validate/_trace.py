@@ -7,7 +7,9 @@ the agent loop (spec §6.3) and the ``TokenUsage`` shape (spec §5.6). DSH loads
 them, but the requests rebuilt from it would not be the ones a conforming loop sent.
 Like DSH's trace, a failed check still applies the event's transition. Unlike it, one fault is
 one finding: a turn/start or step/start while one is still open counts that one as ended (its end
-is missing, or was refused), a number that is no integer opens the one owed, and a refused
+is missing, or was refused), a number that is no integer opens the one owed, another number is
+taken for the owed one when the turn's or step's first event names that (:meth:`Trace.settle`),
+and a refused
 record's events are not reported again (:attr:`Trace.lost`), so the numbers, the nesting and the
 stream after a fault are checked as if it were mended.
 """
@@ -71,6 +73,11 @@ class Trace(StreamChecks):
         #: the last DSH405 mismatch (named turn and step, open turn and step) until a turn or step
         #: boundary: the events after it that name the same wrong step are one cause, one finding
         self.misplaced: tuple[Any, ...] | None = None
+        #: the numbers a turn/start and a step/start owed when they named others (DSH401, DSH403),
+        #: until the first event that names the turn (the step) settles which was wrong
+        #: (:meth:`settle`): the start, when it names the owed one
+        self.owed_turn: int | None = None
+        self.owed_step: int | None = None
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -98,7 +105,7 @@ class Trace(StreamChecks):
         if self.lost and len(self.lost) != self.lost_seen:
             self.note_lost()
         turn, step = data.get("turn"), data.get("step")
-        if self.open_turn != turn or self.open_step != step:
+        if self.open_turn != turn or self.open_step != step or self.owed_step is not None:
             self.require_step("assistant/chunk", data)
         chunk = data.get("chunk")
         if not isinstance(chunk, dict):
@@ -142,8 +149,24 @@ class Trace(StreamChecks):
                 self.sink.add("DSH602", f"seedLength {self.seed_length} but no session/end-seed stands at seq "
                               f"{self.seed_length} (end-seeds: {where})", line=1)
 
+    def settle(self, turn: Any, step: Any = MISSING) -> None:
+        """The first event naming the open turn (``turn``) or step (``step``) after a start that
+        named another number than the one owed: when it names the owed one, the start's number
+        was the fault, said once (DSH401, DSH403), and the owed one is open, so that the turn's or
+        step's events are not each reported as misplaced; when not, the start's number stands."""
+        if self.owed_turn is not None:
+            if is_safe_int(turn) and turn == self.owed_turn:
+                self.open_turn = self.owed_turn
+            self.owed_turn = None
+        if self.owed_step is not None and step is not MISSING:
+            if turn == self.open_turn and is_safe_int(step) and step == self.owed_step:
+                self.open_step = self.owed_step
+            self.owed_step = None
+
     def require_step(self, kind: str, data: dict[str, Any]) -> None:
         turn, step = data.get("turn"), data.get("step")
+        if self.owed_turn is not None or self.owed_step is not None:
+            self.settle(turn, step)
         if self.open_turn == turn and self.open_step == step:
             return
         mismatch = (hashable(turn), hashable(step), hashable(self.open_turn), hashable(self.open_step))
@@ -196,8 +219,10 @@ class Trace(StreamChecks):
                      "ended", hint=f"write turn/end of {_number('turn', self.open_turn)} before the next turn/start")
         spec = "the spec's turn/start data is {turn}, the turn's number"
         turn = self._numbered("turn/start", "turn", data, self.next_turn, spec=spec, rule="DSH401")
+        self.owed_turn = self.owed_step = None
         if turn is not None and turn != self.next_turn:
             self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {_number('turn', turn)}")
+            self.owed_turn = self.next_turn
         # a turn/start naming no turn that is an integer opens the turn it should have named, so
         # the turn's steps are not reported again as steps of another turn
         self.open_turn = self.next_turn if turn is None else turn
@@ -214,14 +239,20 @@ class Trace(StreamChecks):
                      hint=f'write "{field}": {expected}')
             return None
         if not is_safe_int(value):
-            what = "" if value is None else f", a JSON {json_type(value)}"
-            self.add(rule, f"{kind} has {field} {shown(value)}{what}, not an integer: {spec} ({field} {expected} is "
-                     "next)", hint=f'write "{field}": {expected}, a JSON number')
+            hint = f'write "{field}": {expected}'
+            if _integral(value):  # an integer all the same: say why it is refused, not that it is none
+                what = f"an integer past {'-' if value < 0 else ''}2**53, not a safe integer, which DSH refuses"
+            else:
+                what = ("" if value is None else f"a JSON {json_type(value)}, ") + "not an integer"
+                hint += ", a JSON number"
+            self.add(rule, f"{kind} has {field} {shown(value)}, {what}: {spec} ({field} {expected} is next)",
+                     hint=hint)
             return None
         return int(value)
 
     def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
         turn = data.get("turn")
+        self.settle(turn)
         if self.open_turn is None:
             self.add("DSH402", f"turn/end names {_number('turn', member(data, 'turn'))} but no turn is open")
         elif "turn" not in data:
@@ -235,11 +266,12 @@ class Trace(StreamChecks):
                      f"{_number('step', self.open_step)} is still open")
         if _counts(self.open_turn, turn, self.next_turn):
             self.next_turn += 1
-        self.open_turn = self.misplaced = None
+        self.open_turn = self.misplaced = self.owed_step = None
 
     def on_step_start(self, event: Event, data: dict[str, Any]) -> None:
         turn = data.get("turn")
         spec = "the spec's step/start data is {turn, step}"
+        self.settle(turn)
         if "turn" not in data:
             # a missing field, not a wrong one: say what is missing, not how steps nest
             if self.open_turn is None:
@@ -262,9 +294,11 @@ class Trace(StreamChecks):
                      f"{_number('step', self.open_step)} is still open")
         step = self._numbered("step/start", "step", data, self.next_step,
                               spec=f"{spec}, steps numbered from 1 in each turn", rule="DSH403")
+        self.owed_step = None
         if step is not None and step != self.next_step:
             self.add("DSH403", f"step/start expected step {self.next_step} in "
                      f"{_number('turn', member(data, 'turn'))}, got {_number('step', step)}")
+            self.owed_step = self.next_step
         self.open_step = self.next_step if step is None else step
         self.misplaced = None
         self.step = Step()
@@ -280,7 +314,7 @@ class Trace(StreamChecks):
         self.pending.clear()
         if _counts(self.open_step, data.get("step"), self.next_step):
             self.next_step += 1
-        self.open_step = self.misplaced = None
+        self.open_step = self.misplaced = self.owed_step = None
         self.step = Step()
 
     # -- tools ------------------------------------------------------------------------------------
@@ -367,6 +401,11 @@ class Trace(StreamChecks):
         elif reason == "change" and self.header is not _UNKNOWN_HEADER and header_equals(self.header, header):
             self.add("DSH226", "change header equals the header in force")
         self.header, self.new_instance = header, False
+
+
+def _integral(value: Any) -> bool:
+    """Whether a JSON number ``value`` is an integer (:func:`is_safe_int` says whether it is a safe one)."""
+    return (type(value) is int) or (type(value) is float and value.is_integer())
 
 
 def _counts(opened: Any, named: Any, following: int) -> bool:
