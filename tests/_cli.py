@@ -19,6 +19,9 @@ from dsh_audit.testing import LogBuilder
 def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
     """Run ``dsh-audit ARGS`` in process; returns exit code, stdout and stderr lines (never a traceback)."""
     monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    # click names the program after ``python -m PACKAGE`` when __main__ is a package's (pytest's, in a
+    # serial run: "Usage: python -m pytest.dsh-audit ..."); the console script's name is argv[0]
+    monkeypatch.setattr(sys.modules["__main__"], "__package__", None, raising=False)
     code = run_guarded(cli)
     out, err = capsys.readouterr()
     assert "Traceback" not in err
