@@ -20,7 +20,7 @@ from typing import Any
 from .errors import UnreadableError
 from .log import DecodeBudget
 
-__all__ = ["BodyDecodeError", "body_bytes", "content_encoding", "inflated", "names_base64", "names_gzip"]
+__all__ = ["BodyDecodeError", "body_bytes", "content_encoding", "inflated", "is_gzip", "names_base64", "names_gzip"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _PIECE = 1 << 20
@@ -34,6 +34,11 @@ class BodyDecodeError(ValueError):
     def __init__(self, message: str, hint: str) -> None:
         super().__init__(message)
         self.message, self.hint = message, hint
+
+
+def is_gzip(data: bytes) -> bool:
+    """Whether ``data`` starts as gzip data does (its magic, 1f 8b): the one test of it."""
+    return data.startswith(_GZIP_MAGIC)
 
 
 def names_gzip(value: object) -> bool:

@@ -20,11 +20,9 @@ from _cli import chat_log, invoke
 from dsh_audit._json_keys import loads_unique
 from dsh_audit._config_read import ConfigFileError, read_json
 from dsh_audit.cache import load_prices, pyproject_zero_data_retention
+from test_prices_round31 import FILE_HINT, HUGE  # past Python's digit limit: the price reader parses it twice
 
-HUGE = "1" + "0" * 4999  # past Python's digit limit: the price reader parses such a file twice
 BOM = b"\xef\xbb\xbf"
-FILE_HINT = ("(hint: give --prices a JSON price table (or a TOML one, named *.toml); the Price files section of "
-             "docs/cache-accounting.md gives the shape)")
 TOML_HINT = ("(hint: give --prices a TOML price table; the Price files section of docs/cache-accounting.md gives "
              "the shape)")
 FOUND_HINT = ("(hint: fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._body_decode import is_gzip
 from .._show import shown
 from ..errors import CaptureError
 from ..log import parse_json
@@ -228,7 +229,7 @@ def unreadable_body(body: bytes, headers: Mapping[str, str] | None = None) -> st
     """
     if not body:
         return "the captured request has no body"
-    if body.startswith(b"\x1f\x8b"):  # a gzip request is inflated by its Content-Encoding alone (as a server reads it)
+    if is_gzip(body):  # a gzip request is inflated by its Content-Encoding alone (as a server reads it)
         coding = (headers or {}).get("content-encoding")
         return f"captured body is gzip data its headers do not name ({_not_gzip(coding)})"
     try:

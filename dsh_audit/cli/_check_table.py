@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..gate import CheckResult, SessionCheck, group_findings
-from ..report.terminal import (Amount, fit_lines, id_prefixes, listing_format, print_status, print_table, rows_fit,
-                               short_ids, terminal_text, title_width)
+from ..report.terminal import (Amount, cell_len, fit_lines, id_prefixes, listing_format, print_status, print_table,
+                               rows_fit, short_ids, stdout_text, terminal_text, title_width)
 from ._common import echo
 from ._output import COUNT_SHORT
 
@@ -125,8 +125,9 @@ def print_check(result: CheckResult) -> None:
             captions += shortened
             # a log's path whole (else its number, the path whole under the table): never cut
             # an id as wide as its widest (a middle cut names no session): a column is left out for it first
-            least = {"session": max(len(terminal_text(str(row[2]))) for row in rows),
-                     **({"log": max(len(terminal_text(str(row[1]))) for row in rows)} if "log" in columns else {})}
+            least = {"session": max(cell_len(stdout_text(terminal_text(str(row[2])))) for row in rows),
+                     **({"log": max(cell_len(stdout_text(terminal_text(str(row[1])))) for row in rows)}
+                        if "log" in columns else {})}
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
                     droppable=_DROPPABLE, short=_SHORT, least=least, ids=("session",))
         for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own

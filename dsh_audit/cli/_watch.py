@@ -119,11 +119,12 @@ def _folded(item: WatchRequest, short_id: str | None, relation: str | None, widt
     cache reads: one order for every line); a field longer than a line (a long title) wraps at its
     own spaces. The lines after the first are indented two spaces."""
     room = output_width() if width is None else width
-    whole = fit_lines(format_watch_line(item, short_id, relation), room)
+    fields = _fields(item, short_id, relation)
+    whole = fit_lines("".join(space + field for space, field in fields), room)  # format_watch_line's text
     if len(whole) == 1:
         return whole
     lines: list[str] = []
-    for space, field in _fields(item, short_id, relation):
+    for space, field in fields:
         shown = fit_lines(field, room - 2, hanging=0) or [""]  # escaped already: one line, wrapped at spaces
         if lines and len(shown) == 1 and cell_len(lines[-1] + space + shown[0]) <= room:
             lines[-1] += space + shown[0]

@@ -27,7 +27,8 @@ if typing.TYPE_CHECKING:
     from ._file_kind import special_kind
     from ._outputs import open_regular, write_atomic
     from ._protected import ProtectedInputs
-    from ._header import foreign_record, foreign_refusal, header_refusal, is_absolute_path, is_fixture_token
+    from ._header import (BOM_HINT, BOM_REFUSAL, foreign_record, foreign_refusal, header_refusal, is_absolute_path,
+                          is_fixture_token)
     from ._limits import DecodeBudget, decode_limits
     from ._progress import read_progress
     from ._reader import SUPPORTED_VERSIONS, SessionLog, read_header, read_log, read_stream
@@ -43,6 +44,8 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "BODY_CUE_TYPES",
+    "BOM_HINT",
+    "BOM_REFUSAL",
     "CHUNK_ROW_TYPES",
     "Copy",
     "DecodeBudget",
@@ -157,6 +160,8 @@ _LAZY = {
     "known_types": "._versions",
     "body_mismatch": "._versions",
     "BODY_CUE_TYPES": "._versions",
+    "BOM_HINT": "._header",
+    "BOM_REFUSAL": "._header",
     "LATEST_VERSION": "._versions",
     "Line": "._decode",
     "LineTee": "._tee",

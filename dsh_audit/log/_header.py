@@ -9,6 +9,7 @@ event failures.
 
 from __future__ import annotations
 
+import codecs
 import ntpath
 import os
 import posixpath
@@ -25,12 +26,16 @@ from ._shapes import is_safe_int
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
 
-__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_refusal", "is_fixture_token",
+__all__ = ["BOM_HINT", "BOM_REFUSAL", "TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_refusal", "is_fixture_token",
            "parse_header"]
 
 
 TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
 TOO_DEEP_HINT = "DSH's JSON.parse may still load this log; dsh-audit's recursive serialisers stop here"
+#: A header that starts with UTF-8's byte order mark (an editor's), which JSON.parse refuses: every
+#: command and validate's DSH201 say it so.
+BOM_REFUSAL = "header line is not valid JSON: it starts with a UTF-8 byte order mark, and DSH writes none"
+BOM_HINT = "save the file without a byte order mark"
 #: The commands that read another agent's session (Claude Code, Codex) through the importers, and
 #: those that read DSH logs only (the events they check, attribute or rewrite).
 _IMPORTING = ("sessions", "requests", "show", "render", "cache", "usage", "diff", "index")
@@ -253,10 +258,9 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
     except NestingError:
         raise UnreadableError(TOO_DEEP, path=path, line=1, hint=TOO_DEEP_HINT) from None
     except ValueError:
-        if line.raw.startswith(b"\xef\xbb\xbf"):  # an editor's UTF-8 byte order mark: JSON.parse refuses it too
-            raise MalformedRecordError("corrupt session log: header line is not valid JSON: it starts with a UTF-8 "
-                                       "byte order mark, and DSH writes none", path=path, line=1,
-                                       hint="save the file without a byte order mark") from None
+        if line.raw.startswith(codecs.BOM_UTF8):  # an editor's UTF-8 byte order mark: JSON.parse refuses it too
+            raise MalformedRecordError(f"corrupt session log: {BOM_REFUSAL}", path=path, line=1,
+                                       hint=BOM_HINT) from None
         raise damaged_header(path, MalformedRecordError(
             "corrupt session log: header line is not valid JSON", path=path, line=1,
             hint="this is not a DSH session log, or its first line is damaged")) from None

@@ -212,7 +212,7 @@ def _sent(record: dict[str, Any], body: bytes) -> bytes:
     sent, as the reader checks them; else ``body`` itself."""
     stored = record.get("body_base64")
     if (isinstance(stored, str) and names_gzip(content_encoding(record.get("headers")))
-            and held_gzip(stored, "base64", gzip=True)):
+            and held_gzip(stored, "base64", gzip=False)):
         return gzip_bytes(body)
     return body
 

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from .._body_decode import BodyDecodeError, body_bytes, content_encoding, names_base64, names_gzip
+from .._body_decode import BodyDecodeError, body_bytes, content_encoding, is_gzip, names_base64, names_gzip
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._keys import STRUCTURAL_KEYS
 from ._redactor import Redactor
@@ -172,7 +172,6 @@ def redact_response_text(text: str, redactor: Redactor) -> str:
     return redactor.content(text)
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
 #: The gzip header a redacted body is written with (RFC 1952): deflate, no name or comment, time 0, maximum
 #: compression (``XFL`` 2), OS unknown (255): the same bytes on every machine and Python (``gzip.compress``
 #: writes 255 on 3.10 and zlib's own OS byte from 3.11 on).
@@ -212,7 +211,7 @@ def held_gzip(text: str, encoding: Any, *, gzip: bool) -> bool:
 def _base64_gzip(text: str) -> bool:
     """Whether ``text`` is base64 whose bytes start as gzip's."""
     try:
-        return base64.b64decode(text, validate=True).startswith(_GZIP_MAGIC)
+        return is_gzip(base64.b64decode(text, validate=True))
     except (binascii.Error, ValueError):
         return False
 

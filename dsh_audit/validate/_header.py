@@ -7,21 +7,19 @@ events are still checked afterwards with the shapes of the header's version.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, foreign_record,
+from ..log import (BOM_HINT, BOM_REFUSAL, LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, foreign_record,
                    is_absolute_path, is_safe_int, parse_json)
 from .._show import missing_or, shown
 from ._sink import Sink
 from ._source import Fatal, _refuse_foreign, foreign_header, header_refused
 
 __all__ = ["HeaderInfo", "check_header"]
-
-#: UTF-8's byte order mark, which no DSH log starts with
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +53,8 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         header_refused(sink, "DSH102", f"header line is not valid UTF-8 (byte {exc.start})")
         raise Fatal from None
     except ValueError:
-        if line.raw.startswith(_BOM):  # an editor's or a Windows tool's: JSON.parse refuses it
-            header_refused(sink, "DSH201", "header line is not valid JSON: it starts with a UTF-8 byte order mark, "
-                           "and DSH writes none", hint="save the file without a byte order mark")
+        if line.raw.startswith(codecs.BOM_UTF8):  # an editor's or a Windows tool's: JSON.parse refuses it
+            header_refused(sink, "DSH201", BOM_REFUSAL, hint=BOM_HINT)
         else:
             header_refused(sink, "DSH201", "header line is not valid JSON")
         raise Fatal from None

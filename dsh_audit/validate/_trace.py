@@ -82,13 +82,13 @@ class Trace(StreamChecks):
     # -- dispatch -------------------------------------------------------------------------------
 
     def apply(self, event: Event) -> None:
-        if self.lost and len(self.lost) != self.lost_seen:
-            self.note_lost()
         etype = event.type
         data = _data(event)
-        if etype == "assistant/chunk":
+        if etype == "assistant/chunk":  # notes lost seqs itself
             self.chunk(event.line, event.seq, data)
             return
+        if self.lost and len(self.lost) != self.lost_seen:
+            self.note_lost()
         self.at = (event.line, event.seq)
         if etype in _STEP_SCOPED or (etype == "tool/result" and event.surface_op == "append"):
             self.require_step(etype, data)
