@@ -3,7 +3,7 @@ nearest ``pyproject.toml`` (:mod:`dsh_audit._pyproject`), ``--policy``, ``--pric
 
 Each is a regular file (a FIFO or a device refused before a byte is read) of at most
 :data:`MAX_CONFIG_FILE` bytes, and each failure is one :class:`ConfigFileError` line naming the
-file, why (:data:`REASONS`) and, when the parser says, where.
+file, why (:attr:`ConfigFileError.reason`) and, when the parser says, where.
 """
 
 from __future__ import annotations
@@ -24,12 +24,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "REASONS", "read_bytes", "read_json", "read_toml"]
+__all__ = ["ConfigFileError", "read_bytes", "read_json", "read_toml"]
 
 #: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
 MAX_CONFIG_FILE = 16 << 20
-#: Why a file could not be read, as :attr:`ConfigFileError.reason` names it.
-REASONS = ("open", "read", "size", "encoding", "syntax", "nesting")
 # tomllib before Python 3.14 gives the position only in its message: "... (at line 3, column 7)"
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
 
@@ -37,7 +35,7 @@ _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
 class ConfigFileError(UsageError):
     """A configuration file that cannot be read or parsed, in one line.
 
-    ``path`` names the file, ``reason`` is one of :data:`REASONS` (``open``: missing, not a regular
+    ``path`` names the file, ``reason`` says why (``open``: missing, not a regular
     file, a symlink loop, no permission; ``read``: the read failed; ``size``: over the limit;
     ``encoding``: not UTF-8; ``syntax``: not valid TOML or JSON; ``nesting``: nested past Python's
     recursion limit); ``line`` and ``column`` (1-based) locate a syntax error when the parser says
@@ -79,7 +77,7 @@ def read_toml(path: str | os.PathLike[str], *, what: str = "pyproject.toml", lim
     """The TOML document at ``path``, read by :func:`read_bytes`.
 
     Raises:
-        ConfigFileError: one line naming the file and the reason (see :data:`REASONS`), e.g.
+        ConfigFileError: one line naming the file and the reason (:attr:`ConfigFileError.reason`), e.g.
             ``pyproject.toml is not valid TOML: Invalid value (at line 1, column 7)``.
 
     Example:

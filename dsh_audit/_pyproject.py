@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ._config_read import ConfigFileError, read_bytes, read_toml
+from ._stamp import Stamp, file_stamp
 from .errors import UsageError
 from .log import special_kind
 
@@ -41,7 +42,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["POLICY_HINT", "POLICY_KEYS", "TOOL_TABLES", "check_tool_table", "check_tool_tables", "checked_tool_table",
-           "did_you_mean", "dotted_key", "find_pyproject", "found_hint", "key_line", "table_parts", "tool_table",
+           "did_you_mean", "dotted_key", "find_pyproject", "key_line", "said", "table_parts", "tool_table",
            "unknown_key", "unknown_table"]
 
 _HINT = "dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it"
@@ -62,6 +63,20 @@ POLICY_KEYS = ("adapter", "allowed-break-causes", "capture-fail", "capture-kinds
 #: The hint of an error in a policy key or its value: where the keys and their forms are described.
 POLICY_HINT = "see the Policy section of docs/ci.md"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+#: The longest text read from a configuration file that an error quotes whole (:func:`said`).
+_LONGEST_SAID = 60
+
+
+def said(text: str) -> str:
+    """``text``, read from a configuration file or an option (a rule id, a key, a value), as an
+    error line quotes it: its repr (control characters escaped), cut after :data:`_LONGEST_SAID`
+    characters around the ``…`` every cut text ends with, so a 5,000-character id is no message.
+
+    Example:
+        >>> said("DSH9"), said("D" * 100) == repr("D" * 59 + "…")
+        ("'DSH9'", True)
+    """
+    return repr(text if len(text) <= _LONGEST_SAID else text[:_LONGEST_SAID - 1] + "…")
 
 
 def found_hint(table: str) -> str:
@@ -152,7 +167,7 @@ def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
     """
     home = next((table for table, (keys, _) in TOOL_TABLES.items() if keys and key in keys), None)
     near = f" (a key of {_table_name(name, home)})" if home else did_you_mean(key, known)
-    return UsageError(f"unknown policy key {key!r}{near}", path=source,
+    return UsageError(f"unknown policy key {said(key)}{near}", path=source,
                       line=key_line(source, table_parts(name), key, value), hint=POLICY_HINT)
 
 
@@ -251,25 +266,31 @@ def tool_table(document: Mapping[str, Any], *, source: str) -> dict[str, Any] | 
 def checked_tool_table(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The ``[tool.dsh-audit]`` table of the ``pyproject.toml`` at ``path`` (:func:`tool_table`),
     its sub-tables and keys checked (:func:`check_tool_tables`), or None when it has none: the
-    check every command that reads the file makes, read once per version of the file.
+    check every command that reads the file makes, read once per version of the file
+    (:func:`~dsh_audit._stamp.file_stamp`), but for one written in the last 2 s, read on every call
+    (a same-size edit could keep its stamp).
 
     Raises:
         ConfigFileError: the file cannot be read or is not TOML (the caller words it).
         UsageError: a misspelt or misplaced table or key.
     """
     name = os.fspath(path)
-    try:
-        version = os.stat(name)
-    except OSError:  # gone since the search: the reader says why
-        return _checked_tool_table(name, 0, -1)
-    return _checked_tool_table(name, version.st_mtime_ns, version.st_size)
+    stamp = file_stamp(name)
+    if stamp is None:  # gone since the search (the reader says why), or written too recently to tell
+        return _read_tool_table(name)
+    return _remembered_tool_table(name, stamp)
 
 
 @functools.lru_cache(maxsize=8)
-def _checked_tool_table(path: str, _mtime_ns: int, _size: int) -> dict[str, Any] | None:
-    """:func:`checked_tool_table` of one version of a file. A file that cannot be read is worded
-    as the ``pyproject.toml`` it is (``pyproject.toml is not valid TOML``), with the hint every
-    command gives: a broken one may hold no table the command reads, but which it holds is unknown."""
+def _remembered_tool_table(path: str, _stamp: Stamp) -> dict[str, Any] | None:
+    """:func:`_read_tool_table` of one version of a file (``_stamp``: the key only)."""
+    return _read_tool_table(path)
+
+
+def _read_tool_table(path: str) -> dict[str, Any] | None:
+    """:func:`checked_tool_table` read now. A file that cannot be read is worded as the
+    ``pyproject.toml`` it is (``pyproject.toml is not valid TOML``), with the hint every command
+    gives: a broken one may hold no table the command reads, but which it holds is unknown."""
     try:
         document = read_toml(path)
     except ConfigFileError as exc:

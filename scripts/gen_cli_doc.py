@@ -99,8 +99,10 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "session also found as a copy is read once). " + _names(referenced) + " also take a session reference: "
         "`latest` (the session `dsh-audit sessions` lists first), a session id, or a unique prefix of one (with or "
         "without its `session-`), looked up under `$DSH_HOME/sessions` (else `~/.dsh/sessions`). A path that "
-        "exists always wins over an id, and a name with a `/` or a log's or capture's suffix is a path; a prefix "
-        "that fits several sessions is an error naming up to five (exit `2`).",
+        "exists always wins over an id, and a name with a `/` or a log's or capture's suffix is a path, unless no "
+        "such path exists and it is a session's id as `sessions` shows it (`../../etc`, `session-a\\u001b`: an "
+        "escaped character typed back); one that names two sessions so (typed as it is, and with its escapes read "
+        "back) is an error naming both, as is a prefix that fits several sessions, naming up to five (exit `2`).",
         "- **No PATH.** " + _names(many + optional) + " read `$DSH_HOME/sessions` (else `~/.dsh/sessions`) when "
         "given none. " + _names(one) + " read one session and need it named (a folder must hold exactly one log).",
         "- **Order.** `requests`, `breaks`, `cache` and `check` (its table and every report of the run) list logs "

@@ -6,6 +6,7 @@ same lines (or one the first lines of the other) as one session (the rule of cop
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 
@@ -20,3 +21,34 @@ def copy_as(source: Path, target: Path, session_id: str, *, cut: int = 0) -> Pat
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data[:len(data) - cut])
     return target
+
+
+#: The last answer of ``sample_logs/tools/session.jsonl`` (its ``assistant/message``), and the one
+#: :func:`other_answer` writes instead.
+ANSWER = (b"There are two Python files, both under src/.", b"There are 2 Python files, both under src/.")
+
+
+def other_answer(source: Path, target: Path) -> Path:
+    """``source`` (``sample_logs/tools/session.jsonl``, or a copy of it) copied to ``target`` (its
+    folders made) with the text of its last answer changed: one event differs, so this copy and
+    DSH's log of that session are two files of one session whose lines and events differ, each
+    read ("each listed"). The sample's two files of ``session-sample-tools`` are not such a pair:
+    their lines differ (one packs its chunks in rows) but their events are the same, one session."""
+    before, found, after = source.read_bytes().rpartition(ANSWER[0])
+    assert found, f"{source} holds no {ANSWER[0]!r}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(before + ANSWER[1] + after)
+    shutil.copystat(source, target)  # its mtime too: listings ordered by it stay as they were
+    return target
+
+
+def samples_differing(tmp_path: Path) -> Path:
+    """A copy of ``sample_logs`` (under ``tmp_path``) whose ``tools/session.jsonl`` says another
+    last answer (:func:`other_answer`): ``session-sample-tools`` in two files that differ, each
+    read ("each listed", 11 sessions, 39 requests), as the samples themselves were read before
+    session 41 (their two files of it hold the same events: one session)."""
+    samples = Path(__file__).resolve().parent.parent / "sample_logs"
+    copy = tmp_path / "sample_logs"
+    shutil.copytree(samples, copy)
+    other_answer(samples / "tools" / "session.jsonl", copy / "tools" / "session.jsonl")
+    return copy

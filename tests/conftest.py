@@ -57,7 +57,10 @@ LONGEST_FIRST = ("test_fleet.py", "test_huge_line.py", "test_watch.py", "test_ty
                  "test_html_round3.py", "test_fuzz_round12.py", "test_redact.py", "test_capture_memory.py",
                  "test_bombs.py", "test_html_report_sessions.py", "test_table_formats.py",
                  "test_redact_routes_round2.py", "test_dask_paths.py", "test_report_stream.py", "test_views33.py",
-                 "test_properties_replay.py")
+                 "test_properties_replay.py",
+                 # session 41 (a full run's wall per file): files of a few seconds that ran unlisted, by name
+                 "test_capture_round31.py", "test_doctests.py", "test_capture_once36.py", "test_watch_copies38.py",
+                 "test_tables37.py", "test_dask41.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

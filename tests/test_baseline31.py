@@ -158,7 +158,7 @@ def test_the_policy_names_the_baseline_relative_to_its_folder(
     assert code == 1
     (tmp_path / "conf" / "pyproject.toml").write_text('[tool.dsh-audit.check]\nbaseline = 3\n', "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "conf/pyproject.toml")
-    assert (code, err) == (2, ["error: conf/pyproject.toml: [tool.dsh-audit.check] key 'baseline' must be a file "
+    assert (code, err) == (2, ["error: conf/pyproject.toml:2: [tool.dsh-audit.check] key 'baseline' must be a file "
                                "name (hint: a JSON report written by `dsh-audit check --json-report FILE`)"])
 
 

@@ -17,6 +17,7 @@ from dsh_audit.log import resolve_session
 from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder
 
+from _copy_log import samples_differing
 from _golden import CORPUS
 from test_tour80 import SAMPLE_SESSIONS
 
@@ -184,20 +185,22 @@ def test_piped_output_is_200_wide_without_columns():
     assert code == 0 and any("│ 1 │ 1/1/1             │ loop  │ 6 initial │" in line for line in out.splitlines())
 
 
-def test_a_session_in_two_files_is_listed_from_each_with_a_note(monkeypatch, capsys):
+def test_a_session_in_two_files_is_listed_from_each_with_a_note(monkeypatch, capsys, tmp_path):
     """sample_logs keeps the chat and tools sessions both as copies and in a DSH sessions root: the
-    chat copy holds the same lines and is not read again; the tools copy is written unpacked (other
-    lines), so each of its files is a row, and one note per session names its files."""
-    code, out, err = guarded(monkeypatch, capsys, "sessions", str(SAMPLES), "--json")
+    chat copy holds the same lines and is not read again; here the tools copy differs (its last
+    answer changed: other lines, other events), so each of its files is a row, and one note per
+    session names its files."""
+    samples = samples_differing(tmp_path)
+    code, out, err = guarded(monkeypatch, capsys, "sessions", str(samples), "--json")
     assert code == 0
     ids = [json.loads(line)["session_id"] for line in out.splitlines()]
     assert (ids.count("session-sample-chat"), ids.count("session-sample-tools")) == (1, 2)
-    root = SAMPLES / "sessions" / "--home-dev-projects-demo--"
+    root = samples / "sessions" / "--home-dev-projects-demo--"
     assert sorted(line for line in err.splitlines() if " is in 2 files" in line or "two files" in line) == [
-        f"note: one session in two files under {SAMPLES}/: read sessions/--home-dev-projects-demo--/"
+        f"note: one session in two files under {samples}/: read sessions/--home-dev-projects-demo--/"
         "session-sample-chat/session.jsonl.zstd, not chat/session.jsonl (the same lines)",
         f"note: session session-sample-tools is in 2 files, each listed: "
-        f"{root / 'session-sample-tools' / 'session.jsonl.zstd'}, {SAMPLES / 'tools' / 'session.jsonl'}"]
+        f"{root / 'session-sample-tools' / 'session.jsonl.zstd'}, {samples / 'tools' / 'session.jsonl'}"]
 
 
 # --- a session id whose session is in several files (fuzz round 19, 5) ---------------------------

@@ -127,7 +127,7 @@ def test_requests_at_80_columns_is_compact_with_a_row_a_line():
     assert lines[2:6] == [
         "#  t/s/a  kind   header      msgs  input  cache read  output  finish",
         "─" * 72,
-        "0  -      title  -              1      ?           ?       ?",
+        "0  -      title  -              1   134*          0*      5*",  # the capture's (session 41)
         "1  1/1/1  loop   10 initial     2   7963           0       3  stop"]
     assert "4  4/1/1  loop   76 change      9   1910        6784      13  tool-calls" in lines
     assert lines[-1] == "t/s/a: turn/step/attempt"
@@ -142,10 +142,10 @@ def test_requests_at_60_columns_is_compact_without_finish():
     assert lines[2:7] == [
         "#  t/s/a  kind   header      msgs  input  cache read  output",
         "─" * 60,
-        "0  -      title  -              1      ?           ?       ?",
+        "0  -      title  -              1   134*          0*      5*",  # the capture's (session 41)
         "1  1/1/1  loop   10 initial     2   7963           0       3",
         "2  2/1/1  loop   30 change      4   7993           0      18"]
-    assert lines[-3:] == ["(?: not logged)", "t/s/a: turn/step/attempt",
+    assert lines[-3:] == ["the request", "t/s/a: turn/step/attempt",
                           "narrow terminal: finish not shown (widen it, or use --json)"]
 
 

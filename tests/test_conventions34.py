@@ -23,7 +23,7 @@ import click
 import pytest
 
 from dsh_audit.cache import SessionSummary, load_prices
-from dsh_audit.cache import _prices
+from dsh_audit.cache import _price_memo, _prices
 from dsh_audit.cli import cli
 from dsh_audit.cli._sessions import _led, _nested
 from dsh_audit.errors import UsageError
@@ -75,7 +75,8 @@ def test_show_help_documents_the_json_shape(monkeypatch: pytest.MonkeyPatch,
     assert (code, err) == (0, [])
     text = " ".join(out.split())
     assert ('With --json, the same object on one line, led by "path", the log it is from, as each line of '
-            '`requests --json` is: that line with "message_seqs" and "messages" after it.') in text
+            '`requests --json` is: that line (but for a capture\'s usage) with "message_seqs" and "messages" '
+            'after it.') in text
     assert "--json One JSON object per line on stdout, for other tools. [env var: DSH_AUDIT_SHOW_JSON]" in text
 
 
@@ -316,7 +317,7 @@ def test_an_error_in_pyproject_names_its_table_not_prices(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     log = chat_log(tmp_path / "s" / "session.jsonl", "s-py")
     assert invoke(monkeypatch, capsys, "sessions", str(log)) == (2, "", [
-        f"error: {(tmp_path / 'pyproject.toml').resolve()} [tool.dsh-audit.prices]: price table key "
+        f"error: {(tmp_path / 'pyproject.toml').resolve()}:1: [tool.dsh-audit.prices] price table key "
         "providers.deepseek.models.x.output: missing rate (hint: fix this key under [tool.dsh-audit.prices] of this "
         f"pyproject.toml, the nearest to the current folder; {SHAPE})"])
 
@@ -330,7 +331,7 @@ def test_the_packaged_table_is_named_by_its_path_only_when_it_is_damaged(tmp_pat
     table = tmp_path / "rules" / "prices.json"
     table.parent.mkdir()
     table.write_text(json.dumps(packaged), "utf-8")
-    monkeypatch.setattr(_prices, "resources", SimpleNamespace(files=lambda package: tmp_path))
+    monkeypatch.setattr(_price_memo, "resources", SimpleNamespace(files=lambda package: tmp_path))
     user = tmp_path / "mine.json"
     user.write_text('{"providers": {}}')
     monkeypatch.chdir(tmp_path)

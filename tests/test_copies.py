@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from dsh_audit.log import _copies, discover
+from dsh_audit.log import _copies, _prints, discover
 
 from _cli import invoke
 
@@ -150,8 +150,8 @@ def test_many_files_of_one_session_name_are_read_once_without_comparing_them_two
         (tmp_path / "session-logs" / f"copy{n}").mkdir()
         shutil.copy(plain, tmp_path / "session-logs" / f"copy{n}" / plain.name)
     read: Counter[Path] = Counter()  # each file's reads for its digests: at most twice, however many copies
-    real = _copies._digests
-    monkeypatch.setattr(_copies, "_digests", lambda path, at: (read.update([Path(path)]), real(path, at))[1])
+    real = _prints._digests
+    monkeypatch.setattr(_prints, "_digests", lambda path, at: (read.update([Path(path)]), real(path, at))[1])
     assert discover([tmp_path]) == [dsh]
     assert len(read) == 6 and max(read.values()) <= 2
 
@@ -218,7 +218,7 @@ def test_exports_of_other_sessions_or_other_lines_are_each_read(tmp_path: Path, 
     header["id"] = "another"  # another session whose lines are otherwise the first ones: never compared
     part.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + b"".join(lines[1:10]))
     compared: list[Path] = []  # another session: no file's lines are read for digests
-    monkeypatch.setattr(_copies, "_digests", lambda path, at: compared.append(path))
+    monkeypatch.setattr(_prints, "_digests", lambda path, at: compared.append(path))
     assert (discover([tmp_path], notes=notes), notes, compared) == ([whole, part], [], [])
 
 

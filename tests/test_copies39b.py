@@ -167,8 +167,7 @@ def test_two_sessions_each_in_three_files_are_one_note_and_other_reasons_their_o
                                                  tmp_path / "c" / "p.jsonl"]
     assert notes == [
         f"2 sessions found in 6 files (the other's lines and more): each read once, from the file DSH reads; e.g. "
-        f"under {tmp_path}/a/: read three.jsonl, not one.jsonl (the others alike; the folder holding one session's "
-        "files as PATH names them)",
+        f"under {tmp_path}/a/: read three.jsonl, skipped one.jsonl",
         f"one session in two files under {tmp_path}/c/: read p.jsonl, not q.jsonl (the same lines)"]
 
 

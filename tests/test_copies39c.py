@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_audit.log import _copies, discover
+from dsh_audit.log import _copies, _prints, discover
 
 from _cli import invoke
 from test_copies39b import watch_follows_one
@@ -193,7 +193,7 @@ def test_discovery_opens_a_header_only_where_a_name_does_not_say_its_session(mak
     real = _copies._header_id
     monkeypatch.setattr(_copies, "_header_id", lambda path: (seen.update([path]), real(path))[1])
     compared: list[Path] = []  # 40 sessions, none in two files: no file's lines are read for digests
-    monkeypatch.setattr(_copies, "_digests", lambda path, at: compared.append(path))
+    monkeypatch.setattr(_prints, "_digests", lambda path, at: compared.append(path))
     notes: list[str] = []
     assert (sorted(discover([tmp_path / "f"], notes=notes)), notes, compared) == (sorted(logs), [], [])
     assert (sum(seen.values()), max(seen.values(), default=1)) == (opened, 1)

@@ -356,8 +356,9 @@ def test_usage_help_says_lost_tokens_are_billed_as_writes_first(monkeypatch: pyt
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--help")
     text = " ".join(out.split())
     assert code == 0 and "the part of them" not in text
-    assert ("they were billed first as the request's cache writes (up to the writes it logged, at the write rate "
-            "of its TTL: Anthropic's 5-minute or 1-hour rate), the rest as cache misses") in text
+    assert ("a provider that writes the cache bills a lost prefix as the request's cache writes (Anthropic: up to "
+            "the writes it logged, at the write rate of its TTL, 5-minute or 1-hour; any rest as cache misses), one "
+            "that bills no writes as cache misses (DeepSeek)") in text
     assert '"standard": the provider bills one rate all day' in text
 
 

@@ -154,7 +154,7 @@ def test_cache_imports_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
 def test_breaks_refuses_it_as_the_whole_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str], source: Path, fmt: str) -> None:
     intact, cut = _both(tmp_path, monkeypatch, capsys, source, "breaks")
-    assert intact == (2, "", [f"error: {source.name}: " + FOREIGN.format(fmt)])
+    assert intact == (2, "", [f"error: {source.name}:1: " + FOREIGN.format(fmt)])
     assert cut == (2, "", [f"warning: {source.name}:1: not JSON, skipped", *intact[2]])
 
 

@@ -120,7 +120,7 @@ def test_an_empty_window_counts_the_logs_under_many_paths_instead_of_naming_each
     code, out, err = invoke(monkeypatch, capsys, command, "--since", "2030-01-01", *paths)
     assert (code, out, err) == (2, "", [  # 11 files of 2 sessions: each session read once (any number of copies)
         "note: 2 sessions found in 11 files (the same lines): each read once, from the file DSH reads; e.g. read "
-        "log00.jsonl, not log02.jsonl (the others alike; the folder holding one session's files as PATH names them)",
+        "log00.jsonl, skipped log02.jsonl",
         f"note: {WINDOW}: 2 of 2 log(s) with no activity in that window (by the logs' own timestamps) left out",
         f"error: none of the 2 log(s) under PATHS has activity in {WINDOW} (by the logs' own timestamps) "
         "(hint: widen or drop --since/--until)"])  # was one line naming all 11 PATHS

@@ -96,7 +96,9 @@ def _header() -> dict[str, object]:
 def test_a_folder_walk_takes_a_spaced_header(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     spaced = _spaced(tmp_path, "a-spaced.jsonl", _header())  # json.dumps: ", " and ": "
-    late = {"cwd": "/home/dev/" + "x" * 200, **_header()}  # type after 200 bytes, tabs and newline-free indent
+    # type after 200 bytes, tabs and newline-free indent; a session of its own (of one id, the same
+    # header and events, the two would be one session read once: session 41)
+    late = {"cwd": "/home/dev/" + "x" * 200, **_header(), "id": "session-late"}
     tabbed = _spaced(tmp_path, "b-late.jsonl", late, separators=(" ,\t", " :\t"))
     nested = tmp_path / "c-nested.jsonl"
     nested.write_text(json.dumps({"data": {"note": "x" * 40, "type": "session", "id": "s"}}) + "\n")

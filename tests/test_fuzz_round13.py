@@ -143,17 +143,19 @@ def test_baselined_findings_keep_hostile_log_text_inert_in_every_report(
 def test_the_policy_baseline_of_a_hostile_name_is_one_error(
         gate: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    must = ("[tool.dsh-audit.check] key 'baseline' must be a file name (hint: a JSON report written by "
+    # at the line that writes it, the table named as the file names it (a plain policy's [check])
+    must = ("[check] key 'baseline' must be a file name (hint: a JSON report written by "
             "`dsh-audit check --json-report FILE`)")
-    cases = [("[]", f"p.toml: {must}"), ("{a = 1}", f"p.toml: {must}"), ('""', f"p.toml: {must}"),
-             ("5", f"p.toml: {must}"),
+    cases = [("[]", f"p.toml:3: {must}"), ("{a = 1}", f"p.toml:3: {must}"), ('""', f"p.toml:3: {must}"),
+             ("5", f"p.toml:3: {must}"), ("1e400", f"p.toml:3: {must}"),
              # the policy's baseline: its hint writes the first one (a missing file) or a new one
              (r'"\u001b]0;PWN\u0007\u202e.json"',
               r"./\u001b]0;PWN\u0007\u202e.json: cannot read the baseline: No such file or directory (hint: write the "
               r"first baseline with `dsh-audit check PATHS --json-report $'./\x1b]0;PWN\x07\xe2\x80\xae.json'`, "
               "or check without it with --no-baseline)"),  # a pasteable word (dsh_audit._shell.shell_word)
-             ('"."', "./.: is a folder, not a baseline (hint: write a new one with `dsh-audit check PATHS "
-                     "--no-baseline --json-report ./.` (the policy's [tool.dsh-audit.check] baseline))"),
+             ('"."', "./.: is a folder, not a baseline (hint: a folder is not a report file: write one with "
+                     "`dsh-audit check PATHS --no-baseline --json-report ././dsh-baseline.json` and name that file in "
+                     "the policy's [tool.dsh-audit.check] baseline)"),
              (r'"\ud800"', "p.toml:3: policy file is not valid TOML: Escaped character is not a Unicode scalar value "
                            "(at line 3, column 19) (hint: fix this file, or give another --policy FILE; see the Policy "
                            "section of docs/ci.md)")]

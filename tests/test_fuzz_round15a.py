@@ -22,7 +22,8 @@ from dsh_audit.errors import UsageError
 from dsh_audit.gate import CheckResult, Finding, Policy, SessionCheck, load_policy
 from dsh_audit.report import format_markdown
 from dsh_audit.report._html import _caveat_lines
-from dsh_audit.report._markdown import MAX_BYTES, _md, _short_ids
+from dsh_audit.report._markdown import ID_WIDTH, MAX_BYTES, _md
+from dsh_audit.report.terminal import id_prefixes
 from dsh_audit.testing import LogBuilder
 
 SAMPLE_CHAT = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
@@ -139,19 +140,24 @@ def test_a_long_session_id_is_its_unique_prefix_in_the_summary(tmp_path: Path, m
     code, out, err = invoke(monkeypatch, capsys, "check", "long.jsonl", "--markdown", "summary.md")
     assert (code, err) == (0, [])
     summary = (tmp_path / "summary.md").read_text("utf-8")
-    assert summary.splitlines()[6] == (f"| ✅ pass | long.jsonl | session-{'x' * 56}… | 1 | none | 0 | n/a | "
+    assert summary.splitlines()[6] == (f"| ✅ pass | long.jsonl | session-{'x' * 64}… | 1 | none | 0 | n/a | "
                                        "$? (1 unpriced) | $? | $? | 1 |")
-    assert len(summary.encode("utf-8")) == 781
+    assert len(summary.encode("utf-8")) == 789
 
 
 def test_ids_are_cut_to_a_prefix_no_other_id_shares() -> None:
-    long = "s-" + "y" * 100
-    ids = [long + "a" + "q" * 50, long + "b" + "q" * 50, long, "s-short", "t-" + "w" * 100, "z" * 300 + "1",
-           "z" * 300 + "2"]
-    short = _short_ids(ids)
-    # the whole of an id another one starts with; at most 200 characters when two share more
-    assert [short[i] for i in ids] == [long + "a…", long + "b…", long, "s-short", "t-" + "w" * 62 + "…",
-                                       "z" * 200 + "…", "z" * 200 + "…"]
+    long, uuid = "s-" + "y" * 100, "86ef2d28-6e7a-4b1c-9d2e-0123456789ab"
+    ids = [long + "a" + "q" * 50, long + "b" + "q" * 50, long, "s-short", "t-" + "w" * 100, "z" * 300 + "1" + "q" * 30,
+           "z" * 300 + "2" + "q" * 30, "y" * 100 + "-" + uuid]
+    result = CheckResult(sessions=tuple(SessionCheck(path=f"{n}.jsonl", session_id=i) for n, i in enumerate(ids)),
+                         findings=(), policy=Policy())
+    cells = [line.split(" | ")[2] for line in format_markdown(result).splitlines()[6:6 + len(ids)]]
+    # the whole of an id another one starts with; two that share 300 characters whole up to where
+    # they differ, never cut again in their middle (a middle cut names no session); a UUID's cut
+    # marked too: a summary has no caption saying its ids are prefixes
+    assert cells == [long + "a…", long + "b…", long, "s-short", "t-" + "w" * 62 + "…", "z" * 300 + "1…",
+                     "z" * 300 + "2…", "y" * 100 + "-86ef2d28…"]
+    assert id_prefixes(ids, least=ID_WIDTH, mark="…")[ids[-1]] == "y" * 100 + "-86ef2d28"  # the rule's own cut
 
 
 def test_a_cut_keeps_every_escape_whole() -> None:

@@ -131,7 +131,7 @@ def test_a_delta_adding_another_conventions_field_is_damaged_in_every_view(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     body = _sse(START, {"type": "message_delta", "usage": {"output_tokens": 5, "prompt_tokens": 7}})
     code, row, err = _usage(monkeypatch, capsys, _wire(tmp_path, {"body": body}))
-    unpriced = f"usage by request,{SID} #0,1,,0,0,,,,,,,1,deepseek-v4-flash,"  # no count, no cost
+    unpriced = f"usage by request,{SID} #0,1,,0,0,,,,,,,,,,,1,deepseek-v4-flash,"  # no count, no cost
     assert (code, row.startswith(unpriced), err) == (
         0, True, _unpriced("the usage mixes conventions (prompt_tokens with input_tokens)"))
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from _cli import chat_log, invoke
+from _copy_log import other_answer
 from dsh_audit.cache import _session as cache_session
 from dsh_audit.cache import load_prices
 from dsh_audit.gate import CheckResult, Finding, Policy, SessionCheck, run_check
@@ -176,7 +177,8 @@ def test_junit_names_each_log_by_its_path_so_copies_of_a_session_stay_apart(
             b.assistant(name)
         b.write_jsonl(tmp_path / "ref" / f"{name}.jsonl", packed=False)
     monkeypatch.chdir(tmp_path)
-    result = run_check([tmp_path / "ref", SAMPLES / "tools", SAMPLES / "sessions"], policy=Policy())
+    other_answer(SAMPLES / "tools" / "session.jsonl", tmp_path / "tools" / "session.jsonl")  # differs: each read
+    result = run_check([tmp_path / "ref", tmp_path / "tools", SAMPLES / "sessions"], policy=Policy())
     root = ET.fromstring(format_junit(result))
     cases = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
     assert len(cases) == len(set(cases)) == int(root.get("tests") or 0)
@@ -185,7 +187,7 @@ def test_junit_names_each_log_by_its_path_so_copies_of_a_session_stay_apart(
     assert cases[:2] == [("dsh-audit.ref/one.jsonl", "log"),
                          ("dsh-audit.ref/one.jsonl", "request 0 (loop turn 1 step 1 attempt 1)")]
     tools = [s for s in suites if s is not None and "session-sample-tools" in s]
-    assert len(tools) == 2 and tools[0] != tools[1]  # sample_logs/tools and sessions/.../session-sample-tools
+    assert len(tools) == 2 and tools[0] != tools[1]  # tools/ and sample_logs/sessions/.../session-sample-tools
     assert root.get("failures") == "0"
 
 

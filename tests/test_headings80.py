@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from _cli import invoke
+from _copy_log import samples_differing
 from _golden import CORPUS
 from _terminal import in_terminal as terminal_run
 from dsh_audit.report.terminal import print_table
@@ -124,12 +125,12 @@ def test_diff_cuts_its_heading_like_every_other_command(monkeypatch, capsys) -> 
 
 # -- cells ------------------------------------------------------------------------------------------
 
-WHOLE_IDS = ["generated-sample", "session-sample-tools", "session-sample-tools", "session-sample-change",
+WHOLE_IDS = ["generated-sample", "session-sample-tools", "session-sample-change",
              "generated-sample-fork-1", "session-sample-fork-parent", "session-sample-compaction", "fork-child:review",
              "session-sample-resume", "session-sample-chat", "session-sample-retry"]
 # Session 40: as `sessions` cuts them (a unique prefix and "…", never in the middle), while whole ids
 # would leave out a column with a value.
-SHORT_IDS = ["generated-sample", "session-sample-t…", "session-sample-t…", "session-sample-chan…",
+SHORT_IDS = ["generated-sample", "session-sample-t…", "session-sample-chan…",
              "generated-sample-…", "session-sample-f…", "session-sample-co…", "fork-chi…", "session-sample-res…",
              "session-sample-chat", "session-sample-ret…"]
 
@@ -205,13 +206,14 @@ def test_a_compaction_call_has_no_step_rather_than_step_none(monkeypatch, capsys
     assert "None" not in out
 
 
-def test_requests_json_rows_lead_with_their_path(monkeypatch, capsys) -> None:
-    """The samples hold session-sample-tools in two files that differ: the rows say which is which."""
-    code, out, _ = invoke(monkeypatch, capsys, "requests", str(ROOT / "sample_logs"), "--json")
+def test_requests_json_rows_lead_with_their_path(monkeypatch, capsys, tmp_path: Path) -> None:
+    """session-sample-tools in two files that differ (its export's last answer changed): the rows
+    say which is which."""
+    code, out, _ = invoke(monkeypatch, capsys, "requests", str(samples_differing(tmp_path)), "--json")
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert all(list(row)[:3] == ["path", "index", "session_id"] for row in rows)
-    tools = sorted((Path(row["path"]).relative_to(ROOT).as_posix(), row["index"]) for row in rows
+    tools = sorted((Path(row["path"]).relative_to(tmp_path).as_posix(), row["index"]) for row in rows
                    if row["session_id"] == "session-sample-tools")  # the files' order is their mtimes
     packed = "sample_logs/sessions/--home-dev-projects-demo--/session-sample-tools/session.jsonl.zstd"
     assert tools == [(packed, 0), (packed, 1), (packed, 2), (packed, 3),

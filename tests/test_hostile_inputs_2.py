@@ -264,7 +264,7 @@ def test_codex_records_of_the_wrong_types(tmp_path, monkeypatch, capsys, case):
 
 @pytest.mark.parametrize(("source", "fmt"), [(CLAUDE, "claude-code"), (CODEX, "codex")])
 def test_breaks_on_an_imported_log_is_one_clear_error(tmp_path, monkeypatch, capsys, source, fmt):
-    line = (f"error: {source}: this is a {fmt} session, not a DSH log (hint: sessions, requests, show, render, "
+    line = (f"error: {source}:1: this is a {fmt} session, not a DSH log (hint: sessions, requests, show, render, "
             "cache, usage, diff and index import it; validate, breaks, explain, check, report, redact and watch "
             "read DSH logs only)")
     assert_one_error(invoke(monkeypatch, capsys, "breaks", str(source)), line)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 from _cli import invoke
-from test_html_report import HOSTILE, SCRIPT_TEXT, TEXTAREA_TEXT, _detail_heading, _rows
+from test_html_report import HOSTILE, SCRIPT_TEXT, TEXT_JS, TEXTAREA_TEXT, _detail_heading, _rows
 
 from dsh_audit.cache import Costs
 from dsh_audit.report._html_assets import SCRIPT
@@ -62,10 +62,10 @@ def _data(page: Path) -> dict:
 
 
 def _cells(chrome, selector: str) -> list[list[str]]:
-    from selenium.webdriver.common.by import By
-
-    return [[c.text for c in row.find_elements(By.CSS_SELECTOR, "th, td")]
-            for row in chrome.find_elements(By.CSS_SELECTOR, selector)]
+    """The text of each cell of each row ``selector`` finds, in one script (``TEXT_JS``)."""
+    return chrome.execute_script(TEXT_JS + """
+        return Array.from(document.querySelectorAll(arguments[0]),
+                          row => Array.from(row.querySelectorAll('th, td'), text));""", selector)
 
 
 def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_path, monkeypatch, capsys, chrome):

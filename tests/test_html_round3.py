@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 from _cli import invoke
-from test_html_report import _detail_heading, _rows
+from test_html_report import TEXT_JS, _detail_heading, _rows
 
 from dsh_audit.gate import Policy, run_check
 from dsh_audit.report import build_report_data, format_html
@@ -88,6 +88,8 @@ def _text(chrome, selector: str) -> str:
 
 
 def _texts(chrome, selector: str) -> list[str]:
+    """WebDriver's text of each element ``selector`` finds (a table row's: its cells joined by spaces,
+    where ``TEXT_JS`` would join them by tabs)."""
     from selenium.webdriver.common.by import By
 
     return [e.text for e in chrome.find_elements(By.CSS_SELECTOR, selector)]
@@ -95,10 +97,9 @@ def _texts(chrome, selector: str) -> list[str]:
 
 def _where(chrome) -> list[tuple[str, str]]:
     """Each session list entry's project and short id."""
-    from selenium.webdriver.common.by import By
-
-    return [(w.find_element(By.CSS_SELECTOR, ".project").text, w.find_element(By.CSS_SELECTOR, ".sid").text)
-            for w in chrome.find_elements(By.CSS_SELECTOR, "#session-list .where")]
+    return [tuple(where) for where in chrome.execute_script(TEXT_JS + """
+        return Array.from(document.querySelectorAll('#session-list .where'),
+                          w => [text(w.querySelector('.project')), text(w.querySelector('.sid'))]);""")]
 
 
 def _usd(value: float) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _cli import invoke
+from _copy_log import samples_differing
 from click.testing import CliRunner
 
 from dsh_audit.cli import cli
@@ -49,8 +50,9 @@ def _run(columns: int, *args: str) -> str:
 def test_stats_cuts_an_id_to_a_prefix_unique_in_the_whole_index(tmp_path: Path) -> None:
     root = _home(tmp_path)
     _run(80, "index", str(root), "--db", str(tmp_path / "idx.sqlite"))
-    out = _run(80, "stats", "--db", str(tmp_path / "idx.sqlite"), "--top", "1").splitlines()
-    at = out.index("sessions whose cache losses cost the most")
+    # --sort cost: every copy lost $0, which the ranking by losses leaves out (session 41)
+    out = _run(80, "stats", "--db", str(tmp_path / "idx.sqlite"), "--top", "1", "--sort", "cost").splitlines()
+    at = out.index("costliest sessions")
     assert out[at + 4] == "session-2b096b61-0a34-4da6-abec         3         0  $0.0000  ≥$0.0013   $0.0000"
 
 
@@ -67,8 +69,9 @@ def test_watch_shows_each_id_whole_for_its_whole_life(tmp_path: Path, monkeypatc
     assert "session id (whole, for the life of the watch;" in " ".join(err)
 
 
-def test_usage_keeps_the_path_of_each_copy_beside_its_id(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(SAMPLES.parent)
+def test_usage_keeps_the_path_of_each_copy_beside_its_id(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    samples_differing(tmp_path)  # session-sample-tools in two files that differ: two rows
+    monkeypatch.chdir(tmp_path)
     out = _run(150, "usage", "sample_logs").splitlines()
     copies = [at for at, line in enumerate(out) if line.startswith("│ session-sample-tools ")]
     assert [out[at + 1].split("│")[1].strip() for at in copies] == [

@@ -184,8 +184,10 @@ def test_claude_code_sidechains_synthetic_snapshots_gaps_and_torn_lines(tmp_path
     path.write_bytes(path.read_bytes().rstrip(b"\n"))  # the last line was cut mid-write
     session = load_foreign(path)
     assert session.session_id == "s1"
-    assert [(r.session_id, r.turn, r.step, len(r.messages)) for r in session.requests] == [
-        ("s1", 1, 1, 1), ("s1", 2, 1, 3), ("s1/agent-ab12", 1, 1, 1), ("s1", 2, 2, 0)]
+    # one session id per file (every view names the session so); a sidechain's conversation in extra
+    assert [(r.session_id, r.extra.get("conversation"), r.turn, r.step, len(r.messages))
+            for r in session.requests] == [
+        ("s1", None, 1, 1, 1), ("s1", None, 2, 1, 3), ("s1", "s1/agent-ab12", 1, 1, 1), ("s1", None, 2, 2, 0)]
     assert session.requests[1].messages[1]["content"] == [{"type": "text", "text": "one"},
                                                           {"type": "text", "text": "two"}]
     assert session.requests[1].message_seqs == (1, 2, 5)
@@ -327,7 +329,8 @@ def test_requests_command_lists_imported_requests(path):
                                 standalone_mode=False)
     assert result.return_value == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
-    assert rows == [json.loads(json.dumps({"path": str(path), **r.summary()})) for r in load_foreign(path).requests]
+    assert rows == [json.loads(json.dumps({"path": str(path), **r.summary(), "usage_source": "log"}))
+                    for r in load_foreign(path).requests]
     assert len(rows) == 4
 
 

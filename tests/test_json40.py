@@ -65,7 +65,8 @@ def test_each_header_object_is_written_once_in_a_run_of_requests(monkeypatch: py
     monkeypatch.setattr(_requests, "dumps_line", counted)
     write = _requests._json_line("a\nb.jsonl")
     lines = [write(request) for request in requests]
-    assert lines == [dumps_line({"path": "a\nb.jsonl", **request.summary()}) for request in requests]
+    assert lines == [dumps_line({"path": "a\nb.jsonl", **request.summary(),
+                                 "usage_source": _requests._usage_source(request, None)}) for request in requests]
     assert [value for value in written if value is first or value is equal] == [first, equal, first]
     assert lines[0].startswith('{"path":"a\\nb.jsonl","index":0,')
     assert '"header":{"config":{"model":"m","temperature":1},"system":"\\u202e","tools":[]},' in lines[0]

@@ -98,19 +98,21 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
     assert code == 0
     assert _lines(out) == [
         "table,session,requests,cache miss,lost tokens,lost cost,lost unknown,cache read,cache write,output,cost,"
-        "no cache,off-peak,unpriced",
-        "usage by session,s-unknown,3,2100,0,,1,1920,0,30,0.00066552,0.00123,0.00033276,1",
-        "usage by session,total,3,2100,0,,1,1920,0,30,0.00066552,0.00123,0.00033276,1"]
+        "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced",
+        "usage by session,s-unknown,3,2100,0,,1,1920,0,30,0.00066552,0.00063,0.00001152,0,0.000024,0.00123,0.00033276,1",
+        "usage by session,total,3,2100,0,,1,1920,0,30,0.00066552,0.00063,0.00001152,0,0.000024,0.00123,0.00033276,1"]
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "markdown")
     assert code == 0
     assert _lines(out) == [
         "### usage by session",
         "",
-        "| session | requests | cache miss | lost tokens (cost) | cache read | cache write | output | cost | no cache "
-        "| off-peak | unpriced |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        "| s-unknown | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0012 | ≥$0.0003 | 1 |",
-        "| total | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0012 | ≥$0.0003 | 1 |",
+        "| session | requests | cache miss | lost tokens (cost) | cache read | cache write | output | cost "
+        "| cache miss cost | cache read cost | cache write cost | output cost | no cache | off-peak | unpriced |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| s-unknown | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
+        "| ≥$0.000024 | ≥$0.0012 | ≥$0.0003 | 1 |",
+        "| total | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
+        "| ≥$0.000024 | ≥$0.0012 | ≥$0.0003 | 1 |",
         "",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower "
         "bound (unpriced requests left out), $?: no request priced; cache miss, cache read: ≥N sums the requests "
@@ -126,7 +128,8 @@ def test_usage_csv_has_no_lost_unknown_column_when_every_loss_is_known(tmp_path:
     code, out, _ = run("usage", "s-known/session.jsonl", "--format", "csv")
     assert code == 0
     assert _lines(out)[0] == ("table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,"
-                              "cost,no cache,off-peak,unpriced")
+                              "cost,cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,"
+                              "unpriced")
     code, out, _ = run("usage", "s-known/session.jsonl", "--json")
     assert (code, json.loads(out)["totals"]["lost_unknown_requests"]) == (0, 0)
 

@@ -234,11 +234,12 @@ def test_usage_of_a_claude_session_has_no_off_peak(monkeypatch, capsys, logs: Pa
     # CSV keeps its columns: the off-peak cell is empty, as an unknown is
     code, lines, err = _run(monkeypatch, capsys, 80, "usage", log, "--format", "csv")
     assert lines == [
-        "table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,no cache,"
-        "off-peak,unpriced",
+        "table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,"
+        "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced",
         "usage by session,session-514c4bc2-e0ec-419e-84d4-2f666d536239,11,100,8927,0.03079065,67968,18490,229,"
-        "0.0934629,0.263109,,1",
-        "usage by session,total,11,100,8927,0.03079065,67968,18490,229,0.0934629,0.263109,,1"]
+        "0.0934629,0.0003,0.0203904,0.0693375,0.003435,0.263109,,1",
+        "usage by session,total,11,100,8927,0.03079065,67968,18490,229,0.0934629,0.0003,0.0203904,0.0693375,"
+        "0.003435,0.263109,,1"]
 
 
 @needs_corpus

@@ -38,7 +38,7 @@ def test_a_pyproject_schema_other_than_2_is_one_error(tmp_path: Path, monkeypatc
                                              "[tool.dsh-audit.prices.providers]\n", "utf-8")
     monkeypatch.chdir(tmp_path)
     assert invoke(monkeypatch, capsys, "usage", str(LOG)) == (2, "", [
-        f"error: {tmp_path / 'pyproject.toml'} [tool.dsh-audit.prices]: price table key schema: {shown} {SCHEMA} "
+        f"error: {tmp_path / 'pyproject.toml'}:2: [tool.dsh-audit.prices] price table key schema: {shown} {SCHEMA} "
         f"{PYPROJECT_HINT}"])
 
 
@@ -71,7 +71,7 @@ def test_a_pyproject_table_without_providers_is_told_it_is_missing(tmp_path: Pat
     (tmp_path / "pyproject.toml").write_text(f"[tool.dsh-audit.prices]\n{text}", "utf-8")
     monkeypatch.chdir(tmp_path)
     assert invoke(monkeypatch, capsys, "usage", str(LOG)) == (2, "", [
-        f"error: {tmp_path / 'pyproject.toml'} [tool.dsh-audit.prices]: price table key providers: {MISSING} "
+        f"error: {tmp_path / 'pyproject.toml'}:1: [tool.dsh-audit.prices] price table key providers: {MISSING} "
         f"{PYPROJECT_HINT}"])
 
 
@@ -117,8 +117,8 @@ def test_every_dsh_only_command_refuses_an_imported_log_alike(tmp_path: Path, mo
     if "{log}" not in command:
         args.append(str(log))
     code, out, err = invoke(monkeypatch, capsys, *args)
-    # the header's reader refuses it at line 1; attribution (breaks, explain) at the file
-    where = f"{log}" if command[0] in ("breaks", "explain") else f"{log}:1"
+    # every command refuses it at line 1, as the header's reader does (attribution too: breaks, explain)
+    where = f"{log}:1"
     # validate too: the one line, no "0 file(s)" summary (no file was validated)
     assert (code, out, err) == (2, "", [f"error: {where}: this is a {kind} session, not a DSH log (hint: {HINT})"])
     assert not list(tmp_path.iterdir())

@@ -110,7 +110,7 @@ def test_the_openai_completions_route_reads_alike_in_requests_cache_and_the_repo
     compared (``requests`` lists the log's own; ``--no-capture``: the wire.jsonl beside the log is not
     read); with it found, only the title call, which logs no usage, reads the capture's (0)."""
     log = next((LIVE_PI / "c3-openai-compat" / "session-logs").glob("*.jsonl"))
-    code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", "--no-capture", str(log))
     assert (code, err) == (0, [])
     reads = _csv_column(out, "cache read")
     assert reads == ["", "0", "8064", "8192", "8320", "8448"]  # the title call logs no usage: empty in CSV
@@ -129,6 +129,8 @@ def test_the_openai_completions_route_reads_alike_in_requests_cache_and_the_repo
     assert found["usage_known"] == 6
     session = _report_data(monkeypatch, capsys, log, tmp_path / "found.html")
     assert [r["actual"] for r in session["requests"]] == [row["actual_cache_read"] for row in found["timeline"]]
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))  # the one usage of every view
+    assert (code, err, _csv_column(out, "cache read")) == (0, [], [str(row["actual_cache_read"]) for row in found["timeline"]])
 
 
 @needs_corpus
@@ -142,7 +144,7 @@ def test_the_anthropic_route_break_reads_zero_in_requests_as_in_cache(
     report = json.loads(out)
     row = report["timeline"][9]
     assert (row["actual_cache_read"], row["classification"], row["cause"]) == (0, "break_explained", "header_change")
-    code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", "--no-capture", str(log))
     assert (code, err) == (0, [])
     assert _csv_column(out, "cache read") == ["" if row["actual_cache_read"] is None else str(row["actual_cache_read"])
                                               for row in report["timeline"]]

@@ -96,6 +96,12 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
                                        capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "csv")
     rows = _csv(out)
+    # what each bucket cost, after "cost" (session 41), sums to it in every priced row; empty when unpriced
+    buckets = [row[10:14] for row in rows]
+    assert buckets[0] == ["cache miss cost", "cache read cost", "cache write cost", "output cost"]
+    assert [sum(map(Decimal, b)) == Decimal(row[9]) if row[9] else b == [""] * 4
+            for row, b in zip(rows[1:], buckets[1:])] == [True] * 6
+    rows = [row[:10] + row[14:] for row in rows]
     # each request's row ends with what it was priced by (issue 13); the rate source is the table's
     details = [row[13:] for row in rows]
     source = details[1][4]

@@ -5,6 +5,8 @@
    so ``usage sample_logs/`` counted the session twice in silence. Now every command that reads a
    folder says the note ``sessions`` says, once per session, on stderr, in the same words; from
    what discovery knows already (a home of the folders DSH makes is still not opened for ids).
+   Session 41: those two files hold the same events, one session read once; the tests here use
+   an export whose last answer differs (``_copy_log.other_answer``).
 2. A path that does not exist was named without its trailing ``/`` and with no hint; now it is
    named as typed, with the hint a PATH that names nothing gets everywhere (one text).
 """
@@ -22,6 +24,7 @@ from dsh_audit.log import _copies as copies
 from dsh_audit.log import discover
 
 from _cli import invoke
+from _copy_log import other_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
@@ -35,13 +38,13 @@ HINT = ("pass the path of a log or a session folder, or a session id or `latest`
 
 def _two_files(tmp_path: Path) -> tuple[Path, str]:
     """A folder holding session-sample-tools where DSH keeps it and as the unpacked export of
-    sample_logs (other lines): the folder, and the note every command says of it."""
+    sample_logs with its last answer changed (other lines, other events): the folder, and the
+    note every command says of it."""
     root = tmp_path / "logs"
     kept = root / "sessions" / "--p--" / "session-sample-tools" / "session.jsonl.zstd"
     kept.parent.mkdir(parents=True)
     shutil.copy(TOOLS, kept)
-    (root / "tools").mkdir()
-    shutil.copy(SAMPLES / "tools" / "session.jsonl", root / "tools" / "session.jsonl")
+    other_answer(SAMPLES / "tools" / "session.jsonl", root / "tools" / "session.jsonl")
     return root, (f"note: session session-sample-tools is in 2 files, each listed: {kept}, "
                   f"{root / 'tools' / 'session.jsonl'}")
 
@@ -60,10 +63,11 @@ def test_every_command_that_reads_a_folder_says_the_session_is_in_two_files(
 
 def test_sample_logs_say_both_notes_once_in_every_listing(monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """The tour's case: `usage sample_logs/` counts session-sample-tools from its two files, and says so."""
+    """The tour's case: `usage sample_logs/` reads session-sample-tools once (its unpacked export
+    holds the same events: session 41), from DSH's file, and says so, as it says the chat copy."""
     notes = [f"note: one session in two files under {SAMPLES}/: read sessions/--home-dev-projects-demo--/"
-             "session-sample-chat/session.jsonl.zstd, not chat/session.jsonl (the same lines)",
-             f"note: session session-sample-tools is in 2 files, each listed: {TOOLS}, {SAMPLES / 'tools' / 'session.jsonl'}"]
+             f"session-sample-{name}/session.jsonl.zstd, not {name}/session.jsonl (the same {what})"
+             for name, what in (("chat", "lines"), ("tools", "events"))]
     for command in ("requests", "sessions"):
         code, _out, err = invoke(monkeypatch, capsys, command, f"{SAMPLES}/", "--json")
         assert (code, [line for line in err if line.startswith("note:")]) == (0, notes), command

@@ -10,14 +10,20 @@ each test here backdates what it writes.
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from dsh_audit._pyproject import checked_tool_table
 from dsh_audit.cache import _prices, load_price_files, load_prices
 from dsh_audit.errors import UsageError
+from dsh_audit.session import _home_routes
+from dsh_audit.session._home_routes import _bundle_route_file
+from dsh_audit.wire._piai_yaml import _read_yaml
 
 _TABLE = '[providers.local-openai.models.local-coder]\ncache_miss = {}\ncache_read = 0.1\noutput = 2.0\n'
 _PEAK_2028 = 1830481200.0  # 2028-01-03 03:00 UTC: a peak hour of a year the packaged holidays do not cover
@@ -100,11 +106,79 @@ def test_an_error_is_raised_by_every_call_never_remembered(broken: str, tmp_path
             load_prices(argument, search_from=tmp_path)
         errors.append(str(caught.value).replace(str(path), "P"))
     key = "providers.local-openai.models.local-coder.cache_miss"
-    where = "P" if broken == "--prices" else "P [tool.dsh-audit.prices]"
+    # a pyproject.toml's table is placed at the line that writes the key, as its other errors are
+    line = good.split("\n").index("cache_miss = 1.0") + 1
+    where = "P:" if broken == "--prices" else f"P:{line}: [tool.dsh-audit.prices]"
     hint = ("fix this key in the --prices file" if broken == "--prices" else "fix this key under "
             "[tool.dsh-audit.prices] of this pyproject.toml, the nearest to the current folder")
-    assert errors == [f"{where}: price table key {key}: -1.0 is not a rate (a number >= 0) (hint: {hint}; the Price "
+    assert errors == [f"{where} price table key {key}: -1.0 is not a rate (a number >= 0) (hint: {hint}; the Price "
                       "files section of docs/cache-accounting.md gives the shape)"] * 2
     _written(path, good, age=20)  # mended: read again
     assert _miss(load_prices(argument, search_from=tmp_path)) == 1.0
     assert len(parses) == 4  # each error raised by a parse of its own, never a remembered one
+
+
+def _replaced(path: Path, text: str) -> None:
+    """``path`` replaced by a file of ``text`` (another inode) with the same size and times: what only
+    the inode (or the change time) of :func:`dsh_audit._stamp.file_stamp` tells apart."""
+    info = path.stat()
+    spare = path.with_name(path.name + ".new")
+    spare.write_text(text, encoding="utf-8")
+    os.utime(spare, ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.replace(spare, path)
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (info.st_size, info.st_mtime_ns)
+
+
+#: A cache keyed by a file: where its file lies, two versions of its text with what each reads as,
+#: and the read.
+_Reader = tuple[Path, list[tuple[str, object]], Callable[[], object]]
+
+
+def _price_reader(tmp_path: Path) -> _Reader:
+    path = tmp_path / "p.toml"
+    return path, [(_TABLE.format(r), float(r)) for r in ("1.0", "3.0")], \
+        lambda: _miss(load_prices(path, search_from=tmp_path))
+
+
+def _yaml_reader(tmp_path: Path) -> _Reader:
+    path = tmp_path / "r.yml"
+    return path, [("a: 1\n", {"a": 1}), ("a: 2\n", {"a": 2})], lambda: _read_yaml(str(path), "hint")
+
+
+def _pyproject_reader(tmp_path: Path) -> _Reader:
+    path = tmp_path / "pyproject.toml"
+    return path, [(f'[tool.dsh-audit]\nignore = ["{code}"]\n', {"ignore": [code]}) for code in ("DSH101", "DSH102")], \
+        lambda: checked_tool_table(path)
+
+
+def _manifest_reader(tmp_path: Path) -> _Reader:
+    for name in ("a.yml", "b.yml"):
+        (tmp_path / name).write_text("")
+    log = tmp_path / "r.jsonl"
+    return Path(f"{log}.manifest.json"), [(json.dumps({"tool": "dsh-audit", "route_file": name}), str(tmp_path / name))
+                                          for name in ("a.yml", "b.yml")], lambda: _bundle_route_file(log)
+
+
+@pytest.mark.parametrize("reader", [_price_reader, _yaml_reader, _pyproject_reader, _manifest_reader])
+def test_every_cache_keyed_by_a_file_sees_it_replaced_at_the_same_size_and_time(
+        reader: Callable[[Path], _Reader], tmp_path: Path) -> None:
+    """The four per-process caches keyed by a file (price files, YAML route files, the nearest
+    pyproject.toml, a bundle's manifest) share one stamp: size and times alone would keep the old value."""
+    path, [(first, was), (second, now)], read = reader(tmp_path)
+    _written(path, first)
+    assert [read(), read()] == [was, was]
+    _replaced(path, second)
+    assert [read(), read()] == [now, now]
+
+
+def test_a_log_with_no_manifest_costs_a_stat_and_sees_one_made_later(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 41: with no manifest, each row's hint opened it (and raised) again; now the stat says it is
+    missing, which a manifest made later changes at once; a manifest written is read once."""
+    opened: list[str] = []
+    load = _home_routes.load_manifest
+    monkeypatch.setattr(_home_routes, "load_manifest", lambda path: opened.append(path) or load(path))
+    log, route = tmp_path / "s.jsonl", _written(tmp_path / "a.yml", "")
+    assert [_bundle_route_file(log), _bundle_route_file(log), opened] == [None, None, []]
+    manifest = _written(Path(f"{log}.manifest.json"), json.dumps({"tool": "dsh-audit", "route_file": "a.yml"}))
+    assert [_bundle_route_file(log), _bundle_route_file(log), opened] == [str(route), str(route), [str(manifest)]]

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 
 from dsh_audit.attribution import lcp_bytes, pieces_offset
 from dsh_audit.cache import PromptBuilder, common_prefix, rule_for
+from dsh_audit.cache._prompt import _Messages, _Track
 from dsh_audit.strategies import GeneratedSession, sessions
 from dsh_audit.wire import DeepSeekRenderer, render
 
@@ -67,3 +68,28 @@ def test_a_body_offset_told_from_pieces_equals_the_rendered_bodies(session: Gene
         if offset is not None:
             told += 1
             assert offset == lcp_bytes(*bodies) < min(map(len, bodies))
+
+
+def test_forked_tracks_compare_from_where_they_were_cut() -> None:
+    """A fork's common prefix with the tracks it came from starts at their cut, and is still the
+    prefix of equal segments: a replacement equal to what it replaced, or a later one, is read."""
+    def track_of(parent: _Track | None, texts: list[str], kept: int) -> _Track:
+        messages = _Messages(tuple(texts), lambda i: (("".join(["<", texts[i], ">"]),), (len(texts[i]),)), runs=False)
+        if parent is None:
+            track = _Track(("head",), [4])
+            track.extend(messages, 0)
+            return track
+        return parent.fork(messages, kept)
+
+    root = track_of(None, ["a", "b", "c", "d", "e"], 0)
+    equal = track_of(root, ["a", "b", "c", "d", "e"], 2)  # "c" replaced by an equal message
+    pruned = track_of(equal, ["a", "b", "c", "x", "e"], 3)
+    early = track_of(pruned, ["y", "b", "c", "x", "e"], 0)
+    other = track_of(None, ["a", "b", "z"], 0)
+    tracks = [root, equal, pruned, early, other]
+    assert [t.base[1] if t.base else None for t in tracks] == [None, 3, 4, 1, None]
+    found = {(i, j): tracks[i].common(tracks[j]) for i in range(5) for j in range(5) if i != j}
+    assert {k: v for k, v in found.items() if k[0] < k[1]} == {
+        (0, 1): (6, 0), (0, 2): (4, 1), (0, 3): (1, 1), (0, 4): (3, 1), (1, 2): (4, 1), (1, 3): (1, 1),
+        (1, 4): (3, 1), (2, 3): (1, 1), (2, 4): (3, 1), (3, 4): (1, 1)}
+    assert all(found[i, j] == found[j, i] for i, j in found)

@@ -27,7 +27,7 @@ from _cli import invoke
 from _golden import CORPUS
 
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact
-from dsh_audit.redact._addresses import reserved_ipv6
+from dsh_audit.redact._ipv6 import reserved_ipv6
 from dsh_audit.redact._capture import _har_headers, _headers
 from dsh_audit.redact._hosts import host_value, redact_addresses, redact_host, redact_query_value, redact_url
 

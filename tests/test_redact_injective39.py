@@ -22,7 +22,7 @@ import pytest
 from _golden import CORPUS
 
 from dsh_audit.redact import Placeholders, Redactor, redact
-from dsh_audit.redact._addresses import ipv6
+from dsh_audit.redact._ipv6 import ipv6
 from dsh_audit.redact._hosts import host_value, redact_addresses, redact_host, redact_url
 from dsh_audit.redact._pseudonyms import draws as _draws, redact_ascii
 

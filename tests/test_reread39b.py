@@ -22,7 +22,7 @@ from dsh_audit import _body_decode
 from dsh_audit.cache import parse_instant
 from dsh_audit.capture import _compare, compare_capture, load_capture
 from dsh_audit.capture._types import CapturedRequest
-from dsh_audit.cli import _copy_notes, _sessions, _when
+from dsh_audit.cli import _copy_notes, _sessions_fit, _when
 from dsh_audit.session import open_session, route_apis, route_renderer
 from dsh_audit.watch._watch import _Watch
 
@@ -45,10 +45,10 @@ def test_sessions_fits_titles_escaped_once_with_the_same_cut(monkeypatch: pytest
     monkeypatch.setenv("COLUMNS", "80")
     titles = {row[1] for row in _ROWS}
     escaped: list[object] = []
-    real = _sessions._shown
-    monkeypatch.setattr(_sessions, "_shown", lambda cell: escaped.append(cell) or real(cell))
+    real = _sessions_fit._shown
+    monkeypatch.setattr(_sessions_fit, "_shown", lambda cell: escaped.append(cell) or real(cell))
     listed = [SimpleNamespace(session_id=row[-1], path=f"/x/{row[-1]}.jsonl") for row in _ROWS]
-    rows, droppable, least, captions = _sessions._narrowed(list(_ROWS), listed, set())  # type: ignore[arg-type]
+    rows, droppable, least, captions = _sessions_fit.narrowed(list(_ROWS), listed, set())  # type: ignore[arg-type]
     assert sorted(str(cell) for cell in escaped if cell in titles) == sorted(titles)
     assert [row[1] for row in rows] == ["Fix \\u001b[31mred\\u001b[0m…", "漢字のタイトルはとても長いの…", "short"]
     assert [row[:1] + row[2:] for row in rows] == [row[:1] + row[2:] for row in _ROWS]
@@ -74,8 +74,7 @@ def test_copy_notes_of_two_sessions_are_one_note_that_grouped_notes_keeps(monkey
     from dsh_audit.log import copy_notes
 
     grouped = ["2 sessions found in two files each (the same lines): each read once, from the file DSH reads; e.g. "
-               "under r/a/: read home/a.jsonl, not logs/a.jsonl (the others alike; the folder holding one session's "
-               "files as PATH names them)"]
+               "under r/a/: read home/a.jsonl, skipped logs/a.jsonl"]
     assert copy_notes([(f"r/{n}/home/{n}.jsonl", f"r/{n}/logs/{n}.jsonl", "the same lines") for n in "ab"]) == grouped
     assert _copy_notes.grouped_notes(iter(["x", *grouped])) == ["x", *grouped]
 
@@ -189,7 +188,7 @@ def test_compare_capture_searches_each_body_for_base64_once(monkeypatch: pytest.
 
 def test_a_title_is_cut_between_escapes_as_an_id_is() -> None:
     # sessions cut titles with its own escape pattern, which split \U and surrogate-pair escapes
-    from dsh_audit.cli._sessions import _title_cut
+    from dsh_audit.cli._sessions_fit import _title_cut
 
     assert [_title_cut(title, width) for title, width in (
         ("abcdef\\U0001f600xyz", 9), ("abcdef\\ud83d\\ude00xyz", 13), ("ab\\xffcdefgh", 5), ("ab\\u001bcdefgh", 9))] \

@@ -12,13 +12,16 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dsh_audit.cli._watch import _folded
-from dsh_audit.session import _home_routes, routes_hint
+from dsh_audit import _manifest_file
+from dsh_audit.session import routes_hint
 from test_views33 import _request
 
 HOSTILE = _request(title="Who\nare \x1b[31myou", model="m\x1b]0;x\x07", cause="header\nchange",
@@ -64,14 +67,16 @@ def test_a_bundles_manifest_is_read_once_while_it_stays_the_same(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     log, hint = _bundle(tmp_path)
     (tmp_path / "r.jsonl.routes.yml").write_text("{}\n")
+    old = time.time_ns() - 60 * 10**9  # past the 2 s a file just written is read again (dsh_audit._stamp)
+    os.utime(tmp_path / "r.jsonl.manifest.json", ns=(old, old))
     opened: list[str] = []
-    real = _home_routes.open_regular
+    real = _manifest_file.open_regular
 
     def counting(path: Any, **kwargs: Any) -> Any:
         opened.append(str(path))
         return real(path, **kwargs)
 
-    monkeypatch.setattr(_home_routes, "open_regular", counting)
+    monkeypatch.setattr(_manifest_file, "open_regular", counting)
     said = {routes_hint(log, hint) for _ in range(3)}
     assert len(said) == 1 and opened == [f"{log}.manifest.json"]  # diff and check ask once a row
     (tmp_path / "r.jsonl.manifest.json").write_text(json.dumps({"tool": "dsh-audit", "route_file": "../x.yml"}))

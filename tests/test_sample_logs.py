@@ -138,8 +138,8 @@ def test_cli_lists_every_sample() -> None:
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     lines = [line for line in lines if not line["session_id"].startswith("generated-sample")]  # sample_logs/generated
     # chat/session.jsonl holds the same lines as the chat session's DSH log: read once; the tools copy
-    # is written unpacked (other lines, the same session): read too
-    assert len(lines) == sum(len(v) for v in EXPECTED.values()) + len(EXPECTED["tools"])
+    # is written unpacked (other lines, the same events: session 41): read once too
+    assert len(lines) == sum(len(v) for v in EXPECTED.values())
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

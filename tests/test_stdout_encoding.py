@@ -155,21 +155,22 @@ def test_a_table_wraps_escapes_in_their_column_ascii(run, folder):
 
 def test_a_table_wraps_escapes_in_their_column_latin_1(run, folder):
     """Below 100 columns every table is compact (one style for every command): latin-1 shows é as
-    itself, the rest as escapes, each kept whole in its column."""
+    itself, the rest as escapes, each kept whole in its column; the id is cut to its unique prefix
+    before the project is left out (session 41)."""
     code, out, err = run(folder, "latin-1", "sessions", "s/session.jsonl", "--no-cost")
     assert (code, err) == (0, [])
     lines = out.splitlines()
     assert lines == [
         "1 session(s), newest first",
-        "when (UTC)       |title                        |reqs |id",
-        "-----------------+-----------------------------+-----+--------------------------",
-        "2027-01-15 08:00 |Caf\u00e9 \\u2192 \\u6f22\\u5b57     |   3 |s-caf\u00e9-\\u2192-\\ud83d\\ude00",
-        "                 |\\ud83d\\ude00                 |     |",
-        "narrow terminal: hit, breaks, cost (no values), project not shown (widen it, or",
-        "use --json)",
+        "when (UTC)       |title             |project           |requests |id",
+        "-----------------+------------------+------------------+---------+-------------",
+        "2027-01-15 08:00 |Caf\u00e9 \\u2192\\u2026 |/home/dev/project |       3 |s-caf\u00e9-\\u2192",
+        "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
+        "narrow terminal: hit ratio, breaks, cost (no values) not shown (widen it, or use",
+        "--json)",
     ]
     assert max(len(line) for line in lines) <= 80 and not any(line.endswith(" ") for line in lines)
-    assert len(separators(lines[1:5])) == 1
+    assert len(separators(lines[1:4])) == 1
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])

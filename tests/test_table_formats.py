@@ -130,22 +130,26 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
         t = r["tokens"]
         return [r["key"], str(r["requests"]), str(t["cache_miss"]), str(r["lost_tokens"]),
                 _usd_csv(r, r["lost_cost_usd"]), str(t["cache_read"]), str(t["cache_write"]), str(t["output"]),
-                _usd_csv(r, r["cost_usd"]["total"]), _usd_csv(r, r["no_cache_cost_usd"]),
-                _usd_csv(r, r["off_peak_cost_usd"]), str(r["unpriced_requests"])]
+                _usd_csv(r, r["cost_usd"]["total"]),
+                *(_usd_csv(r, r["cost_usd"][bucket]) for bucket in ("cache_miss", "cache_read", "cache_write", "output")),
+                _usd_csv(r, r["no_cache_cost_usd"]), _usd_csv(r, r["off_peak_cost_usd"]), str(r["unpriced_requests"])]
 
-    # the lost tokens beside the cache misses they are part of; in CSV two plain columns
+    # the lost tokens beside the cache misses they are part of; in CSV two plain columns; what each
+    # bucket cost after "cost", the JSON's cost_usd (session 41)
     assert csv_rows(out) == [
         ["session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write", "output",
-         "cost", "no cache", "off-peak", "unpriced"],
+         "cost", "cache miss cost", "cache read cost", "cache write cost", "output cost", "no cache", "off-peak",
+         "unpriced"],
         *(row(r) for r in table["rows"]), row(table["totals"])]
     # the title call logged no usage: the wire.jsonl found beside the log prices it; each amount the
     # exact one the JSON has, not the table's 4 decimals
     assert csv_rows(out)[-1] == ["total", "8", "21583", "11968", "0.007635584", "36160", "0", "101", "0.01109977",
-                                 "0.03416985", "0.01109977", "0"]
+                                 "0.01011531", "0.00079552", "0", "0.00018894", "0.03416985", "0.01109977", "0"]
     # the log alone: every amount a request owes is a lower bound (the unpriced count beside)
     code, out, _ = run("usage", str(CHANGE), "--no-capture", "--format", "csv")
     assert (code, csv_rows(out)[-1]) == (0, ["total", "8", "21449", "11968", "0.007635584", "36160", "0", "96",
-                                             "0.01107667", "0.03414675", "0.01107667", "1"])
+                                             "0.01107667", "0.01009521", "0.00079552", "0", "0.00018594",
+                                             "0.03414675", "0.01107667", "1"])
 
 
 def _usd(row: dict[str, Any], value: float | None) -> str:

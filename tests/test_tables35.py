@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from _cli import invoke
+from _copy_log import samples_differing
 from dsh_audit.report.terminal import About, listing, print_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,10 +28,12 @@ def _lines(out: str) -> list[str]:
 
 # -- 1. sessions: a column left out only when the table cannot fit otherwise -----------------------
 
-def test_sessions_keeps_reqs_when_a_listed_path_beside_an_id_can_be_cut(monkeypatch, capsys) -> None:
+def test_sessions_keeps_reqs_when_a_listed_path_beside_an_id_can_be_cut(monkeypatch, capsys, tmp_path) -> None:
     """Before: "(sample_logs/tools/session.jsonl)" was read as an id (kept whole, 33 columns), so
-    "reqs" was left out too although the table fits with it (hit and breaks need 89 columns)."""
-    monkeypatch.chdir(ROOT)
+    "reqs" was left out too although the table fits with it (hit and breaks need 89 columns). The
+    samples with session-sample-tools in two files that differ (:func:`samples_differing`)."""
+    samples_differing(tmp_path)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "sample_logs")
     assert code == 0

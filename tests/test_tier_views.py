@@ -155,18 +155,18 @@ def test_usage_by_request_table_has_a_tier_column_only_when_a_request_has_a_tier
     # --no-breaks measured no loss: the lost cells are empty, never 0 (session 36, D3); off-peak does
     # not apply (OpenAI has no peak window): empty, its column kept in CSV (session 38)
     assert code == 0 and out == (
-        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,tier,no cache,"
-        "off-peak,unpriced\r\n"
-        "usage by request,tiers #0,1,20000,,,252000,0,1000,0.128,,0.695,,0\r\n"
-        'usage by request,tiers #1,1,1000,,,271001,0,2000,0.1855005,">272,000",1.405005,,0\r\n'
-        "usage by request,total,2,21000,,,523001,0,3000,0.3135005,,2.100005,,0\r\n")
+        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,tier,"
+        "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced\r\n"
+        "usage by request,tiers #0,1,20000,,,252000,0,1000,0.128,,0.05,0.063,0,0.015,0.695,,0\r\n"
+        'usage by request,tiers #1,1,1000,,,271001,0,2000,0.1855005,">272,000",0.005,0.1355005,0,0.045,1.405005,,0\r\n'
+        "usage by request,total,2,21000,,,523001,0,3000,0.3135005,,0.055,0.1985005,0,0.06,2.100005,,0\r\n")
     code, out, _ = run("usage", str(_base(tmp_path)), "--by", "request", "--no-breaks", "--format", "csv")
     out = _without_details(out)
     assert code == 0 and out == (
-        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,no cache,"
-        "off-peak,unpriced\r\n"
-        "usage by request,base #0,1,20000,,,252000,0,1000,0.128,0.695,,0\r\n"
-        "usage by request,total,1,20000,,,252000,0,1000,0.128,0.695,,0\r\n")
+        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,"
+        "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced\r\n"
+        "usage by request,base #0,1,20000,,,252000,0,1000,0.128,0.05,0.063,0,0.015,0.695,,0\r\n"
+        "usage by request,total,1,20000,,,252000,0,1000,0.128,0.05,0.063,0,0.015,0.695,,0\r\n")
 
 
 def _without_details(out: str) -> str:

@@ -129,7 +129,7 @@ def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_
 
 
 def test_sessions_wide_enough_show_whole_ids(monkeypatch, capsys, uuid_home: Path):
-    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("COLUMNS", "150")  # was 120: whole ids there left the project out (session 41)
     monkeypatch.setenv("DSH_HOME", str(uuid_home))
     code, out, err = invoke(monkeypatch, capsys, "sessions")
     assert (code, err) == (0, [])
@@ -137,7 +137,28 @@ def test_sessions_wide_enough_show_whole_ids(monkeypatch, capsys, uuid_home: Pat
     assert [re.findall(r"\S*[0-9a-f]{8}-[0-9a-f-]{27}", line)[0] for line in lines if "2027" in line] == [
         "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab",
         "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd"]
-    assert "shortest unique prefix" not in out
+    assert "shortest unique prefix" not in out and "/home/dev/project" in out  # the project too
+
+
+def test_sessions_cut_ids_before_they_leave_the_project_out(monkeypatch, capsys, uuid_home: Path):
+    """Session 41: from 120 to 140 columns whole ids left "project" out, and headed "requests" "reqs";
+    an id is shortened first, as `check` shortens one before a header."""
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("DSH_HOME", str(uuid_home))
+    code, out, err = invoke(monkeypatch, capsys, "sessions")
+    assert (code, err) == (0, [])
+    assert [line.rstrip() for line in out.splitlines()] == [
+        "3 session(s), newest first",
+        "                                                                          hit",
+        "when (UTC)        title                    project            requests  ratio  breaks        cost  id",
+        "─" * 120,
+        "2027-01-15 08:20  Count the bullet lines   /home/dev/project         2   0.0%       0  ≥$0.000049  402a1ae8",
+        "                  in the README",
+        "2027-01-15 08:10  -                        /home/dev/project         1   0.0%       0   $0.000049  "
+        "session-86ef2d28-9b1c",
+        "2027-01-15 08:00  Fix the flaky test       /home/dev/project         2   0.0%       0  ≥$0.000049  "
+        "session-86ef2d28-6e7a",
+        "id: shortest unique prefix (--json for whole ids)"]
 
 
 def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):

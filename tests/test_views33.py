@@ -272,7 +272,7 @@ def test_breaks_tables_of_a_run_share_a_style_and_show_a_parent_as_a_prefix(
     assert lines[-5:] == [
         "─" * 80,
         "0  1 (session-70444d8d)  subagent  break    subagent  system, tools  34 1 11",
-        "vs: a parent's session id as its shortest unique prefix (--json for whole ids)",
+        "vs: shortest unique prefix of a parent's session id (--json for whole ids)",
         "narrow terminal: first divergence not shown (widen it, or use --json)",
         "4 sessions read; 1 with no prefix-cache break, not listed (--all lists them)"]  # the parent has none
     code, out, _ = invoke(monkeypatch, capsys, "breaks", str(CORPUS / "live" / "g-subagent" / "home"), "--json")

@@ -202,7 +202,8 @@ def _request(index: int, cost: float | None, *, verdict: str | None = None, prov
 def test_an_update_takes_the_place_of_the_provisional_request() -> None:
     """Exact sums: the update replaces what the provisional request counted (its cost unknown,
     then known; not a break, then one), in whatever file of the session it comes; a provisional
-    request never updated stays counted as shown; a log read again from its start drops both."""
+    request never updated stays counted as shown; a log read again from its start keeps what it
+    showed, its update taking the provisional one's place (fuzz round 26: it dropped both)."""
     summary = WatchSummary()
     items: list[WatchItem] = [WatchNote(0, "s.jsonl", "started", "", "s"), _request(0, 1e-7),
                               _request(1, None, provisional=True), _request(2, 2e-7, provisional=True),
@@ -214,8 +215,8 @@ def test_an_update_takes_the_place_of_the_provisional_request() -> None:
                                  "errors": 0, "unpriced_requests": 0, "cost_complete": True}
     for item in (WatchNote(0, "s.jsonl", "replaced", "", "s"), WatchNote(0, "s.jsonl", "started", "", "s"),
                  _request(2, 5e-7, update=True)):
-        summary.add(item)  # read again from its start: only what the copy showed stays, and the new one
-    assert (summary.requests, summary.breaks, summary.cost, summary.unpriced) == (2, 1, 8e-07, 0)
+        summary.add(item)  # read again from its start: what was shown stays, request 2 as updated
+    assert (summary.requests, summary.breaks, summary.cost, summary.unpriced) == (3, 1, 9e-07, 0)
 
 
 def test_an_update_is_marked_and_runs_no_on_break_command_twice(tmp_path: Path) -> None:

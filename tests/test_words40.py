@@ -77,7 +77,7 @@ def test_a_pyproject_price_table_error_quotes_the_value_as_toml_writes_it(tmp_pa
     with pytest.raises(UsageError) as caught:
         load_prices(search_from=tmp_path)
     assert str(caught.value) == (
-        f"{tmp_path / 'pyproject.toml'} [tool.dsh-audit.prices]: price table key {_RATE}.cache_miss: true is not a "
+        f"{tmp_path / 'pyproject.toml'}:2: [tool.dsh-audit.prices] price table key {_RATE}.cache_miss: true is not a "
         "rate (a number >= 0) (hint: fix this key under [tool.dsh-audit.prices] of this pyproject.toml, the nearest "
         "to the current folder; the Price files section of docs/cache-accounting.md gives the shape)")
 

@@ -52,8 +52,8 @@ def refuse_imported(item: Session | Failure) -> Session | Failure:
     :func:`attribute_group` gives it, for a view that attributes an opened group its own way)."""
     if isinstance(item, Session) and item.imported:
         message, hint = foreign_refusal(item.format)  # as every command refuses it
-        return Failure(item.path, UnsupportedFormatError(message, path=item.path, hint=hint), tuple(item.warnings),
-                       item.id)
+        return Failure(item.path, UnsupportedFormatError(message, path=item.path, line=1, hint=hint),
+                       tuple(item.warnings), item.id)
     return item
 
 

@@ -80,7 +80,9 @@ class _Analyzer:
                  routes: Callable[[Request], str | None] | None, zero_data_retention: bool | None = None,
                  captured: Mapping[int, Tokens] | None = None) -> None:
         self.times, self.causes, self.prices, self.lookback, self.routes = times, causes, prices, lookback, routes
-        self.captured = captured or {}  # request index -> the capture's usage of the response to its send
+        # request index -> the capture's usage of the response to its send; a caller's own mapping,
+        # empty too, is kept: a watch fills it as it goes (iter_cache_verdicts)
+        self.captured = captured if captured is not None else {}
         self.lookup = RequestRules(unit=unit, tokenizer=tokenizer, bodies=bodies,
                                    zero_data_retention=zero_data_retention)
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
@@ -351,7 +353,8 @@ def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] |
                         tokenizer: str = "auto", bodies: Bodies | None = None, prices: PriceBook | None = None,
                         lookback: int = 64, routes: Callable[[Request], str | None] | None = None,
                         zero_data_retention: bool | None = None,
-                        parents: Mapping[int, ParentRequest] | None = None) -> Iterator[CacheVerdict]:
+                        parents: Mapping[int, ParentRequest] | None = None,
+                        captured: Mapping[int, Tokens] | None = None) -> Iterator[CacheVerdict]:
     """The cache verdict of each request as it arrives, for a session that is still running.
 
     The same verdicts :func:`analyze_cache` gives, one request at a time: ``causes`` (request
@@ -359,10 +362,12 @@ def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] |
     caller may fill it as attribution goes, as long as a request's transition is in it before the
     request is handed over; so is ``parents`` (request index -> the parent session's request a
     fork or subagent child's request continues, :class:`ParentRequest`: the one its transition
-    names). Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
+    names); and ``captured`` (request index -> the capture's usage of a request whose log holds
+    none, :func:`dsh_audit.cache.given_usage`'s: a watch puts a request's in before handing it
+    over). Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
     """
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies, prices=prices,
                            lookback=lookback, routes=routes, keep=False,  # a watch runs for hours
-                           zero_data_retention=zero_data_retention, parents=parents)
+                           zero_data_retention=zero_data_retention, parents=parents, captured=captured)
     for request in requests:
         yield account.add(request, request.time)

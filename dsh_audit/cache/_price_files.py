@@ -11,7 +11,6 @@ import json
 import math
 import os
 import re
-import time
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +20,7 @@ from .._literals import holds_float
 from .._config_read import ConfigFileError, read_bytes, read_json, read_toml
 from .._json_keys import loads_unique
 from .._pyproject import checked_tool_table, dotted_key, tool_table
+from .._stamp import Stamp, file_stamps
 from ..errors import UsageError
 
 #: Where a price table's shape is described, for the hint of an error in a user's price file
@@ -32,25 +32,6 @@ _PACKAGED_HINT = "the packaged price table is damaged: reinstall dsh-audit"
 _PYPROJECT_HINT = (f"fix this key under [tool.dsh-audit.prices] of this pyproject.toml, the nearest to the current "
                    f"folder; {_SHAPE}")
 _PRICES_HINT = f"fix this key in the --prices file; {_SHAPE}"
-#: How recently written a price file is read again every time rather than remembered (git's
-#: "racy" entries): a file system stamps a write with a coarse clock (a few ms; 2 s on FAT), so a
-#: same-size edit just after a read could keep its stamp.
-_RACY_NS = 2_000_000_000
-
-
-def _stamp(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
-    """What tells that the file at ``path`` is the one a price book was read from (its size,
-    times, inode and device), or None when it cannot be looked at (its reader says why) or was
-    written too recently to tell (:data:`_RACY_NS`): a book is then read again, never remembered."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if time.time_ns() - info.st_mtime_ns < _RACY_NS:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
-
-
 def _read(path: Path) -> Any:
     """The price table at ``path``: a duplicate key (:func:`~dsh_audit._json_keys.loads_unique`) and
     a leading byte order mark refused in JSON as in TOML (:func:`~dsh_audit._config_read.read_json`)."""
@@ -315,22 +296,10 @@ def _prices_of(document: Any, candidate: Path) -> Any | None:
     return None if table is None else table.get("prices")
 
 
-def _stamps(paths: Iterable[str | os.PathLike[str]]) -> tuple[tuple[int, ...], ...] | None:
-    """The :func:`_stamp` of each file of ``paths``, or None when one has none: the key of a
-    price book read from them, which a book read again would not match once one changed."""
-    stamps = []
-    for path in paths:
-        stamp = _stamp(path)
-        if stamp is None:
-            return None
-        stamps.append(stamp)
-    return tuple(stamps)
-
-
-def _layer_stamps(files: Iterable[str]) -> tuple[tuple[int, ...], ...] | None:
-    """:func:`_stamps` of the files of the layers named as :attr:`PriceBook.files` names them
-    (read by :func:`_named_layers`; ``packaged`` apart)."""
-    return _stamps(name.removesuffix(_PYPROJECT_LAYER) for name in files if name != "packaged")
+def _layer_stamps(files: Iterable[str]) -> tuple[Stamp, ...] | None:
+    """:func:`~dsh_audit._stamp.file_stamps` of the files of the layers named as
+    :attr:`PriceBook.files` names them (read by :func:`_named_layers`; ``packaged`` apart)."""
+    return file_stamps(name.removesuffix(_PYPROJECT_LAYER) for name in files if name != "packaged")
 
 
 def _named_layers(files: Iterable[str]) -> list[tuple[str, Any, str]]:

@@ -32,16 +32,17 @@ import bisect
 import difflib
 import math
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from typing import Any
 
 from .._listing import listed
-from .._pyproject import dotted_key
+from .._pyproject import dotted_key, key_line
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
-from ._price_files import _PRICES_HINT, _Constant, _is_toml, _shown
+from ._price_files import _PRICES_HINT, _PYPROJECT_LAYER, _Constant, _is_toml, _shown
 from ._price_window import _Window, _iso
 from ._rule_data import load_rules
 
@@ -116,9 +117,40 @@ class _Parser:
         self.toml = _is_toml(path)
         #: this document's aliases, each with its key as written: (key, provider, model, period)
         self.aliases: list[tuple[str, str, str, _Period]] = []
+        self.data: Any = None  # the document read (:meth:`units` first): where :meth:`line` finds a key
 
     def fail(self, key: str, problem: str) -> UsageError:
-        return UsageError(f"price table key {key}: {problem}", path=self.path, hint=self.hint)
+        """The one-line error of ``key``; in a ``pyproject.toml``'s table, at the line that writes the
+        key (or, for one missing, the table's header) when one line does, as every other error in
+        that file is (:func:`~dsh_audit._pyproject.key_line`): ``FILE:LINE: [tool.dsh-audit.prices] ...``."""
+        line = self.line(key)
+        if line is None:
+            return UsageError(f"price table key {key}: {problem}", path=self.path, hint=self.hint)
+        file = self.path.removesuffix(_PYPROJECT_LAYER)
+        return UsageError(f"{_PYPROJECT_LAYER.strip()} price table key {key}: {problem}", path=file, line=line,
+                          hint=self.hint)
+
+    def line(self, key: str) -> int | None:
+        """The line of the ``pyproject.toml`` whose ``[tool.dsh-audit.prices]`` table this document
+        is that writes ``key`` (a dotted key as :meth:`fail` names it), or the header of the table
+        that lacks it; None for any other document, or a key no one line writes (a list's item)."""
+        if not self.path.endswith(_PYPROJECT_LAYER):
+            return None
+        try:
+            parts = _key_parts(tomllib.loads(f"{key} = 0"))  # the key's parts, unquoted as TOML reads them
+        except ValueError:  # "(top level)", an item of a list: no line
+            return None
+        table: tuple[str, ...] = ("tool", "dsh-audit", "prices")
+        value = self.data
+        for part in parts[:-1]:
+            value = value.get(part) if isinstance(value, dict) else None
+            table += (part,)
+        if not isinstance(value, dict):
+            return None
+        file = self.path.removesuffix(_PYPROJECT_LAYER)
+        if parts[-1] in value:
+            return key_line(file, table, parts[-1], value[parts[-1]])
+        return key_line(file, table, None)
 
     def shown(self, value: Any) -> str:
         """``value`` as this document's language writes it (:func:`_shown`)."""
@@ -297,6 +329,7 @@ class _Parser:
         """Refuse a ``per_tokens`` or ``currency`` other than the packaged table's: every rate of every
         layer is read as ``currency`` per ``per`` tokens, so a file of rates per thousand tokens would
         otherwise be priced a thousand times too low, silently."""
+        self.data = data
         document = self.table(data, "(top level)")
         for key, packaged in (("per_tokens", per), ("currency", currency)):
             value = document.get(key, packaged)
@@ -397,6 +430,16 @@ class _Parser:
 #: The lookup a quote makes (``PriceBook._table``): the table and model name a request through a
 #: provider for a model is priced from, or None.
 _Lookup = Callable[[str, str], tuple[str, str] | None]
+
+
+def _key_parts(document: dict[str, Any]) -> tuple[str, ...]:
+    """The parts of the one dotted key ``document`` (``tomllib.loads("a.b = 0")``) holds."""
+    parts: list[str] = []
+    level: Any = document
+    while isinstance(level, dict):
+        name, level = next(iter(level.items()))
+        parts.append(name)
+    return tuple(parts)
 
 
 def unread_providers(path: str, data: Any, before: Iterable[str], providers: Mapping[str, _Provider],

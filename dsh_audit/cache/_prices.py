@@ -16,38 +16,33 @@ peak rate, once per provider table and year: give that year's holidays with ``--
 book keeps the caveats its quotes met (:meth:`PriceBook.caveats_met`), which every command that
 prints costs says once per run, as a ``note:`` on stderr. A price document is read into values by
 :mod:`~dsh_audit.cache._price_parser`, from a file or ``pyproject.toml`` by
-:mod:`~dsh_audit.cache._price_files`.
+:mod:`~dsh_audit.cache._price_files`, once per version of those files
+(:mod:`~dsh_audit.cache._price_memo`); a model's rates are found by :mod:`~dsh_audit.cache._price_span`.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
 import math
 import os
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
 from .._paths import refuse_empty_paths
 from .._pyproject import find_pyproject
+from .._stamp import file_stamps
 from ._money import Rates
-from ._price_files import (_PACKAGED_HINT, _PRICES_HINT, _PYPROJECT_HINT, _layer_stamps, _named_layers, _pyproject,
-                           _read, _stamp, _stamps)
+from ._price_files import _PRICES_HINT, _PYPROJECT_HINT, _layer_stamps, _named_layers, _pyproject, _read
+from ._price_memo import _Packaged, _packaged_source, _remembered
 from ._price_parser import _Parser, _Period, _Provider, unread_providers
+from ._price_span import _Span, _listed, _resolved
 from ._price_window import OFF_PEAK, PEAK, STANDARD, _Caveat, _Window, _caveat, _iso
 from ._rule_data import rule_for
 
 __all__ = ["PriceBook", "PricedRequest", "Quote", "load_price_files", "load_prices", "no_price"]
 
-# the suffix of a dated snapshot of a listed model (Anthropic -20250929, OpenAI -2024-08-06): billed
-# as that model. Any other suffix names another model (gpt-5-codex, o3-deep-research, gpt-4o-audio-preview:
-# other rates or none listed), which stays unpriced rather than priced as the shorter name.
-_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
 #: How many answers :meth:`PriceBook.quote` keeps of each kind (a session's few models and tiers
 #: in a few windows is all it reuses).
 _QUOTES_LIMIT = 1024
@@ -74,19 +69,6 @@ class Quote:
     retrieved: str
     effective: str | None = None
     tier: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    """What a (provider, model) is priced from at send times ``start <= t < end``: the provider
-    table and model name it is billed as (an alias resolved) and the period of rates in force,
-    the same for every such time (no period of the alias chain begins or ends inside)."""
-
-    start: float
-    end: float
-    table: str
-    name: str
-    period: _Period
 
 
 class PricedRequest(Protocol):
@@ -243,14 +225,6 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
         for text in texts:
             self._met.setdefault(text if isinstance(text, _Caveat) else _Caveat(text))
 
-    def _find(self, provider: str, model: str) -> str | None:
-        models = self.providers[provider].models
-        if model in models:
-            return model
-        # dated snapshots: claude-sonnet-4-5-20250929 is billed as claude-sonnet-4-5
-        match = _SNAPSHOT.search(model)
-        return model[: match.start()] if match and model[: match.start()] in models else None
-
     def quote(self, provider: str | None, model: str | None, when: float | None, *,
               prompt_tokens: int | None = None) -> Quote | str:
         """The price of a request to ``model`` through DSH provider ``provider`` sent at ``when``
@@ -279,7 +253,8 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
             return self._tables[key]
         family = rule_for(provider, model).family
         order = [family, *sorted(p for p in self.providers if p != family)]
-        found = next(((p, k) for p in order if p in self.providers and (k := self._find(p, model))), None)
+        found = next(((p, k) for p in order
+                      if p in self.providers and (k := _listed(self.providers[p].models, model))), None)
         if len(self._tables) >= _QUOTES_LIMIT:
             self._tables.clear()
         self._tables[key] = found
@@ -287,30 +262,18 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
 
     def _span(self, provider: str | None, model: str, when: float) -> _Span | str:
         """The rates ``model`` through ``provider`` is priced from at ``when`` and the send times
-        they hold for (:class:`_Span`, kept for the next request), or why it is unpriced."""
+        they hold for (:class:`~dsh_audit.cache._price_span._Span`, kept for the next request), or
+        why it is unpriced."""
         found = self._table(provider, model)
         if found is None:
             return no_price(model)
         table, name = found
-        start, end = -math.inf, math.inf
-        for _ in range(len(self.providers[table].models)):  # a chain names each model once at most
-            periods = self.providers[table].models[name]
-            count = sum(1 for p in periods if p.start <= when)  # sorted by start: those begun by then
-            if not count:
-                return f"no rate for {name!r} (provider {table}) in force on {_iso(when)[:10]}"
-            period = periods[count - 1]
-            start = max(start, period.start)
-            if count < len(periods):
-                end = min(end, periods[count].start)
-            if period.billed_as is not None or period.rates is None:
-                name = period.billed_as or name
-                continue
-            span = _Span(start, end, table, name, period)
+        span = _resolved(self.providers[table], table, name, model, when)
+        if isinstance(span, _Span):
             if len(self._spans) >= _QUOTES_LIMIT:
                 self._spans.clear()
             self._spans[(provider, model)] = span
-            return span
-        return f"'billed_as' loops from {model!r}"  # refused at load (_Parser.check_references): never met
+        return span
 
     def _quote(self, span: _Span, model: str, when: float, prompt_tokens: int | None) -> Quote:
         """The quote of a request to ``model`` priced from ``span`` at ``when``: its window and tier."""
@@ -353,7 +316,7 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
                 search_from: str | os.PathLike[str] | None = None) -> PriceBook:
     """The packaged price table, then ``[tool.dsh-audit.prices]`` of the nearest ``pyproject.toml``
     (searched from ``search_from``, default the current folder), then the file at ``path``: read
-    once per process while those files are unchanged (:func:`_remembered`), a book of its own
+    once per process while those files are unchanged (:mod:`~dsh_audit.cache._price_memo`), a book of its own
     each call.
 
     Raises:
@@ -366,7 +329,7 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
     candidate = find_pyproject(search_from)
     named = None if path is None else os.fspath(path)
     files = [file for file in (candidate, named) if file is not None]
-    return _remembered(packaged, _load_prices, (candidate, named), _stamps(files))
+    return _remembered(packaged, _load_prices, (candidate, named), file_stamps(files))
 
 
 def _load_prices(packaged: _Packaged, candidate: Path | None, path: str | None) -> PriceBook:
@@ -404,67 +367,9 @@ def _load_files(packaged: _Packaged, names: tuple[str, ...]) -> PriceBook:
     return _layered(packaged, _named_layers(names))
 
 
-#: The packaged price document and its providers as parsed (:func:`_packaged`).
-_Packaged = tuple[dict[str, Any], dict[str, _Provider]]
-
-
-def _remembered(packaged: tuple[str, tuple[int, ...] | str], load: Callable[..., PriceBook], args: tuple[Any, ...],
-                stamps: tuple[tuple[int, ...], ...] | None) -> PriceBook:
-    """``load(packaged table, *args)``, read once per process for the same ``args`` while the
-    files it reads are unchanged (their ``stamps``: None when that cannot be told, then read now)
-    and so is the packaged table (``packaged``: its name and version). A command reads the table
-    once, but the library prices each log it is not given a table for with its own (every view
-    of a session, each ledger of a fleet): one parse of the packaged table and the user's files
-    each, not one per log. Each call gets a book of its own (:func:`dataclasses.replace`: the
-    quotes and caveats it meets are its own), its providers shared and never changed. An error
-    is never remembered: a file that fails is read again, and fails again, each call."""
-    if stamps is None:
-        return load(_packaged(*packaged), *args)
-    return replace(_book(packaged, load, args, stamps))
-
-
-@functools.lru_cache(maxsize=8)
-def _book(packaged: tuple[str, tuple[int, ...] | str], load: Callable[..., PriceBook], args: tuple[Any, ...],
-          _stamps: tuple[tuple[int, ...], ...]) -> PriceBook:
-    """:func:`_remembered`'s book of one version of its files (``_stamps``: the key only)."""
-    return load(_packaged(*packaged), *args)
-
-
-def _packaged_source() -> tuple[str, tuple[int, ...] | str]:
-    """The name of the packaged price document and what tells its version (a remembered book's
-    key: a test may put another in its place), checked (:func:`_packaged_parsed`): its file's
-    :func:`_stamp`, or its text when it has none (an install in a zip file, a file just written)."""
-    source = resources.files("dsh_audit.cache") / "rules" / "prices.json"
-    stamp = _stamp(source) if isinstance(source, os.PathLike) else None
-    found = str(source), stamp if stamp is not None else source.read_text("utf-8")
-    _packaged_parsed(*found)
-    return found
-
-
-def _packaged(name: str, version: tuple[int, ...] | str) -> _Packaged:
-    """The packaged price document at ``name`` (:func:`_packaged_source`), its providers a copy
-    of their own (:func:`_layered` adds each layer's to them), read before any user's file."""
-    document, parsed = _packaged_parsed(name, version)
-    return document, {key: replace(provider, windows=list(provider.windows), models=dict(provider.models))
-                      for key, provider in parsed.items()}
-
-
-@functools.lru_cache(maxsize=2)
-def _packaged_parsed(name: str, version: tuple[int, ...] | str) -> _Packaged:
-    """:func:`_packaged` parsed once per version (its copies are what is changed): ``version``
-    its text, or its file's stamp (the file is read)."""
-    packaged = json.loads(version if isinstance(version, str) else Path(name).read_text("utf-8"))
-    providers: dict[str, _Provider] = {}
-    # an error here is the packaged table's own (a damaged install): named by its path, never a user's file's
-    parser = _Parser(name, providers, hint=_PACKAGED_HINT)
-    parser.document(packaged)
-    parser.check_references()
-    return packaged, providers
-
-
 def _layered(packaged: _Packaged, layers: list[tuple[str, Any, str]]) -> PriceBook:
-    """The packaged table (:func:`_packaged`) with ``layers`` applied in turn: each its name
-    (:attr:`PriceBook.files`), document and the hint of its errors."""
+    """The packaged table (:func:`~dsh_audit.cache._price_memo._packaged`) with ``layers`` applied in turn: each its
+    name (:attr:`PriceBook.files`), document and the hint of its errors."""
     document, providers = packaged
     files = ["packaged"]
     read: list[tuple[str, Any, list[str]]] = []  # each layer with the tables there were before it

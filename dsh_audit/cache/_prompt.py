@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import accumulate, compress, count, islice
 from operator import is_not
 from typing import Any
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, ref
 
 from .._seq import common_length
 from ..replay import MessageView
@@ -154,27 +154,36 @@ def _flat(messages: _Messages | tuple[list[str], list[int]]) -> tuple[list[str],
 
 
 class _Track:
-    """A growing prompt: the head's segments, then each message's, with their token counts and
-    running sums. Prompts are prefixes of it; its lists only grow.
+    """A growing prompt: the head's segments, then each message's, with the running sums of their
+    token counts (one list of ints, not two: a fork copies what it keeps of each). Prompts are
+    prefixes of it; its lists only grow.
 
     Where each message's segments start is not listed per message (a fork would shift every later
     one: a new int per message of the history after each prune). Nearly every part is one segment,
     so only the messages whose part is not are listed (:attr:`wide`), with the segments they add
     beyond one each, summed (:attr:`spread`); :meth:`_offset` reads a message's start from them.
+
+    A forked track remembers the track it was forked from and how many segments it took from it
+    as the same objects (:attr:`base`): two tracks of one line of forks share at least the least
+    of the cuts between them, so their common prefix is compared from there, not from the start
+    (after each prune of a long history, a walk over everything before the pruned message).
     """
 
-    __slots__ = ("__weakref__", "_common", "counts", "cumulative", "head", "parts", "segments", "spread", "view",
+    __slots__ = ("__weakref__", "_common", "base", "cumulative", "head", "parts", "segments", "spread", "view",
                  "wide")
+
+    #: how many forks back :meth:`common` looks for a track both tracks were forked from
+    DEPTH = 8
 
     def __init__(self, head: tuple[str, ...], head_counts: list[int]) -> None:
         self.head = head
         self.segments: list[str] = list(head)
-        self.counts: list[int] = list(head_counts)
         self.cumulative: list[int] = list(accumulate(head_counts))
         self.parts: list[_Part] = []  # one per message of view
         self.wide: list[int] = []  # the messages whose part is not one segment (ascending)
         self.spread: list[int] = []  # [j]: segments beyond one per part, summed over wide[:j + 1]
         self.view: Sequence[Any] = ()
+        self.base: tuple[ref[_Track], int] | None = None  # forked from: that track, segments taken from it
         # Weak: a track must not keep alive every track it was ever compared with (and, through
         # theirs, every track of the log with all their messages).
         self._common: WeakKeyDictionary[_Track, tuple[int, int]] = WeakKeyDictionary()
@@ -189,9 +198,12 @@ class _Track:
             return found
         # Until they differ, the segments both had when last compared are known to be shared
         # (tracks only grow): compare only what was appended since.
-        start = found[0] if found is not None else 0
         mine, theirs = self.segments, other.segments
-        whole = start + common_length(mine[start:], theirs[start:]) if start else common_length(mine, theirs)
+        if found is not None:
+            start = found[0]
+            whole = start + common_length(mine[start:], theirs[start:]) if start else common_length(mine, theirs)
+        else:
+            whole = _common_from(mine, theirs, self._forked_alike(other))
         if whole >= min(len(mine), len(theirs)):
             self._common[other] = other._common[self] = (whole, -1)  # -1: no difference yet
             return whole, 0
@@ -199,6 +211,29 @@ class _Track:
         self._common[other] = shared
         other._common[self] = shared
         return shared
+
+    def _lineage(self) -> dict[_Track, int]:
+        """This track and the tracks it was forked from (up to :attr:`DEPTH` forks back), each with
+        how many leading segments it shares with this one as the same objects."""
+        found: dict[_Track, int] = {self: len(self.segments)}
+        track, shared = self, len(self.segments)
+        for _ in range(self.DEPTH):
+            base = track.base
+            parent = base[0]() if base is not None else None
+            if base is None or parent is None:
+                break
+            track, shared = parent, min(shared, base[1])
+            found[track] = shared
+        return found
+
+    def _forked_alike(self, other: _Track) -> int:
+        """How many leading segments this track and ``other`` are known to share as the same
+        objects, from the forks that made them (0: no track both come from)."""
+        mine = self._lineage()
+        for track, shared in other._lineage().items():
+            if track in mine:
+                return min(shared, mine[track])
+        return 0
 
     def _offset(self, message: int) -> int:
         """Where message ``message``'s segments start (``len(parts)``: the end of the segments)."""
@@ -208,7 +243,6 @@ class _Track:
     def _add(self, segments: Sequence[str], counts: Sequence[int]) -> None:
         total = self.cumulative[-1] if self.cumulative else 0
         self.segments += segments
-        self.counts += counts
         self.cumulative += islice(accumulate(counts, initial=total), 1, None)
 
     def extend(self, messages: _Messages, start: int, stop: int | None = None) -> None:
@@ -239,7 +273,8 @@ class _Track:
 
     def _copy(self, source: _Track, start: int, stop: int) -> None:
         """Add ``source``'s messages ``start:stop`` as they are (a C-speed copy; only the few
-        messages of more or fewer segments than one are renumbered)."""
+        messages of more or fewer segments than one are renumbered, and the running sums are
+        ``source``'s shifted by where the two tracks' sums stand)."""
         first, last = source._offset(start), source._offset(stop)
         low, high = bisect_left(source.wide, start), bisect_left(source.wide, stop)
         if low < high:
@@ -247,7 +282,9 @@ class _Track:
             self.wide += map((len(self.parts) - start).__add__, source.wide[low:high])
             self.spread += map(before.__add__, source.spread[low:high])
         self.parts += source.parts[start:stop]
-        self._add(source.segments[first:last], source.counts[first:last])
+        shift = (self.cumulative[-1] if self.cumulative else 0) - (source.cumulative[first - 1] if first else 0)
+        self.segments += source.segments[first:last]
+        self.cumulative += map(shift.__add__, source.cumulative[first:last]) if shift else source.cumulative[first:last]
 
     def fork(self, messages: _Messages, kept: int) -> _Track:
         """A new track for ``messages`` (after a replace), whose first ``kept`` messages are this
@@ -257,7 +294,8 @@ class _Track:
         track = _Track.__new__(_Track)
         cut, wide = self._offset(kept), bisect_left(self.wide, kept)
         track.head, track._common, track.view = self.head, WeakKeyDictionary(), ()
-        track.segments, track.counts, track.cumulative = self.segments[:cut], self.counts[:cut], self.cumulative[:cut]
+        track.base = (ref(self), cut)
+        track.segments, track.cumulative = self.segments[:cut], self.cumulative[:cut]
         track.parts, track.wide, track.spread = self.parts[:kept], self.wide[:wide], self.spread[:wide]
         at = kept
         if isinstance(messages.view, MessageView) and messages.runs:
@@ -273,6 +311,18 @@ class _Track:
 
     def prompt(self, source: str, fallback: Prompt | None) -> Prompt:
         return Prompt(self.segments, source, fallback, self.cumulative, len(self.segments), self)
+
+
+def _common_from(a: list[str], b: list[str], start: int) -> int:
+    """:func:`common_length` of ``a`` and ``b``, whose first ``start`` items are known to be the
+    same objects: the item after them is compared first, and usually differs (a fork's first
+    segment of its own), so nothing before it is read again."""
+    n = min(len(a), len(b))
+    if start >= n:
+        return n
+    if start and a[start] != b[start]:
+        return start
+    return start + common_length(a[start:], b[start:]) if start else common_length(a, b)
 
 
 def _same_start(a: Sequence[Any], b: Sequence[Any]) -> int:

@@ -10,7 +10,7 @@ own name, after the option's Python parameter (``DSH_AUDIT_CHECK_POLICY_PATH``),
 an older spelling. A variable is its option's default: the option typed on the command line wins
 over it, and over a variable of an option that asks for something else (``DSH_AUDIT_CHECK_JSON=1``
 with ``--format csv``: CSV); two such variables are an error naming both
-(:func:`~dsh_audit.cli._common.give_way`), and an error about a value read from a variable names
+(:func:`~dsh_audit.cli._given.give_way`), and an error about a value read from a variable names
 the variable (``DSH_AUDIT_CHECK_FORMAT=xml: ...``). A ``DSH_AUDIT_*`` variable that no command reads
 is named in a warning, with the closest one it may have meant.
 """

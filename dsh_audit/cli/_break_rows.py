@@ -8,6 +8,7 @@ from typing import Any
 from ..attribution import Transition
 from ..report.terminal import Amount, id_prefixes, listing_format, rows_fit
 from ._break_loss import _Lost, _total
+from ._table_ids import id_caption
 
 
 def _divergence(t: Transition) -> str:
@@ -84,4 +85,4 @@ def _short_parents(listed: Sequence[Transition], columns: Sequence[str], rows: l
                                                               spare=("first divergence",)):
         return None, None
     names = id_prefixes([*(p for p in parents if p), *(t.session_id for t in listed)])
-    return names, "vs: a parent's session id as its shortest unique prefix (--json for whole ids)"
+    return names, id_caption("vs", whose="a parent's session id")

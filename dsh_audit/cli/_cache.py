@@ -31,7 +31,8 @@ from ._options import (
     stated_zdr,
 )
 from ._cache_json import Timelines, write_json as _write_json  # the name tests/test_cache.py reads
-from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
+from ._output import CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count as _marked, place_text, \
+    session_title
 from ._priced import echo_capture_use, run_priced
 from ._when import time_options
 
@@ -42,11 +43,9 @@ _COLUMNS = ("#", "kind", PLACE_COLUMN, "prompt", "reusable", "expected", "actual
 #: --format csv's column of dsh-audit's own estimate of a prompt the log gives no size for (its
 #: "prompt" cell then empty: a CSV count is a plain number or empty, never "~N").
 _CSV_ESTIMATED = "prompt (estimated)"
-#: The mark of a count the capture gave (``--capture``: the request's log holds no usage, the
-#: provider's usage in the captured response to its send priced it and judged its cache), after the
-#: number as the timeline shows it (``175*``), and the caption that says so; --format csv says it
-#: in a column.
-CAPTURED_MARK = "*"
+#: The caption of :data:`CAPTURED_MARK` (``--capture``: the request's log holds no usage, the
+#: provider's usage in the captured response to its send priced it and judged its cache); --format
+#: csv says it in a column.
 _CAPTURED_NOTE = (f"{CAPTURED_MARK}: the capture's usage (the log holds none), which priced the request and "
                   "judged its cache")
 #: The caption of a report whose verdicts were judged on the log alone (made without the capture's
@@ -254,11 +253,6 @@ def _captured_note(report: SessionCacheReport) -> str | None:
     if not report.captured_usage and not report.captured_count:
         return None
     return _CAPTURED_NOTE if report.captured_count else _PRICED_NOTE
-
-
-def _marked(count: int) -> Amount:
-    """A count the capture gave: ``175*`` in a table, the number in CSV."""
-    return Amount(count, f"{count}{CAPTURED_MARK}")
 
 
 def _columns(csv: bool) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ import click
 from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
-from ..gate import CheckResult, RequestRecorder, find_capture, load_policy, run_check
+from ..gate import CheckResult, RequestRecorder, find_capture, group_findings, load_policy, run_check
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import listing, listing_format, page_listing, paging, progress_callback
@@ -25,7 +25,8 @@ from ._check_options import (_baseline, _baseline_options, _one_baseline, _polic
                              _session_options, _typed_adapter, _with_baseline)
 from ._check_table import print_check
 from ._priced import echo_capture_use
-from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning,
+                      warned_of)
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
 from ._options import capture_option, listing_options, stated_zdr
 from ._output import STDOUT, output_help, stdout_target, write_output
@@ -164,7 +165,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     line counts them by severity). A narrow terminal shows
     each session id as its shortest unique prefix, as `sessions` shows it (session-86ef2d28, a
     UUID's cut at a group's end; session-sample-co…, any other's with "…": `show` takes either;
-    the caption says so), then each log as its number, and leaves out
+    the caption says so), before it heads a column in its short words ("reqs", "brks", "hit",
+    "finds"), then each log as its number, and leaves out
     "capture", then "hit ratio", then "cost"; never "log": a log's path is never cut.
 
     A baseline file the policy
@@ -257,6 +259,31 @@ def _verdict(result: CheckResult) -> str:
     return ("check passed" if result.passed else f"{len(result.failing)} failing finding(s)") + baselined
 
 
+#: The most hints ``report`` says of its failing findings (:func:`_echo_hints`); `check` says every one.
+_HINTS_SAID = 3
+
+
+def _echo_hints(result: CheckResult) -> None:
+    """The way forward from ``report``'s failing findings, on stderr: each distinct hint `check`
+    gives them (a route the log does not describe: ``--routes FILE``), with how many findings of
+    which rules in how many logs it settles; at most :data:`_HINTS_SAID`, then how many more
+    `check` says. A log that could not be read is left to its error line, which has its hint, and
+    a hint a warning of the run said already (a capture found that cannot be read) is not said again."""
+    said: dict[str, tuple[int, dict[str, None], set[str]]] = {}
+    refused = {c.path for c in result.sessions if c.error is not None}
+    for group in group_findings(f for f in result.failing if f.path not in refused):
+        first = group.findings[0]
+        if first.hint and not warned_of(first.hint):
+            count, rules, logs = said.setdefault(first.hint, (0, {}, set()))
+            rules[first.rule] = None
+            logs.add(first.path)
+            said[first.hint] = (count + len(group.findings), rules, logs)
+    for hint, (count, rules, logs) in list(said.items())[:_HINTS_SAID]:
+        echo_note(f"{count} failing finding(s) ({', '.join(rules)}, {len(logs)} log(s)); hint: {hint}")
+    if len(said) > _HINTS_SAID:
+        echo_note(f"{len(said) - _HINTS_SAID} more hint(s): `dsh-audit check` with the same options says each")
+
+
 @click.command("report")
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @capture_option
@@ -285,7 +312,9 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     baseline accepts shown as baselined. Exit 0 when written (use
     `check` to gate; a folder or --since/--until window with no log gives a page with none, and a
     note), 2 on bad input or when a log cannot be read (the page is still written, with that
-    log's error in it, and the error is printed).
+    log's error in it, and the error is printed). After the line that says what was written, a
+    note on stderr gives each hint `check` gives the failing findings (a route the log does not
+    describe: --routes FILE), with how many findings it settles.
 
     \b
     Example:
@@ -312,6 +341,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "
          f"{_verdict(result)}", err=output == STDOUT)
+    _echo_hints(result)
     refused = [c.error for c in result.sessions if c.error is not None]
     for error in refused:  # on the page as an error entry; said here as every describing command says it
         echo_error(error)

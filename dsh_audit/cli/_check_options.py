@@ -14,7 +14,8 @@ from ..gate import Baseline, CheckResult, Policy, apply_baseline, load_baseline
 from ..log import ProtectedInputs
 from ..session import forced_adapter
 from ._check_files import _same_file
-from ._common import echo_note, give_way
+from ._common import echo_note
+from ._given import give_way
 from ._options import (adapter_option, attachments_option, engine_options, jobs_option, lenient_option,
                        openai_zdr_option, prices_option, routes_option)
 from ._output import STDOUT

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..gate import CheckResult, SessionCheck, group_findings
-from ..report.terminal import (Amount, cell_len, fit_lines, id_prefixes, listing_format, print_status, print_table,
-                               rows_fit, short_ids, stdout_text, terminal_text, title_width)
+from ..report.terminal import (Amount, fit_lines, id_prefixes, listing_format, print_status, print_table, rows_fit,
+                               short_ids, terminal_text, title_width)
 from ._common import echo
 from ._output import COUNT_SHORT
+from ._table_ids import id_caption, id_cell, id_names, widest
 
 __all__ = ["print_check"]
 
@@ -24,7 +25,7 @@ _DROPPABLE = ("capture", "hit ratio", "cost")
 # shortened to their cells' width, so that 80 columns show the capture's verdict (a 4-log run too)
 # before a narrow terminal leaves a column out.
 _SHORT = {**COUNT_SHORT, "breaks": "brks", "findings": "finds"}
-_SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
+_SHORT_NOTE = id_caption("session", whose="its id")
 _TABLE_LIMIT = 50
 
 def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
@@ -37,16 +38,17 @@ def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
     cost = check.amount("cost")
     summary = getattr(report, "cost", None) if report is not None else None
     unpriced = summary.get("unpriced_requests") if isinstance(summary, dict) else None
-    return ("FAIL" if check.failed else "ok", check.path, check.session_id or "-", len(check.requests), capture,
+    return ("FAIL" if check.failed else "ok", check.path, id_cell(check.session_id), len(check.requests), capture,
             sum(t.verdict == "break" for t in check.transitions), Amount(ratio, "n/a" if ratio is None else f"{ratio:.1%}"),
             Amount(None, "-") if cost is None else Amount(*cost),
             *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), len(check.findings))
 
 
-def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> bool:
+def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], *, short: bool = True) -> bool:
     """Whether the table shows every cell of ``rows`` whole, each on one line, on the terminal, as
-    :func:`print_table` lays it out (:func:`rows_fit`): no column with a value left out."""
-    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=_SHORT)
+    :func:`print_table` lays it out (:func:`rows_fit`): no column with a value left out; without
+    ``short``, with every header in its own words too (none in :data:`_SHORT`'s short form)."""
+    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=_SHORT if short else None)
 
 
 def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
@@ -56,48 +58,61 @@ def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
     first that shows every cell whole (:func:`_fits`): the rows as they are; each session id as
     its shortest unique prefix (:func:`id_prefixes`, as every table cuts one; the caption says
     so, and `show` takes it); each log as its
-    number, 1 up (one log: no "log" column), the ids whole; both. Each numbered log is named under
+    number, 1 up (one log: no "log" column), the ids whole; both. The headers keep their own words
+    while the ids are cut (``requests``, not ``reqs``): an id is shortened before a header is (the
+    first two tried with whole headers only). Each numbered log is named under
     the table, ``log 1: PATH`` (one log: ``log: PATH``), its path whole, on a line of its own when
     the terminal is narrower: a path cut cannot be copied, and two cut alike would read the same.
     Failing all, both, the table leaving out what it must of :data:`_DROPPABLE` (:func:`_last`)."""
-    if _fits(_COLUMNS, rows):
-        return _COLUMNS, rows, [], []
-    short, captions = _with_ids(rows, shown, id_prefixes([s.session_id for s in shown if s.session_id]))
-    if _fits(_COLUMNS, short):
-        return _COLUMNS, short, captions, []
+    prefixed = _with_ids(rows, shown, id_names((s.session_id for s in shown), id_prefixes))
+    found = _fitting(_COLUMNS, lambda cut: list(cut), rows, prefixed)
+    if found is not None:
+        return _COLUMNS, *found, []
     if len(shown) == 1:  # the one log: named under the table, no column of numbers for it
         columns = (_COLUMNS[0], *_COLUMNS[2:])
-        one, paths = [(row[0], *row[2:]) for row in rows], [("log:", shown[0].path)]
-        if _fits(columns, one):
-            return columns, one, [], paths
-        return (columns, *_last(columns, lambda cut: [(row[0], *row[2:]) for row in cut], rows, shown), paths)
-    numbered = [(row[0], str(k), *row[2:]) for k, row in enumerate(rows, 1)]
+        paths = [("log:", shown[0].path)]
+        found = _fitting(columns, one := lambda cut: [(row[0], *row[2:]) for row in cut], rows, prefixed)
+        return (columns, *(found or _last(columns, one, prefixed, rows, shown)), paths)
     paths = [(f"log {k}:", s.path) for k, s in enumerate(shown, 1)]
-    if _fits(_COLUMNS, numbered):
-        return _COLUMNS, numbered, [], paths
-    return (_COLUMNS, *_last(_COLUMNS, lambda cut: [(row[0], str(k), *row[2:]) for k, row in enumerate(cut, 1)],
-                             rows, shown), paths)
+    found = _fitting(_COLUMNS, numbered := lambda cut: [(row[0], str(k), *row[2:]) for k, row in enumerate(cut, 1)],
+                     rows, prefixed)
+    return (_COLUMNS, *(found or _last(_COLUMNS, numbered, prefixed, rows, shown)), paths)
+
+
+def _fitting(columns: tuple[str, ...], arrange: Callable[[Sequence[tuple[object, ...]]], list[tuple[object, ...]]],
+             rows: Sequence[tuple[object, ...]], prefixed: tuple[list[tuple[object, ...]], list[str]]
+             ) -> tuple[list[tuple[object, ...]], list[str]] | None:
+    """The rows (``arrange``d: as they are, logs numbered, or no log column) and their captions in
+    the first layout that shows every cell whole (:func:`_fits`): the ids whole under whole
+    headers, else each id its shortest unique prefix (``prefixed``, with its caption) under whole
+    headers, then under short ones (:data:`_SHORT`: a header is shortened after an id is); None
+    when none does."""
+    if _fits(columns, whole := arrange(rows), short=False):
+        return whole, []
+    cut = arrange(prefixed[0])
+    return (cut, prefixed[1]) if _fits(columns, cut, short=False) or _fits(columns, cut) else None
 
 
 def _with_ids(rows: Sequence[tuple[object, ...]], shown: Sequence[SessionCheck], names: dict[str, str]
               ) -> tuple[list[tuple[object, ...]], list[str]]:
     """``rows`` with each session id as ``names`` shows it, and the caption saying so when one is shortened."""
-    cut = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
+    cut = [(*row[:2], id_cell(s.session_id, names), *row[3:]) for row, s in zip(rows, shown)]
     return cut, [_SHORT_NOTE] if any(names[i] != i for i in names) else []
 
 
-def _last(columns: tuple[str, ...], arrange: Callable[[list[tuple[object, ...]]], list[tuple[object, ...]]],
-          rows: Sequence[tuple[object, ...]], shown: Sequence[SessionCheck]
-          ) -> tuple[list[tuple[object, ...]], list[str]]:
+def _last(columns: tuple[str, ...], arrange: Callable[[Sequence[tuple[object, ...]]], list[tuple[object, ...]]],
+          prefixed: tuple[list[tuple[object, ...]], list[str]], rows: Sequence[tuple[object, ...]],
+          shown: Sequence[SessionCheck]) -> tuple[list[tuple[object, ...]], list[str]]:
     """The rows (``arrange``d: logs numbered, or no log column) when no layout shows every cell
-    whole: each id its shortest unique prefix while that leaves a table (columns left out), else,
-    a block of lines a row with a line's room for an id, each id whole but for a UUID's cut (as
-    `sessions` shows such a block: :func:`short_ids`)."""
-    ids = [s.session_id for s in shown if s.session_id]
-    short, captions = _with_ids(rows, shown, id_prefixes(ids))
-    if rows_fit(columns, arrange(short), droppable=_DROPPABLE, spare=_DROPPABLE, short=_SHORT):
-        return arrange(short), captions
-    short, captions = _with_ids(rows, shown, short_ids(ids))
+    whole: ``prefixed`` (the ``rows`` with each id its shortest unique prefix, and their caption,
+    as :func:`_narrowed` made them) while that leaves a table (columns left out), else, a block of
+    lines a row with a line's room for an id, each id whole but for a UUID's cut (as `sessions`
+    shows such a block: :func:`short_ids`)."""
+    short, captions = prefixed
+    arranged = arrange(short)
+    if rows_fit(columns, arranged, droppable=_DROPPABLE, spare=_DROPPABLE, short=_SHORT):
+        return arranged, captions
+    short, captions = _with_ids(rows, shown, id_names((s.session_id for s in shown), short_ids))
     return arrange(short), captions
 
 
@@ -120,16 +135,17 @@ def print_check(result: CheckResult) -> None:
             f"{len(result.sessions) - len(shown)} passing log(s) not listed"]
         columns: tuple[str, ...] = _CSV_COLUMNS if csv else _COLUMNS
         least, paths = None, list[tuple[str, str]]()
+        short: dict[str, str] | None = _SHORT
         if listing_format() == "table":
             columns, rows, shortened, paths = _narrowed(rows, shown)
+            short = None if _fits(columns, rows, short=False) else _SHORT  # whole headers when they fit
             captions += shortened
             # a log's path whole (else its number, the path whole under the table): never cut
             # an id as wide as its widest (a middle cut names no session): a column is left out for it first
-            least = {"session": max(cell_len(stdout_text(terminal_text(str(row[2])))) for row in rows),
-                     **({"log": max(cell_len(stdout_text(terminal_text(str(row[1])))) for row in rows)}
-                        if "log" in columns else {})}
+            least = {"session": widest(row[2] for row in rows),
+                     **({"log": widest(row[1] for row in rows)} if "log" in columns else {})}
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
-                    droppable=_DROPPABLE, short=_SHORT, least=least, ids=("session",))
+                    droppable=_DROPPABLE, short=short, least=least, ids=("session",))
         for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own
             line = f"{name} {path}"
             for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:

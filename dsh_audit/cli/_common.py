@@ -2,9 +2,8 @@
 reaches stdout or stderr (:func:`echo` and its ``error:``, ``warning:`` and ``note:`` forms: an error
 one line always, a warning or a note wrapped at spaces on a terminal, one line piped), running
 the group with every error converted to one line (:func:`run_guarded`), an stdout that cannot write
-every character or whose reader goes away (:func:`discard_stdout_when_gone`), and how an option's
-value was given: typed, from its environment variable or its default (:func:`give_way`, the one
-decider of two options that conflict).
+every character or whose reader goes away (:func:`discard_stdout_when_gone`). How an option's value
+was given, and the line a usage error is said as: :mod:`dsh_audit.cli._given`.
 
 ``import dsh_audit.cli`` and ``--version`` load this module and no other of ``cli/``
 (tests/test_layers.py): it imports no library code at import time.
@@ -32,8 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "MESSAGE_MAX", "discard_stdout_when_gone",
            "echo", "echo_caveats", "echo_error", "echo_lines", "echo_note", "echo_price_warnings", "echo_status",
-           "echo_warning", "escape_unencodable_stdout", "give_way", "given_as", "on_stdout_gone", "option_variable",
-           "run_guarded", "silence_stdout"]
+           "echo_warning", "escape_unencodable_stdout", "on_stdout_gone", "run_guarded", "silence_stdout", "warned_of"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -161,6 +159,14 @@ def echo_warning(text: str) -> None:
     _echo_said(getattr(text, "level", "warning"), text)
 
 
+def warned_of(text: str) -> bool:
+    """Whether a warning this command run said (:func:`echo_warning`) holds ``text``: a hint said
+    there is not said again."""
+    context = click.get_current_context(silent=True)
+    said: set[str] = context.find_root().meta.get("dsh_audit.warned", set()) if context is not None else set()
+    return any(text in line for line in said)
+
+
 def echo_note(text: str) -> None:
     """``note: TEXT`` on stderr, wrapped as a warning is (:func:`echo_warning`)."""
     _echo_said("note", text)
@@ -183,25 +189,6 @@ def echo_caveats(prices: PriceBook) -> None:
     echo_price_warnings(prices)
     for text in prices.caveats_met():
         echo_warning(text)
-
-
-def _usage_context(group: click.Group) -> click.Context | None:
-    """The context of the command a usage error with none came from: click raises some errors of
-    an option's value before the command's context holds it (a bare ``--prices`` at the end:
-    ``BadOptionUsage`` from its parser, with no context), so that the hint would name the group's
-    help instead of the command's. The command line (``sys.argv``) is read again resiliently
-    (no callback runs, no error is raised) for the command's name; None when it cannot be."""
-    try:
-        root = group.make_context("dsh-audit", sys.argv[1:], resilient_parsing=True)
-        # the command's name and its arguments (click 8.1 names the first ``protected_args``)
-        protected = getattr(root, "_protected_args", None)
-        given = [*(root.protected_args if protected is None else protected), *root.args]
-        name, command, _ = group.resolve_command(root, given) if given else (None, None, [])
-    except (click.ClickException, click.exceptions.Exit, IndexError):
-        return None
-    if command is None or name is None:
-        return root
-    return click.Context(command, info_name=name, parent=root)
 
 
 #: click's error for a group or command called with no arguments and ``no_args_is_help`` (click 8.2+;
@@ -237,18 +224,9 @@ def _run_guarded(command: click.Group) -> int:
             click.echo(exc.ctx.get_help(), color=exc.ctx.color)
         return EXIT_BAD_INPUT
     except click.UsageError as exc:
-        # One line, like every other error: the message (escaped like log text: it may quote an
-        # argument) and where the usage is, instead of click's three-line block.
-        names, ctx = [], exc.ctx or _usage_context(command)
-        stored = _stored_option(exc, ctx)
-        while ctx is not None:
-            names.append(ctx.info_name or "")
-            ctx = ctx.parent
-        where = " ".join(["dsh-audit", *reversed(names[:-1])])  # the root's name is however it was started
-        if stored is not None:
-            echo_error(f"{stored} (hint: see `dsh-audit {_STORED_BY[names[0]]} --help`)")
-            return EXIT_BAD_INPUT
-        echo_error(f"{_from_variable(exc)}{exc.format_message()} (hint: see `{where} --help`)")
+        from ._given import usage_error_text  # here: --version loads no other module of cli/
+
+        echo_error(usage_error_text(exc, command))
         return EXIT_BAD_INPUT
     except click.ClickException as exc:
         shown = io.StringIO()
@@ -271,37 +249,6 @@ def _run_guarded(command: click.Group) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, never a traceback
         return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
-
-
-#: A command that shows what another one stored, by name (``stats`` reads the index ``index``
-#: built): an option of the other given to it is an option of the other (``stats --prices``: the
-#: costs were priced when the logs were indexed), not a typo of its own closest option.
-_STORED_BY = {"stats": "index"}
-
-
-def _stored_option(exc: click.UsageError, ctx: click.Context | None) -> str | None:
-    """The message of ``exc`` when it is an option :data:`_STORED_BY`'s command takes instead of
-    the running one (``No such option '--prices': ...``), else None."""
-    builder = _STORED_BY.get(ctx.info_name or "") if ctx is not None else None
-    if builder is None or ctx is None or ctx.parent is None or not isinstance(exc, click.NoSuchOption):
-        return None
-    group = ctx.parent.command
-    other = group.get_command(ctx.parent, builder) if isinstance(group, click.Group) else None
-    option = exc.option_name
-    if other is None or not any(option in (*param.opts, *param.secondary_opts) for param in other.params):
-        return None
-    return (f"No such option {option!r}: {ctx.info_name} shows what `dsh-audit {builder}` stored; give "
-            f"{option} to `dsh-audit {builder}`, which reads the logs again with it")
-
-
-def _from_variable(exc: click.UsageError) -> str:
-    """``VARIABLE=value: `` when ``exc`` is about the value of an option read from its environment
-    variable (:func:`option_variable`), which click's message names only as the option; else ``""``."""
-    param = getattr(exc, "param", None)
-    if exc.ctx is None or not isinstance(param, click.Option) or param.name is None:
-        return ""
-    found = option_variable(param.name, exc.ctx)
-    return "" if found is None else f"{'='.join(found)}: "
 
 
 def _unexpected(exc: Exception) -> int:
@@ -450,63 +397,3 @@ def discard_stdout_when_gone() -> Callable[[], None]:
         _ON_GONE.clear()
 
     return restore
-
-
-def option_variable(name: str, ctx: click.Context | None = None) -> tuple[str, str] | None:
-    """The environment variable the value of parameter ``name`` of the running command (``ctx``)
-    was read from, and that variable's value as set: its ``DSH_AUDIT_<COMMAND>_<OPTION>``, or the
-    older spelling after the parameter, whichever click read (the first set and not empty). None
-    when the value was typed, or is the option's default."""
-    ctx = ctx or click.get_current_context(silent=True)
-    if ctx is None or ctx.get_parameter_source(name) is not click.core.ParameterSource.ENVIRONMENT:
-        return None
-    param = next((p for p in ctx.command.params if p.name == name and isinstance(p, click.Option)), None)
-    if param is None:
-        return None
-    names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or ())
-    if param.allow_from_autoenv and ctx.auto_envvar_prefix:
-        names.append(f"{ctx.auto_envvar_prefix}_{name.upper()}")
-    return next(((variable, os.environ[variable]) for variable in names if os.environ.get(variable)), None)
-
-
-def given_as(name: str, typed: str, ctx: click.Context | None = None) -> str:
-    """How the user gave parameter ``name`` of the running command, for a message: ``typed`` (the
-    option as typed: ``--format csv``), or ``VARIABLE=value`` when it was read from its
-    environment variable (:func:`option_variable`)."""
-    found = option_variable(name, ctx)
-    return typed if found is None else "=".join(found)
-
-
-#: The hint of two options that ask for two things, both read from environment variables.
-_VARIABLES_HINT = ("a DSH_AUDIT_<COMMAND>_<OPTION> variable is that option's default: unset one of them, or "
-                   "give the option you mean on the command line")
-
-
-def _explicitness(ctx: click.Context, name: str) -> int:
-    """How directly parameter ``name`` was given: 0 typed, 1 from its environment variable, 2 a default."""
-    source = ctx.get_parameter_source(name)
-    ranks = {click.core.ParameterSource.COMMANDLINE: 0, click.core.ParameterSource.PROMPT: 0,
-             click.core.ParameterSource.ENVIRONMENT: 1}
-    return 2 if source is None else ranks.get(source, 2)
-
-
-def give_way(first: str, second: str, *, typed: tuple[str, str], clash: Callable[[str, str], str],
-             hint: str) -> str:
-    """Of parameters ``first`` and ``second`` of the running command, which ask for two things
-    together, the one that gives way (the caller drops its value): the less directly given one.
-    An option typed on the command line wins over one read from its environment variable
-    (``DSH_AUDIT_<COMMAND>_<OPTION>`` is that option's default), which wins over a default. The one
-    decider of every pair of options that conflict (``--json`` and ``--format``, ``--since`` and
-    ``--until``, ``--baseline`` and ``--no-baseline``).
-
-    Raises:
-        UsageError: both were given alike: the message is ``clash(A, B)``, A and B each option as
-            typed (``typed``), or ``VARIABLE=value`` when both came from variables (then the hint
-            says so; else it is ``hint``).
-    """
-    ctx = click.get_current_context()
-    ranks = (_explicitness(ctx, first), _explicitness(ctx, second))
-    if ranks[0] != ranks[1]:
-        return first if ranks[0] > ranks[1] else second
-    shown = (given_as(first, typed[0], ctx), given_as(second, typed[1], ctx))
-    raise UsageError(clash(*shown), hint=_VARIABLES_HINT if ranks[0] == 1 else hint)

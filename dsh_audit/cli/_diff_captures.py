@@ -24,6 +24,13 @@ def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
     none of its requests, :func:`_foreign_note` says those; :func:`_found_note` names the captures
     found once read).
 
+    The rule is :func:`dsh_audit.capture.capture_for`'s (``given``, else :func:`find_capture`), but
+    not :func:`dsh_audit.capture.sessions_by_capture`, which groups sessions already read (their
+    ``path``; a ``known`` aligned capture spares a lookup): these are log paths not yet read, each
+    group then read and compared in a worker of its own (--jobs), so reading them here first would
+    read every log twice. A capture is keyed as given or found (``./w.jsonl``, which the notes and
+    titles show; ``Path`` would show ``w.jsonl``), and the logs with none are said in one note.
+
     Raises:
         UsageError: no capture given and none found beside any log (the hint names --capture).
     """

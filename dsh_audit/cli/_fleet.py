@@ -179,11 +179,13 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
 
     Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
     `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
-    the --top sessions whose cache losses cost the most (with what each cost; --sort cost: the
+    the --top sessions whose cache losses cost the most (with what each cost; a session whose
+    losses cost nothing, no token lost or at $0, is left out of the table; --sort cost: the
     costliest sessions, --sort time: the latest, by their last request) and the --top costliest
     cache breaks of all sessions (session, request: the "#" of `dsh-audit requests`, model, cause,
-    lost tokens and their cost; a break that cost nothing, no token lost or at $0, is left out and
-    the caption counts them), and what the fleet cost (total, by bucket, at long-context tier
+    lost tokens and their cost; a break that cost nothing, no token lost or at $0, is left out);
+    each ranking's caption counts the rows it leaves out ("N more (raise --top)", "N ... cost
+    nothing ... left out"), and what the fleet cost (total, by bucket, at long-context tier
     rates, per model, with no cache, off-peak, and what cache losses and breaks cost) from the
     priced ledger `index` stored, without reading the logs again. --json prints one object (the
     breaks as "costliest_breaks", with "breaks_costing_nothing"; "sort", "since" and "until").

@@ -37,7 +37,8 @@ _REF_HINT = ("pass the path of a log or a session folder, or a session id or `la
 
 def session_ref(path: str) -> str:
     """A PATH argument as every command reads it: ``path`` itself when it exists (a file or folder
-    always wins over an id) or has a path's form (:data:`_PATH_FORM`: one that does not exist is
+    always wins over an id) or has a path's form and is no session id as `sessions` shows it
+    (:data:`_PATH_FORM`, :func:`dsh_audit.log.names_session`: one that does not exist is
     refused by :func:`_existing` in :func:`one_log` and :func:`session_paths`, with
     :data:`_REF_HINT`; ``watch``, which waits for it, and library callers get discovery's error); else ``latest``, a session id or a unique id prefix, looked up under
     $DSH_HOME/sessions (else ~/.dsh/sessions) and given as that session's log
@@ -52,9 +53,12 @@ def session_ref(path: str) -> str:
         UnreadableError: there is no sessions folder to look it up in.
     """
     _check_limits()
-    if path == "" or os.path.lexists(path) or _PATH_FORM.search(path):
+    if path == "" or os.path.lexists(path):
         return path
-    from ..log import default_sessions_root, is_folder, resolve_session
+    from ..log import default_sessions_root, is_folder, names_session, resolve_session
+
+    if _PATH_FORM.search(path) and not names_session(path):  # a header id shown so: `../../etc`, `a\u001b…`
+        return path
 
     root = default_sessions_root()
     if not is_folder(root):  # said here, naming the folder and what picks another (not "set DSH_HOME so that")

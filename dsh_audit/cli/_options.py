@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from ..errors import DshAuditError
-from ._common import give_way
+from ._given import give_way
 
 __all__ = ["ADAPTER_CHOICES", "RETIRED_SPELLINGS", "accounting_option", "adapter_option", "attachments_option",
            "attribution_option", "capture_option", "engine_options", "jobs_option", "json_option", "lenient_option",

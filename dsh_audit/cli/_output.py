@@ -9,9 +9,10 @@ from collections.abc import Iterable, Mapping
 import click
 
 from ..errors import UsageError
+from ..report.terminal import Amount
 
-__all__ = ["COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text",
-           "session_title", "stdout_target", "write_output"]
+__all__ = ["CAPTURED_MARK", "COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text",
+           "captured_count", "session_title", "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
@@ -27,6 +28,20 @@ PLACE_LEGEND = f"t/s/a: {PLACE_COLUMN}"
 #: short form needs no legend for them (what they stand for is plain: the words a table shows
 #: whenever it has the room).
 COUNT_SHORT = {"requests": "reqs", "hit ratio": "hit"}
+#: The mark of a count the capture gave (its log holds no usage: the provider's usage in the
+#: captured response to its send), after the number as every table shows it (``175*``: `cache`'s
+#: timeline, `requests`), each with a caption that says so.
+CAPTURED_MARK = "*"
+
+
+def captured_count(count: int) -> Amount:
+    """A count the capture gave (:data:`CAPTURED_MARK`): ``175*`` in a table, the number in CSV.
+
+    Example:
+        >>> captured_count(175).text
+        '175*'
+    """
+    return Amount(count, f"{count}{CAPTURED_MARK}")
 
 
 def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:

@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .._spool import LineSpool
+from ..capture import capture_for, captures_ignored
 from ..errors import DshAuditError
 from ..runner import TaskResult, in_process, iter_many
 from ..replay import Request
-from ..session import Failure, logged_cache_read, read_session
+from ..session import Failure, Session, logged_cache_read, read_session, request_provider
 from ..report import dumps_line, dumps_line_with, dumps_pretty
 from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback, short_needed
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
 from ._logs import log_progress, newest_first, one_log, selected_logs, session_paths
 from ._one_request import REQUEST_INDEX, RequestCommand, one_request
-from ._options import engine_options, jobs_option, json_option, listing_options, lenient_option, pager_option
-from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
+from ._options import (capture_option, engine_options, jobs_option, json_option, listing_options, lenient_option,
+                       pager_option)
+from ._output import CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count, place_text, session_title
 from ._when import time_options
+
+if TYPE_CHECKING:
+    from ..cache import Tokens
 
 __all__ = ["requests_command", "show_command"]
 
@@ -60,21 +65,87 @@ def _written(usage: dict[str, Any] | None) -> Amount:
     return _count(0 if isinstance(usage, dict) and "inputTokens" in usage else None)
 
 
-def _row(request: Request) -> tuple[object, ...]:
+#: DSH's native DeepSeek adapter (``dsh_audit.cache.NATIVE_DEEPSEEK``, not imported: see :func:`_usage_source`).
+_NATIVE_DEEPSEEK = "deepseek-official"
+
+#: The caption of the counts the capture gave (:data:`CAPTURED_MARK`), as `cache` and `usage` read them.
+_CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage (the log holds none), as usage prices the request"
+
+
+def _row(request: Request, captured: Tokens | None = None) -> tuple[object, ...]:
+    """A request's row: the tokens its log records, or, when it records none, those the capture's
+    response to its send reports (``captured``: :func:`_captured`), marked :data:`CAPTURED_MARK`."""
     where = place_text(request.turn, request.step, request.attempt)
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
     usage = request.usage or request.message_usage
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
-    read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
-    return (request.index, where, request.kind, header, request.message_count,
-            _tokens(usage, "inputTokens"), _count(read), _written(usage), _tokens(usage, "outputTokens"), finish)
+    if captured is not None:
+        counts: tuple[Amount, ...] = tuple(captured_count(n) for n in (captured.cache_miss, captured.cache_read,
+                                                                         captured.cache_write, captured.output))
+    else:
+        read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
+        counts = (_tokens(usage, "inputTokens"), _count(read), _written(usage), _tokens(usage, "outputTokens"))
+    return (request.index, where, request.kind, header, request.message_count, *counts, finish)
 
 
-def _writes(request: Request) -> bool:
-    """Whether ``request``'s logged usage records cache writes: a log with one shows the "cache
-    write" column (DSH's DeepSeek adapter never logs one)."""
+def _writes(request: Request, captured: Tokens | None = None) -> bool:
+    """Whether ``request``'s logged usage records cache writes, or the capture's (``captured``)
+    counts some: a log with one shows the "cache write" column (DSH's DeepSeek adapter never logs one)."""
+    if captured is not None:
+        return captured.cache_write > 0
     usage = request.usage or request.message_usage
     return isinstance(usage, dict) and "cacheWriteTokens" in usage
+
+
+def _captured(session: Session, capture: str | None) -> dict[int, Tokens]:
+    """Request index -> the tokens the capture (``capture``, else the ``wire.jsonl`` found beside
+    the log) reports for each request of ``session`` whose log holds no usage: the one source
+    `usage`, `sessions` and `cache` price from (:func:`dsh_audit.cache.given_usage`,
+    :func:`dsh_audit.cache.entry_usage`), never in place of a logged usage. The capture is aligned
+    with :func:`_lent_copies` of the requests, so that what alignment lends a title or compaction
+    call to render it (its route's context) is not in its ``--json`` line: that line is the one
+    ``--no-capture`` writes, but for its usage."""
+    from ..cache import entry_usage, given_capture, given_usage
+
+    copied = replace(session, requests=_lent_copies(session.requests))
+    found = given_usage([copied], given_capture([copied], capture)).get(session.id, {})
+    picked: dict[int, Tokens] = {}
+    for request in session.requests:
+        tokens, _, source, _ = entry_usage(request, found.get(request.index))
+        if source == "capture" and tokens is not None:
+            picked[request.index] = tokens
+    return picked
+
+
+def _lent_copies(requests: Sequence[Request]) -> list[Request]:
+    """``requests``, each title and compaction call a copy with its own ``extra`` (what rendering
+    lends it goes there: :meth:`dsh_audit.session.RouteEvidence.lend_context`); the others as they are."""
+    return [replace(r, extra=dict(r.extra)) if r.kind in ("title", "compaction") else r for r in requests]
+
+
+def _usage_source(request: Request, captured: Tokens | None) -> str | None:
+    """Where ``request``'s tokens come from, in the words of `usage --by request --json`
+    (:func:`dsh_audit.cache.entry_usage`): ``capture`` (``captured``: the log holds none), ``log``
+    when its logged usage holds a count of input, cache read or output (DSH's native DeepSeek
+    adapter's ``inputTokens`` counts only beside a ``cacheReadTokens``: :func:`logged_cache_read`),
+    else None; read here from the request alone, so a log with no capture loads no cache accounting.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> [_usage_source(R(usage=u, message_usage=None, header=None, kind="loop", extra={}), None)
+        ...  for u in ({"inputTokens": 9}, {"inputTokens": -1}, None)]
+        ['log', None, None]
+    """
+    if captured is not None:
+        return "capture"
+    usage = request.usage if request.usage is not None else request.message_usage
+    if not isinstance(usage, dict):
+        return None
+    read = logged_cache_read(request)
+    counts = [read, usage.get("outputTokens")]
+    if read is not None or request_provider(request) != _NATIVE_DEEPSEEK:
+        counts.append(usage.get("inputTokens"))
+    return "log" if any(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts) else None
 
 
 #: The columns the total row sums (each a count a request may not have logged).
@@ -112,30 +183,42 @@ class _View:
     rows: tuple[tuple[Any, ...], ...] = ()
     caption: str | None = None
     writes: bool = False  # a request logged cache writes: the "cache write" column is shown
+    captured: bool = False  # a row holds the capture's counts (CAPTURED_MARK): the caption says so
 
 
-def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False) -> _View:
+def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False,
+                  capture: str | None = None, ignore_found: bool = False) -> _View:
     """Replay one log and pre-render its output; a top-level function so that workers can run it.
 
     Each request is turned into its line or row as it is replayed and not kept, so the session
     holds no request; ``streamed`` (in this process only) spools JSON lines (a
-    :class:`~dsh_audit._spool.LineSpool`)."""
+    :class:`~dsh_audit._spool.LineSpool`). A log with a capture (``capture``, else the
+    ``wire.jsonl`` found beside it) is read whole first: the capture is aligned with its requests,
+    and gives the tokens of those whose log holds none (:func:`_captured`). ``ignore_found``
+    (``--no-capture``, passed, not read from the environment: a remote worker has another) looks
+    for none beside it."""
     lines: LineSpool | list[str] = LineSpool() if streamed and as_json else []
     rows: list[tuple[Any, ...]] = []
     writes = False
     name = os.fspath(path)
     write = _json_line(name)
 
-    def take(request: Request) -> None:
+    def take(request: Request, captured: Tokens | None = None) -> None:
         nonlocal writes
         if as_json:
-            lines.append(write(request))
+            lines.append(write(request, captured))
         else:
-            rows.append(_row(request))
-            writes = writes or _writes(request)
+            rows.append(_row(request, captured))
+            writes = writes or _writes(request, captured)
 
+    # its requests are aligned with the capture, once read
+    whole = capture is not None or not ignore_found and capture_for(name, None) is not None
     try:
-        session = read_session(path, lenient=lenient, max_version=max_version, on_request=take, keep=False)
+        session = read_session(path, lenient=lenient, max_version=max_version, on_request=None if whole else take,
+                               keep=whole)
+        captured = _captured(session, capture) if whole and isinstance(session, Session) else {}
+        for request in session.requests if whole and isinstance(session, Session) else ():
+            take(request, captured.get(request.index))
     except BaseException:
         if isinstance(lines, LineSpool):
             lines.close()
@@ -148,14 +231,17 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     if as_json:
         return _View(session.path, warnings, lines=lines if isinstance(lines, LineSpool) else tuple(lines))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
+    caption = "; ".join(text for text in (("steps without a response: " + "; ".join(notes)) if notes else None,
+                                          _CAPTURED_NOTE if captured else None) if text) or None
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
-                 session_id=session.id, rows=tuple(rows),
-                 caption=("steps without a response: " + "; ".join(notes)) if notes else None, writes=writes)
+                 session_id=session.id, rows=tuple(rows), caption=caption, writes=writes)
 
 
-def _json_line(path: str) -> Callable[[Request], str]:
+def _json_line(path: str) -> Callable[[Request, Tokens | None], str]:
     """The writer of a log's ``--json`` lines: a request's summary led by ``path`` (as in `cache`,
-    `sessions` and `check`: two files may hold one session id).
+    `sessions` and `check`: two files may hold one session id), then where its tokens came from
+    (:func:`_usage_source`); a request whose log holds no usage and the capture's does
+    (``captured``) has those ``"tokens"``, by bucket, in the words of `usage --json`.
 
     The header (config, system prompt, tools: kilobytes) is written once for each header object
     the replay hands on, which every request of a run of steps under one header shares, and its
@@ -163,8 +249,9 @@ def _json_line(path: str) -> Callable[[Request], str]:
     written is held, so that its identity is not another's."""
     held: list[Any] = [None, ""]  # the header last written and its text
 
-    def write(request: Request) -> str:
-        row = {"path": path, **request.summary()}
+    def write(request: Request, captured: Tokens | None = None) -> str:
+        row = {"path": path, **request.summary(), "usage_source": _usage_source(request, captured),
+               **({"tokens": captured.to_json()} if captured is not None else {})}
         header = row["header"]
         if header is None:
             return dumps_line(row)
@@ -233,12 +320,13 @@ def _report(view: _View, *, as_json: bool, in_short: bool | None = None, table: 
 @click.command("requests")
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @listing_options
+@capture_option
 @lenient_option
 @jobs_option
 @time_options
 @engine_options
-def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, jobs: int,
-                     since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
+def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None, lenient: bool, max_version: int,
+                     jobs: int, since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """List every LLM request each session log implies.
 
     PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders, a sessions
@@ -255,7 +343,11 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     terminal); "kind" loop, compaction or title;
     "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
     sent; "input", "cache read", "cache write" and "output" the tokens the log records for its
-    response ("?" when none are logged, an empty cell in --format csv). DSH logs the prompt in
+    response ("?" when none are logged, an empty cell in --format csv; a request whose log holds
+    none, a title call, shows the provider's usage in the captured response to its send, marked
+    "*", when a capture is given with --capture or found beside the log as `check` finds it: the
+    tokens `usage` and `cache` price it by; --format csv writes them plain, unmarked, its columns
+    being the table's: --json's "usage_source" says which came from the capture). DSH logs the prompt in
     disjoint parts, prompt = input + cache read + cache write, each adapter from its provider's
     usage: DeepSeek (DSH's own adapter): input is prompt_tokens less the cache hits, or the whole
     prompt when no hits are logged (cache read "?"), and no cache writes (DeepSeek bills none);
@@ -269,17 +361,24 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     --format csv, whose rows are the JSON's). A narrow
     terminal leaves out a column with no value in any row, then "finish", then "header". With
     --json, one object per request, led by "path", the log it is from (two files may hold one
-    session id); no total.
+    session id), and "usage_source", where its tokens came from, in the words of `usage --by
+    request --json`: "log", "capture" (then "tokens", by bucket, as `usage --json` names them) or
+    null (none logged nor captured); the lines are the same with or without a capture but for
+    those two; no total. A --capture that cannot be read is an error (exit 2) before any log is read.
 
     \b
     Example:
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
+    if capture is not None and (error := _unreadable(capture)) is not None:
+        echo_error(error)  # as usage says it, once, before any log is read
+        return EXIT_BAD_INPUT
     given = session_paths(paths)
     logs = newest_first(selected_logs(given, since, until), given if paths else ())  # the documented listing order (newest_first)
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
-                   streamed=in_process(jobs, engine, len(logs)))
+                   streamed=in_process(jobs, engine, len(logs)), capture=capture,
+                   ignore_found=captures_ignored())
     status = EXIT_OK
     # A table run is held until every log is read, so that its tables share one header for the
     # request's place (_in_short); JSON lines stream as each log is read.
@@ -297,6 +396,22 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         if _reported(result, as_json=as_json, in_short=in_short, table=table):
             status = EXIT_BAD_INPUT
     return status
+
+
+def _unreadable(capture: str) -> DshAuditError | None:
+    """Why the capture given with ``--capture`` cannot be read (None: it can), from one read before
+    the run: each log's view reads it again to align it, and would leave it out unsaid."""
+    from ..capture import read_capture  # only when one is given: its loaders
+
+    try:
+        read_capture(capture, warnings=[], keep=_nothing)  # a torn tail is no error
+    except DshAuditError as exc:
+        return exc
+    return None
+
+
+def _nothing(_record: object) -> None:
+    """What :func:`_unreadable` keeps of a capture record: nothing (no body is held)."""
 
 
 def _reported(result: TaskResult[_View], *, as_json: bool, in_short: bool | None = None,
@@ -323,10 +438,12 @@ def show_command(path: str, index: int, lenient: bool, max_version: int, compact
     INDEX is the '#' column of `dsh-audit requests`; a negative INDEX counts from the end (-1 is
     the last request, -2 the one before) and may come before or after PATH. The object holds
     what `requests --json` gives for the request ("index", "session_id", "kind", "turn",
-    "step", "attempt", the seqs, "header", "usage", "finish", ...), then "message_seqs" and
+    "step", "attempt", the seqs, "header", "usage", "finish", ..., "usage_source": "log" or null,
+    as show reads no capture), then "message_seqs" and
     "messages", the messages it sent; indented for people, one line with --compact. With
     --json, the same object on one line, led by "path", the log it is from, as each line of
-    `requests --json` is: that line with "message_seqs" and "messages" after it.
+    `requests --json` is: that line (but for a capture's usage) with "message_seqs" and "messages"
+    after it.
 
     \b
     Example:
@@ -337,6 +454,8 @@ def show_command(path: str, index: int, lenient: bool, max_version: int, compact
     with log_progress([log], label="show"):
         log_path, found, _ = one_request(str(log), index, lenient=lenient, max_version=max_version)
     request = found.to_json()
+    sent = {key: request.pop(key) for key in ("message_seqs", "messages")}  # last, after the requests line
+    request = {**request, "usage_source": _usage_source(found, None), **sent}  # no capture read: log or null
     page_listing()
     if as_json:  # the log's path first, as in `requests --json`: two files may hold one session id
         click.echo(dumps_line({"path": log_path, **request}))

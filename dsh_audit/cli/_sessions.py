@@ -13,8 +13,7 @@ from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, s
 from ..errors import DshAuditError
 from ..log import copy_name, copy_notes, is_fixture_token, preferred, read_once
 from ..report import dumps_line
-from ..report.terminal import (Amount, cell_len, id_prefixes, listing_format, print_table, progress_callback, rows_fit,
-                               short_ids, shown_chars, stdout_text, table_cell)
+from ..report.terminal import Amount, listing_format, print_table, progress_callback
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
@@ -22,31 +21,15 @@ from ._output import COUNT_SHORT
 from ._options import (accounting_option, capture_option, jobs_option, lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._priced import echo_capture_use, run_priced
+from ._sessions_fit import COLUMNS, DROPPABLE, TITLE_MIN, id_room, id_text, narrowed, short_headers
 from ._views import sort_option
 from ._when import time_options
 
 __all__ = ["sessions_command"]
 
-_COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id")
 # In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0),
 # and "hit ratio" is the ratio itself, from 0 to 1 (as --json and `stats` CSV give it).
 _CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id")
-_SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
-# The columns a narrow terminal leaves out, in this order, after those with no value in any row, when
-# not even a title cut to _TITLE_CUT leaves room for every number (ids that cannot be shortened, a
-# terminal narrower than 80 columns); else "project" alone (_KEPT_NUMBERS): a title gives way before a
-# number does (:func:`_narrowed`).
-_DROPPABLE = ("project", "hit ratio", "breaks", "requests")
-_KEPT_NUMBERS = ("project",)
-# The title's narrowest width while it wraps between its words (its widest title, if narrower): in a
-# narrower room it is cut at its end with "…" instead, on one line (never a word a line).
-_TITLE_MIN = 20
-# The narrowest a title is cut to (with its "…") before a number column is left out for it.
-_TITLE_CUT = 8
-_CUT_NOTE = "title: cut to fit (--json for whole titles)"
-# Both, as one line of 80 columns.
-_SHORT_CUT_NOTE = "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)"
-# A piece of a shown title a cut never splits: an escape (terminal_text, stdout_text) or a character.
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
 
@@ -84,8 +67,7 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
     title = _led(summary, depth) if depth else summary.title
     return (last[:16].replace("T", " ") if last else None, title, summary.project,
             summary.requests, _ratio(summary.hit_ratio), _count(summary.breaks),
-            _cost(summary), *unpriced,
-            f"{summary.session_id} ({summary.path})" if copies else summary.session_id)
+            _cost(summary), *unpriced, id_text(summary, copies=copies))
 
 
 @click.command("sessions")
@@ -118,10 +100,11 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     --format csv: the amount, with "unpriced", the count of requests that could not be priced,
     beside); "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
-    value shows "-". A narrow terminal shows each id as its shortest unique prefix of 8
+    value shows "-". A narrow terminal first shows each id as its shortest unique prefix of 8
     characters or more past "session-" (session-86ef2d28, a UUID's cut at a group's end;
     session-sample-co…, any other's with "…", or with no mark on a stdout that cannot write it),
-    which the caption says, heads "requests" and
+    which the caption says, while that keeps "project" (20 columns of it at least, a path cut
+    in its middle) and every header's own words; then heads "requests" and
     "hit ratio" "reqs" and "hit"
     where their words would take a column's room, and leaves out a column with no value in any
     row, then "project"; a title then gives way before a number: it wraps between its words in
@@ -207,15 +190,17 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         # CSV holds the JSON's rows, flat; a table or Markdown lists each child under its parent
         listed = [(s, 0) for s in ordered] if csv else list(_nested(ordered))
         rows = [_row(s, csv=csv, copies=s.session_id in copies, depth=depth) for s, depth in listed]
-        columns: tuple[str, ...] = _CSV_COLUMNS if csv else _COLUMNS
-        droppable: tuple[str, ...] = _DROPPABLE
-        least, captions = {"title": _TITLE_MIN}, list[str]()
+        columns: tuple[str, ...] = _CSV_COLUMNS if csv else COLUMNS
+        droppable: tuple[str, ...] = DROPPABLE
+        least, captions = {"title": TITLE_MIN}, list[str]()
+        short: dict[str, str] | None = COUNT_SHORT
         if listing_format() == "table":
-            rows, droppable, least, captions = _narrowed(rows, [s for s, _ in listed], copies)
-            least = {**least, "id": _widest_id(rows)}
+            rows, droppable, least, captions = narrowed(rows, [s for s, _ in listed], copies)
+            short = short_headers(droppable)
+            least = {**least, "id": id_room(rows, [s for s, _ in listed], copies)}  # never cut itself
         print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", columns,
                     rows, droppable=droppable, caption="; ".join(captions) or None, least=least,
-                    short=COUNT_SHORT, short_first=True, ids=("id",))
+                    short=short, short_first=True, ids=("id",))
     if prices is not None:
         echo_capture_use(s.cost_summary for s in summaries)  # as `cache` and `usage` say it
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
@@ -289,138 +274,6 @@ def _is_note(line: str) -> bool:
     which layers of its DSH home gave the route configuration), said once per run on stderr and
     listed among its --json ``notes``."""
     return getattr(line, "level", "warning") == "note"
-
-
-def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str]
-              ) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
-    """The table's rows on the terminal, the columns it may leave out, the title's narrowest width
-    and the captions that say how cells were shortened. What gives way, in this order, while a
-    row does not fit on one line: "project", each id whole (then its shortest unique prefix,
-    the one rule of :func:`id_prefixes`), the title (wrapped between its words in a room of :data:`_TITLE_MIN`
-    columns or more, else cut at its end with "…", down to :data:`_TITLE_CUT`); a number column
-    only when not even that leaves room for them all (then as print_table leaves columns out,
-    :data:`_DROPPABLE`). A terminal too narrow for any table (a block of lines a row) has a line's
-    room for an id: only one holding a UUID is cut there, as every table cuts one (:func:`short_ids`)."""
-    titles = [_shown(row[1]) for row in rows]  # escaped once: every width below is the shown text's
-    widest = max(map(cell_len, titles))
-    room = _title_room(rows, titles, min(widest, _TITLE_MIN))
-    captions: list[str] = []
-    if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
-        whole = rows
-        rows, captions = _with_ids(whole, listed, copies, id_prefixes([s.session_id for s in listed]))
-        room = _title_room(rows, titles, min(widest, _TITLE_CUT))
-        if room is None and not _tabled(rows):  # a block a row: an id has a line's room
-            rows, captions = _with_ids(whole, listed, copies, short_ids(s.session_id for s in listed))
-    if room is None:  # no room for every number beside a title: columns are left out for the title
-        return rows, _DROPPABLE, {"title": _TITLE_MIN}, captions
-    cut = [_title_cut(title, room) for title in titles]
-    shown = max(map(cell_len, cut))  # the title column's width (a title cut after a word: narrower)
-    if shown >= _TITLE_MIN and _longest_word(titles) <= shown:  # room to wrap each title between its words
-        return rows, _KEPT_NUMBERS, {"title": shown}, captions
-    if cut != titles:
-        captions = [_SHORT_CUT_NOTE] if captions else [_CUT_NOTE]
-    return [(row[0], title, *row[2:]) for row, title in zip(rows, cut)], _KEPT_NUMBERS, {"title": shown}, captions
-
-
-def _tabled(rows: Sequence[tuple[object, ...]]) -> bool:
-    """Whether ``rows`` are drawn as a table, leaving out what it must of "project" and
-    :data:`_DROPPABLE` and wrapping titles and paths (:func:`rows_fit`), not a block of lines a row."""
-    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=_DROPPABLE, wrapping=("title", "id"),
-                    short=COUNT_SHORT, short_first=True)
-
-
-def _widest_id(rows: Sequence[tuple[object, ...]]) -> int:
-    """The widest id the rows show (its `` (PATH)`` aside, a path being cut in its middle), as stdout
-    writes it: print_table's ``least`` for the "id" column, which leaves a column out before it cuts
-    an id in its middle (a middle cut names no session: `show` refuses it)."""
-    return max(cell_len(stdout_text(str(row[-1]).split(" (", 1)[0])) for row in rows)
-
-
-def _with_ids(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str],
-              names: dict[str, str]) -> tuple[list[tuple[object, ...]], list[str]]:
-    """``rows`` with each id as ``names`` shows it (``ID (PATH)`` for one of ``copies``), and the
-    caption saying so when one is shortened."""
-    shown = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
-             for row, s in zip(rows, listed)]
-    return shown, [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in listed) else []
-
-
-def _shown(title: object) -> str:
-    """A title cell as a table measures it (:func:`table_cell`, as stdout can write it)."""
-    return stdout_text(table_cell(title))
-
-
-def _longest_word(titles: Sequence[str]) -> int:
-    """The widest word of ``titles`` (as shown): a title wraps between its words, never inside one."""
-    return max((cell_len(word) for title in titles for word in title.split()), default=0)
-
-
-def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], least: int) -> int | None:
-    """The widest the titles of ``rows`` (``titles``, as shown) may be, cut with :func:`_title_cut` to a width from
-    ``least`` up to the widest title, for every row to fit on one line with every column but
-    "project" (:func:`rows_fit`): that width; None when not even ``least`` leaves that room.
-    Halving the range (a title cut narrower never needs more room), first over a few rows that
-    hold each column's widest cell and the longest titles (:func:`_probe`), then checked over
-    every row (each look at every row measures them all)."""
-    def fits(width: int, among: Sequence[int]) -> bool:
-        cut = [(rows[k][0], _title_cut(titles[k], width), *rows[k][2:]) for k in among]
-        return rows_fit(_COLUMNS, cut, droppable=_KEPT_NUMBERS, spare=_KEPT_NUMBERS, short=COUNT_SHORT,
-                        short_first=True)
-
-    def widest(low: int, high: int, among: Sequence[int]) -> int | None:
-        if low > high or not fits(low, among):
-            return None
-        while low < high:
-            middle = (low + high + 1) // 2
-            low, high = (middle, high) if fits(middle, among) else (low, middle - 1)
-        return low
-
-    every, probe = range(len(rows)), _probe(rows, titles)
-    high = max(least, max(map(cell_len, titles)))
-    room = widest(least, high, every) if len(probe) == len(rows) else widest(least, high, probe)
-    if room is not None and len(probe) < len(rows) and not fits(room, every):
-        room = widest(least, room - 1, every)  # a row the probe did not hold needs more room
-    return room
-
-
-def _probe(rows: Sequence[tuple[object, ...]], titles: Sequence[str]) -> list[int]:
-    """A few of ``rows`` (their places) that lay a table out as all of them do, as far as the
-    widths go: the one with each column's widest cell, the longest titles (the widest once cut),
-    the longest title of up to 24 cells and the title with the longest word."""
-    chosen = {max(range(len(rows)), key=lambda k: cell_len(_shown(rows[k][at])))
-              for at in range(len(_COLUMNS)) if at != 1}
-    chosen.update(sorted(range(len(rows)), key=lambda k: -cell_len(titles[k]))[:8])
-    chosen.add(max(range(len(rows)), key=lambda k: (cell_len(titles[k]) <= 24, cell_len(titles[k]))))
-    chosen.add(max(range(len(rows)), key=lambda k: max(map(cell_len, titles[k].split()), default=0)))
-    return sorted(chosen)
-
-
-def _title_cut(title: str, width: int) -> str:
-    """``title`` (as shown: escapes and all) if it fits ``width`` cells, else its start and a
-    ``…`` in ``width`` cells, cut after a word when that keeps two thirds of the room, an escape never
-    split.
-
-    Example:
-        >>> _title_cut("Count the bullet lines in the README", 20), _title_cut("Refactoring", 8)
-        ('Count the bullet…', 'Refacto…')
-    """
-    if cell_len(title) <= width:
-        return title
-    mark = stdout_text("…")
-    room = max(width - cell_len(mark), 0)
-    head, used = "", 0
-    if title.isascii() and title.isprintable() and "\\" not in title:  # a character a cell, no escape
-        head = title[:room]
-    else:
-        for piece in shown_chars(title):
-            used += cell_len(piece)
-            if used > room:
-                break
-            head += piece
-    at = head.rstrip().rfind(" ")
-    if at >= room * 2 // 3:
-        head = head[:at]
-    return head.rstrip() + mark
 
 
 def _read_once(summaries: list[SessionSummary], logs: Sequence[object]) -> list[SessionSummary]:

@@ -5,12 +5,14 @@ each amount worded by the one rule of :meth:`Costs.shown`. ``--json`` and the co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from ..cache import Costs
 from ..fleet import FleetStats, connect_index
 from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
+from ._table_ids import id_caption, id_cell, id_names
 
 __all__ = ["bucket_drop_order", "print_stats"]
 
@@ -110,7 +112,7 @@ def bucket_drop_order(spent: Mapping[str, float], what_ifs: Sequence[str]) -> tu
     the ``what_ifs`` in the order a narrow terminal leaves them out: the buckets that cost the
     least first, then the what-ifs, then the costliest bucket, so that where the money went stays
     in sight (an Anthropic session's cache writes, a DeepSeek one's misses). The one order of
-    `stats` (:func:`_cost_droppable`) and `usage` (``_usage._droppable``).
+    `stats` (:func:`_cost_droppable`) and `usage` (``_usage_table._droppable``).
 
     Example:
         >>> bucket_drop_order({"output": 2.0, "cache read": 1.0, "cache miss": 2.0}, ("off-peak",))
@@ -248,29 +250,66 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     _print_rankings(stats, measures)
 
 
+def _left_out(what: str, more: int, free: int, *, most: bool = False) -> str | None:
+    """What a ranking's caption says of the rows it leaves out: ``more`` past ``--top`` (``most``:
+    at most that many, some may have cost nothing) and ``free``, ``what`` (the rows' noun and what
+    cost) cost nothing (the same words in both rankings); None when it leaves out none.
+
+    Example:
+        >>> _left_out("break(s) that", 2, 3)
+        '2 more (raise --top); 3 break(s) that cost nothing (no token lost, or at $0) left out'
+    """
+    said = ([f"{'up to ' if most else ''}{more} more (raise --top)"] if more > 0 else []) + \
+        ([f"{free} {what} cost nothing (no token lost, or at $0) left out"] if free > 0 else [])
+    return "; ".join(said) or None
+
+
+def _ranked_sessions(stats: FleetStats) -> tuple[list[dict[str, Any]], str | None]:
+    """The sessions of the ranking (:attr:`FleetStats.top_sessions`), and what its caption says of
+    those it leaves out (:func:`_left_out`): ranked by what their losses cost (``--sort lost``),
+    those whose losses cost nothing (``lost_cost_usd`` 0: the costliest breaks' rule) are no
+    "sessions whose cache losses cost the most" (in a table; CSV keeps the JSON's rows). They rank
+    last: when one is among the rows, every session left out is one; else a count past --top may
+    hold some (the index is not asked again)."""
+    rows, ranked = list(stats.top_sessions), stats.totals.get("sessions", 0) - stats.totals.get("sessions_refused", 0)
+    what = "session(s) whose cache losses"
+    if stats.sort != "lost" or listing_format() == "csv":
+        return rows, _left_out(what, ranked - len(rows), 0) if listing_format() != "csv" else None
+    kept = [r for r in rows if r["lost_cost_usd"] != 0]
+    if len(kept) < len(rows):  # the free ones rank last: every session not kept is one
+        return kept, _left_out(what, 0, ranked - len(kept))
+    return kept, _left_out(what, ranked - len(kept), 0, most=True)
+
+
 def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
     """The sessions ranked by ``--sort`` (with when the last request was sent, by time) and the
-    costliest breaks, breaks that cost nothing left out (the caption counts them)."""
+    costliest breaks, sessions and breaks that cost nothing left out, and those past --top (the
+    caption counts them)."""
     title, rank = _SESSION_RANKS[stats.sort]
     when = ("last request (UTC)",) if stats.sort == "time" else ()
     columns = ("session", "path", *when, *measures, "cost", "breaks $")
+    ranked, left = _ranked_sessions(stats)
     rows = [(r["session_id"], r["path"], *((_when(r["last_sent_at"]),) if when else ()), *_measures(r),
              _priced(r, (r["cost_usd"] or {}).get("total")), _priced(r, r["break_cost_usd"], "break"))
-            for r in stats.top_sessions]
+            for r in ranked]
     droppable = (*_RANK_DROPPABLE, *(c for c in ("breaks $", "lost $", "cost") if c != _RANKED_AMOUNT[stats.sort]))
-    # one cut per session in both rankings, unique among every session the index holds (`show` takes it)
-    among = [*_index_ids(stats.db), *(r["session_id"] for r in stats.top_sessions),
-             *(r["session_id"] for r in stats.costliest_breaks)]
+    # one cut per session in both rankings, unique among every session the index holds (`show` takes it):
+    # the index is asked once, and only when an id must be cut
+    @cache
+    def among() -> list[str]:
+        return [*_index_ids(stats.db), *(r["session_id"] for r in stats.top_sessions),
+                *(r["session_id"] for r in stats.costliest_breaks)]
+
     rows, short = _short_sessions(columns, rows, droppable, among)
     print_table(title, columns, rows, droppable=droppable, ids=("session",),
-                caption="; ".join(text for text in (rank if rows else None, short) if text) or None)
+                caption="; ".join(text for text in (rank if rows else None, short, left) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
              Amount(r["lost_tokens"], "?" if r["lost_tokens"] is None else str(r["lost_tokens"])),
              _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
     rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE, among)
-    free = (f"{stats.free_breaks} break(s) that cost nothing (no token lost, or at $0) left out"
-            if stats.free_breaks and listing_format() != "csv" else None)
+    more = stats.totals.get("cache_breaks", 0) - stats.free_breaks - len(rows)
+    free = _left_out("break(s) that", more, stats.free_breaks) if listing_format() != "csv" else None
     print_table("costliest cache breaks", columns, rows, droppable=_BREAK_DROPPABLE, ids=("session",),
                 caption="; ".join(text for text in (_RANK_NOTE if rows else None, short, free) if text) or None)
 
@@ -292,16 +331,16 @@ def _when(iso: str | None) -> str | None:
 
 
 def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]], droppable: tuple[str, ...],
-                    among: Sequence[str]) -> tuple[list[tuple[Any, ...]], str | None]:
-    """``rows`` (session id first) with each id shortened to its shortest unique prefix among the
-    ids ``among`` (:func:`id_prefixes`, as every table shortens one),
+                    among: Callable[[], Sequence[str]]) -> tuple[list[tuple[Any, ...]], str | None]:
+    """``rows`` (session id first) with each id as every table shows one (:func:`id_cell`: ``-``
+    when there is none), shortened to its shortest unique prefix among the ids ``among()``
+    (:func:`id_prefixes`, as every table shortens one; called only then: it may query the index),
     and the caption saying so, when a table of them would not fit the terminal with whole ids and
     every column but "path" (:func:`rows_fit`): both rankings, whatever columns they may leave out,
     shorten ids before they leave out a column with a value."""
-    if listing_format() != "table" or rows_fit(columns, rows, droppable=droppable, spare=("path",)):
-        return rows, None
-    names = id_prefixes([*among, *(str(row[0]) for row in rows)])
-    shortened = [(names[str(row[0])], *row[1:]) for row in rows]
-    if shortened == rows:
-        return rows, None
-    return shortened, "session: shortest unique prefix (--json for whole ids)"
+    whole = [(id_cell(row[0]), *row[1:]) for row in rows]
+    if listing_format() != "table" or rows_fit(columns, whole, droppable=droppable, spare=("path",)):
+        return whole, None
+    names = id_names([*among(), *(row[0] for row in rows)], id_prefixes)
+    shortened = [(id_cell(row[0], names), *row[1:]) for row in rows]
+    return (whole, None) if shortened == whole else (shortened, id_caption("session"))

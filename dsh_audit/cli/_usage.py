@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import partial
 
 import click
 
-from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, Costs, SessionLedger, UsageRow, UsageTable, from_capture, ledger_group,
+from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, Costs, SessionLedger, UsageRow, from_capture, ledger_group,
                      load_prices, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import (NO_VALUE, Amount, cell_len, id_prefixes, listing_format, output_width, print_table,
-                               progress_callback, rows_fit, stdout_text, table_cell)
+from ..report.terminal import Amount, listing_format, progress_callback
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
@@ -22,8 +20,9 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
                        openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import capture_notes, run_priced
-from ._stats_tables import bucket_drop_order
 from ._unpriced import unpriced_warnings
+from ._table_ids import id_cell
+from ._usage_table import BUCKET_COSTS, BY_SESSION, REQUEST, REQUEST_TABLE, print_usage_table
 from ._views import sort_option
 from ._when import request_window_options, window_text
 
@@ -36,27 +35,6 @@ _COLUMNS = ("{by}", "requests", "cache miss", "lost tokens (cost)", "cache read"
 # (--json: lost_unknown_requests).
 _CSV_LOST = ("lost tokens", "lost cost")
 _CSV_UNKNOWN = "lost unknown"
-# A row of one request (--by request) says when it was sent, what it was billed as and at which
-# rate, after the amounts: every one in CSV, the first four in a table.
-_REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retention", "write rate")
-_REQUEST_TABLE = _REQUEST[:4]
-# The columns a narrow terminal may leave out (after a request's details, which --json and
-# --format csv keep), in this order, but a column with no value in any row first and a what-if
-# that says what "cost" says (or n/a) in every row next (:func:`_droppable`): the tokens, those
-# that cost the least first (:data:`_TOKEN_COLUMNS`), then what the same requests would have cost
-# all off-peak and with no cache, the README's headline figures, then the tokens that cost the
-# most (an Anthropic session's cache writes, a DeepSeek one's misses: where the money went), and
-# "requests" last: the count that tells an expensive session of many requests from one of a few
-# large ones ("lost tokens (cost)", "cost" and "unpriced" while a request is unpriced are never
-# left out). This tuple: the columns, and the tokens' order when they cost the same.
-_DROPPABLE = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache", "requests")
-# Each token column and the bucket of :class:`Costs` that prices it (ties: in :data:`_DROPPABLE`'s order).
-_TOKEN_COLUMNS = {"output": "output", "cache read": "cache_read", "cache write": "cache_write",
-                  "cache miss": "cache_miss"}
-_WHAT_IF = ("off-peak", "no cache")
-# Groups whose key starts with a session id, which a narrow terminal shows shortened.
-_BY_SESSION = ("session", "turn", "request")
-_SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
 # The token buckets of the table, in its order (:func:`_tokens`).
 _BUCKETS = tuple(bucket for _, bucket in USAGE_BUCKETS)
 
@@ -87,6 +65,25 @@ def _tokens(row: UsageRow) -> tuple[object, ...]:
     return tuple(Amount.tokens(value, lacking=bool(lacking.get(bucket))) for bucket, value in zip(_BUCKETS, values))
 
 
+def _bucket_costs(row: UsageRow, *, bound: bool = False) -> tuple[Amount, ...]:
+    """What each token bucket of ``row`` cost (:data:`BUCKET_COSTS`; ``usage --json``'s
+    ``cost_usd``), each by the rule of its "cost" (:meth:`Costs.shown`: ``≥$x`` when a request is
+    unpriced, ``$?`` when none was priced; ``bound`` as :func:`_amount`'s).
+
+    Example:
+        >>> from dsh_audit.cache import usage_table
+        >>> [cell.text for cell in _bucket_costs(usage_table([]).total)]
+        ['$0.0000', '$0.0000', '$0.0000', '$0.0000']
+    """
+    cells = []
+    for bucket in _BUCKETS:
+        usd = getattr(row.cost, bucket)
+        text = Costs.shown(usd, requests=row.requests, unpriced=row.unpriced)
+        cells.append(Amount(Costs.known(usd, requests=row.requests, unpriced=row.unpriced),
+                            "≥" + text if bound and text.startswith("$") and text != "$?" else text))
+    return tuple(cells)
+
+
 def _lacking_caption(total: UsageRow) -> str:
     """The caption's words on the token buckets some request logged no count of (:func:`_tokens`),
     empty when every request that logged usage logged every bucket.
@@ -106,12 +103,26 @@ def _lacking_caption(total: UsageRow) -> str:
 
 def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
     """The cells of a row of one request after its amounts (:meth:`UsageRow.request_details`):
-    all of :data:`_REQUEST` in CSV (``csv``), :data:`_REQUEST_TABLE` in a table; empty in the
+    all of :data:`REQUEST` in CSV (``csv``), :data:`REQUEST_TABLE` in a table; empty in the
     total row."""
     found = row.request_details()
     cells = tuple("" if (cell := found.get(key)) is None else cell for key in (
         "model", "window", "sent_at", "billed_as", "rate_source", "cache_retention", "cache_write_rate"))
-    return cells if csv else cells[:len(_REQUEST_TABLE)]
+    return cells if csv else cells[:len(REQUEST_TABLE)]
+
+
+def _session_id(row: UsageRow) -> str | None:
+    """The session id of a row by session, turn or request (its key starts with it); None in
+    any other row (by day, model or window, the total)."""
+    return dict(row.joins).get("session_id")
+
+
+def _key(row: UsageRow) -> str:
+    """A row's key as every table shows it (a table, CSV, Markdown; ``--json`` has the library's
+    own): a session's empty id the cell of a log with no id (:func:`id_cell`), its turn, request
+    or path after it (``- turn 1``)."""
+    session_id = _session_id(row)
+    return row.key if session_id is None or session_id else id_cell(session_id) + row.key
 
 
 def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
@@ -137,55 +148,9 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
     if not losses:  # not measured: unknown, an empty cell
         lost = (Amount(None, ""),) * len(lost)
     details = _details(row, csv=csv) if request else ()
-    return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost", bound=bound), *tiers,
-            _amount(row, "no_cache", bound=bound), _amount(row, "off_peak", bound=bound),
+    return (_key(row), row.requests, miss, *lost, read, write, output, _amount(row, "cost", bound=bound), *tiers,
+            *_bucket_costs(row, bound=bound), _amount(row, "no_cache", bound=bound), _amount(row, "off_peak", bound=bound),
             Amount(row.unpriced, str(row.unpriced or "")), *details)
-
-
-def _carries(cell: object) -> bool:
-    """Whether a cell says something: a count or an amount other than 0, unknown or none (``?``,
-    ``$?``, empty), or any other text.
-
-    Example:
-        >>> [_carries(c) for c in (0, 3, Amount(0.0, "$0.0000"), Amount(None, "$?"), Amount(None, "?"), "", "7 ($0.1)")]
-        [False, True, False, False, False, False, True]
-    """
-    if isinstance(cell, Amount):
-        return cell.value is not None and cell.value != 0
-    if isinstance(cell, (int, float)) and not isinstance(cell, bool):
-        return cell != 0
-    return table_cell(cell) not in NO_VALUE
-
-
-def _blank(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> list[str]:
-    """The columns no cell of which says something (:func:`_carries`): every value 0, unknown or none."""
-    return [column for at, column in enumerate(columns) if not any(_carries(row[at]) for row in rows if at < len(row))]
-
-
-def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total: UsageRow, *,
-               request: bool = False) -> tuple[str, ...]:
-    """The columns a narrow terminal may leave out, in order: a request's details first
-    (``request``), then those of :data:`_DROPPABLE` with no value in any row (:func:`_blank`: a
-    DeepSeek fleet's cache writes, "unpriced" when every request was priced), then a what-if
-    (:data:`_WHAT_IF`) that says what "cost" says or n/a in every row (one rate all day: off-peak
-    is the cost, or does not apply), then the others in :data:`_DROPPABLE`'s order: no column that
-    carries money is left out before one that says nothing, the tokens go before the money, those
-    whose tokens cost the least over all the rows (``total``'s costs) first, but the costliest
-    bucket only after the what-ifs, so that where the money went stays in sight (an Anthropic
-    session's cache writes, a DeepSeek one's cache misses), and "requests" last (by request, with
-    the what-ifs: 1 in every row). Never "unpriced" when a request is, since it says which amounts
-    are lower bounds or unknown."""
-    blank = set(_blank(columns, rows))
-    cost = [table_cell(row[columns.index("cost")]) for row in rows]
-    same = {c for c in _WHAT_IF if c in columns and all(
-        table_cell(row[columns.index(c)]) in (shown, Costs.NOT_APPLICABLE) for row, shown in zip(rows, cost))}
-    spent = {column: getattr(total.cost, bucket) for column, bucket in _TOKEN_COLUMNS.items()}
-    order = ("unpriced", *bucket_drop_order(spent, _WHAT_IF), "requests")
-    kept = [c for c in order if c in columns and (c != "unpriced" or not total.unpriced)]
-    # by request, "requests" is 1 in every row but the total's: it goes with the what-ifs that repeat "cost"
-    same |= {"requests"} if request else set()
-    ordered = sorted(kept, key=lambda c: 0 if c in blank else 1 if c in same else 2)
-    return (*(reversed(_REQUEST_TABLE) if request else ()), *ordered)
 
 
 @click.command("usage")
@@ -213,7 +178,8 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
 
     Every request is priced at the rate for its model on its date and in its window (DeepSeek's
     peak / off-peak hours), with what it would have cost with no cache, what it would have cost
-    off-peak, and what the cache breaks lost (their extra cache-miss tokens at the request's rate).
+    off-peak, and what the cache breaks lost (the prompt tokens they did not read from the cache,
+    billed as the provider bills them: see "lost tokens (cost)" below).
     A model the price table does not know is counted as unpriced, never as free. With no PATHS,
     the sessions under $DSH_HOME/sessions are read. --since and --until sum only the requests sent
     in that window, by the log's own timestamps (a session active in it counts with only those of
@@ -232,10 +198,14 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     nor written to it); "lost tokens (cost)" the prompt tokens the cache analysis expected to be
     read from the cache and were not (breaks and other shortfalls: the breaks `breaks` lists, a
     log compared with its capture too, --capture or the wire.jsonl found beside it as `check`
-    finds it; none with --no-accounting), and what that cost over cache reads: they were billed first as the request's cache writes (up to the writes it logged, at
-    the write rate of its TTL: Anthropic's 5-minute or 1-hour rate), the rest as cache misses
-    (DeepSeek and OpenAI write nothing: all misses); "cache read", "cache write" and "output"
-    tokens; "cost" the USD at the table's rates; "no cache" and "off-peak" what the same requests
+    finds it; none with --no-accounting), and what that cost over cache reads: a provider that
+    writes the cache bills a lost prefix as the request's cache writes (Anthropic: up to the writes
+    it logged, at the write rate of its TTL, 5-minute or 1-hour; any rest as cache misses), one
+    that bills no writes as cache misses (DeepSeek); "cache read", "cache write" and "output"
+    tokens; "cost" the USD at the table's rates, and what each of those buckets cost ("cache miss
+    cost", "cache read cost", "cache write cost", "output cost"; --json: cost_usd by bucket;
+    a table shows them only when it has the room for every other column too, and leaves them out
+    first, as it leaves out a request's details, unsaid); "no cache" and "off-peak" what the same requests
     would have cost with no cache and all off-peak (off-peak "n/a" for requests none of which was
     priced where its provider has a peak window, DeepSeek's: Anthropic and OpenAI bill one rate all
     day; --json then has no off_peak_cost_usd); "unpriced" the requests with no price (no
@@ -320,7 +290,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
             else:
                 ledgers.append(item)
     table = usage_table(ledgers, by=by, since=since, until=until, prices=prices.to_json(), sort=sort,
-                        activity=_last_activity(ledgers) if by in _BY_SESSION else None, losses=accounting)
+                        activity=_last_activity(ledgers) if by in BY_SESSION else None, losses=accounting)
     if as_json:
         click.echo(dumps_line(table.to_json(failed=failed)))
         for reason, count in table.unpriced.items():  # the capture's, on stderr as cache and sessions --json
@@ -340,9 +310,11 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
         columns[at:at + 1] = (*_CSV_LOST, _CSV_UNKNOWN) if unknown else _CSV_LOST
     if tier:
         columns.insert(columns.index("cost") + 1, "tier")
+    at = columns.index("tier" if tier else "cost") + 1
+    columns[at:at] = BUCKET_COSTS
     request = by == "request"
     if request:
-        columns.extend(_REQUEST if csv else _REQUEST_TABLE)
+        columns.extend(REQUEST if csv else REQUEST_TABLE)
     cells = partial(_row, tier=tier, csv=csv, request=request, unknown=unknown, losses=accounting)
     rows = [*(cells(r) for r in table.rows), cells(table.total, bound=bool(failed))]
     if not csv and not table.total.totals.applies("off_peak"):  # no request had a peak window: no column
@@ -363,18 +335,8 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     if failed:
         caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
                     "amounts are lower bounds (≥$)")
-    if by in _BY_SESSION and listing_format() == "table" and not _whole_ids_fit(
-            columns, _bare_keys(rows, ledgers), table.total, request=request):
-        names = id_prefixes([ledger.session_id for ledger in ledgers])
-        shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
-        if shortened != rows:
-            rows, caption = shortened, f"{caption}; {_SHORT_NOTE}"
-    if request and not csv and listing_format() == "table":
-        columns, rows = _room_for_details(columns, rows)
-    # an id is never cut in its middle (it would name no session): a column is left out for it first
-    least = {columns[0]: _widest_id(rows)} if by in _BY_SESSION and rows else None
-    print_table(f"usage by {by}", columns, rows, droppable=_droppable(columns, rows, table.total, request=request),
-                caption=caption, least=least, ids=columns[:1] if by in _BY_SESSION else ())
+    print_usage_table(columns, rows, by=by, caption=caption, ledgers=ledgers, total=table.total,
+                      ids=[*map(_session_id, table.rows), None])
     for warning in unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
     _echo_window_note(len(ledgers), table.total, since, until)
@@ -405,60 +367,6 @@ def _last_activity(ledgers: Iterable[SessionLedger]) -> dict[str, float | None]:
         span = time_span(ledger.path)
         found[ledger.path] = None if span is None else span[1]
     return found
-
-
-def _whole_ids_fit(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total: UsageRow, *,
-                   request: bool) -> bool:
-    """Whether the table fits the terminal with whole session ids and every column that says
-    something (a request's details aside, which take only the room left: :func:`_room_for_details`),
-    every row on one line as :func:`print_table` lays it out (:func:`rows_fit`). When not, the ids
-    are shortened before any such column is left out, as ``sessions`` does (the README: a narrow
-    table shows an id as its shortest unique prefix); a column with no value in any row goes first
-    all the same (:func:`_droppable`, and :func:`print_table`'s empty columns)."""
-    amounts = len(columns) - (len(_REQUEST_TABLE) if request else 0)
-    columns, rows = columns[:amounts], [row[:amounts] for row in rows]
-    unseen = [c for c in _blank(columns, rows)
-              if c in _DROPPABLE or all(table_cell(row[columns.index(c)]) in NO_VALUE for row in rows)]
-    return rows_fit(columns, rows, droppable=_droppable(columns, rows, total), spare=unseen)
-
-
-def _bare_keys(rows: Sequence[tuple[object, ...]], ledgers: Sequence[SessionLedger]) -> list[tuple[object, ...]]:
-    """``rows`` with no copy's `` (PATH)`` in their keys (``ID (PATH)``, a session found in two
-    files whose lines differ): a path wraps, cut in its middle, however short the ids are, so it
-    is no reason to shorten them (:func:`_whole_ids_fit`)."""
-    paths = [f" ({ledger.path})" for ledger in ledgers]
-    bare = []
-    for row in rows:
-        key = str(row[0])
-        for path in (p for p in paths if p in key):
-            key = key.replace(path, "")
-        bare.append((key, *row[1:]))
-    return bare
-
-
-def _room_for_details(columns: list[str], rows: list[tuple[object, ...]]
-                      ) -> tuple[list[str], list[tuple[object, ...]]]:
-    """The table's columns and rows with as many of a request's details (the last columns,
-    :data:`_REQUEST_TABLE`) as leave the boxed table on one line a row (every cell whole): the
-    amounts are never squeezed for them, and a narrow terminal shows none (--json and --format
-    csv have them all)."""
-    widths = [max([len(column), *(len(table_cell(row[at])) for row in rows)]) for at, column in enumerate(columns)]
-    keep = len(columns)
-    while keep > len(columns) - len(_REQUEST_TABLE) and sum(widths[:keep]) + 3 * keep + 1 > output_width():
-        keep -= 1
-    return columns[:keep], [row[:keep] for row in rows]
-
-
-def _widest_id(rows: Sequence[tuple[object, ...]]) -> int:
-    """The widest session id of the keys (``ID``, ``ID turn N``, ``ID (PATH)``), as stdout writes it:
-    print_table's ``least`` for their column, so that it leaves a column out before it cuts an id."""
-    return max(cell_len(stdout_text(str(row[0]).split(" ", 1)[0])) for row in rows)
-
-
-def _short_key(key: str, names: dict[str, str]) -> str:
-    """``key`` (``ID``, ``ID turn N``, ``ID #N``) with its session id shortened (:func:`id_prefixes`)."""
-    head, space, rest = key.partition(" ")
-    return names.get(head, head) + space + rest
 
 
 COMMANDS = [usage_command]

@@ -21,7 +21,8 @@ from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo
                       echo_warning)
 from ._logs import session_ref
 from ._on_break import _Hooks
-from ._options import lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
+from ._options import capture_option, lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
+from ._output import CAPTURED_MARK
 from ._when import _parse_when
 
 __all__ = ["watch_command"]
@@ -75,7 +76,8 @@ def format_watch_line(item: WatchRequest, short_id: str | None = None, relation:
     instead when given, else whole, as the watch shows every id), a fork or subagent child's relation (``relation``: ``└
     fork``, as `sessions` leads such a child's title) and title, position, model, tokens, cost,
     verdict; a break adds its cause, what it lost and what that cost, the changed fields and the
-    evidence seqs; an update of a request printed before ends ``(update)``. The time is when the
+    evidence seqs; an update of a request printed before ends ``(update)``. A request priced from the
+    capture's usage (its log holds none) has its prompt tokens and cost marked ``*`` (:data:`CAPTURED_MARK`). The time is when the
     request was sent for the history ``--since`` prints, when the watch saw it for a new request
     (or one whose send time the log does not record)."""
     return "".join(space + field for space, field in _fields(item, short_id, relation))
@@ -94,9 +96,11 @@ def _fields(item: WatchRequest, short_id: str | None, relation: str | None) -> l
         fields.append(("  ", " ".join(part for part in (led, item.title) if part)))
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
-    cost = ("  ", Costs.shown(item.cost, requests=1, unpriced=item.cost is None))
+    mark = CAPTURED_MARK if item.usage_source == "capture" else ""  # the capture's usage: _CAPTURED_NOTE
+    cost = ("  ", Costs.shown(item.cost, requests=1, unpriced=item.cost is None) + mark)
+    prompt = f"prompt {_tokens(item.prompt_tokens)}{mark if item.prompt_tokens is not None else ''}"
     fields += [("  ", f"#{item.index} {where}"), ("  ", item.model or "?"),
-               ("  ", f"prompt {_tokens(item.prompt_tokens)}"), ("  ", _cache(item)), cost,
+               ("  ", prompt), ("  ", _cache(item)), cost,
                ("  ", str(item.classification))]
     if item.is_break:
         fields.append(("  ", f"BREAK {item.cause or 'unexplained'} {_loss(item)}"))
@@ -159,6 +163,8 @@ _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a n
            "#request t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what "
            "the previous request left cached: lost is measured from it) and the expected ones, cost, verdict; "
            "a break: BREAK, its cause, the tokens it lost (their cost), the changed fields and the evidence seqs")
+#: The caption of :data:`CAPTURED_MARK`, in `requests`' words, printed once under the first line marked.
+_CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage (the log holds none), as usage prices the request"
 
 
 @click.command("watch")
@@ -199,12 +205,13 @@ _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a n
                    "times SECONDS besides).")
 @routes_option
 @prices_option
+@capture_option
 @openai_zdr_option
 @lenient_option
 def watch_command(path: str | None, as_json: bool, since: float | None, until: float | None, on_break: str | None,
                   idle_exit: float | None, exit_after: float | None, settle: float, polling: bool,
-                  rescan: float, routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
-                  max_version: int) -> int:
+                  rescan: float, routes: str | None, prices_path: str | None, capture: str | None,
+                  openai_zdr: bool | None, lenient: bool, max_version: int) -> int:
     """Follow running sessions: every new request's cache verdict and cost, every break at once.
 
     PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions), or `latest`, a
@@ -253,10 +260,15 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     the new copy, DSH's or listed first); one that grows past the followed file, or outlives it, is
     followed from the request where the other stopped: no request is printed or counted twice.
 
-    The watch reads the logs alone, never a capture: a request whose log holds no usage (a title
-    call, a torn tail) costs "$?" and the summary's cost is a lower bound ("≥$"), where `usage` and
-    `cache` price it from a wire.jsonl found beside the log (`usage --no-capture` gives the watch's
-    numbers).
+    A request whose log holds no usage (a title call, a torn tail) is priced from the provider's
+    usage in the captured response to its send, as `usage`, `cache`, `sessions` and `requests`
+    price it, when a capture is given with --capture or a wire.jsonl is found beside the log
+    (--no-capture: none; it costs "$?" and the summary's cost is a lower bound, "≥$"): its prompt
+    tokens and cost are marked "*", a caption under the first such line says so, and --json has
+    "usage_source": "capture" ("log" for a logged usage, null for neither). One the capture does
+    not report yet (a proxy that writes the response after DSH logged the request) is
+    "provisional", and printed again as an "update", priced, once the capture reports it: looked
+    at whenever the log shows more and when the watch ends, so the summary counts it.
 
     \b
     Example:
@@ -291,12 +303,13 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
         signal.signal(signum, interrupt)
     summary = WatchSummary()
     children = _Children()
+    captured = [False]  # the caption of CAPTURED_MARK is said once, under the first line marked
     hooks = _Hooks(command, as_json=as_json) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, until=until, settle=settle,
                           idle_exit=idle_exit, exit_after=exit_after, lenient=lenient, max_version=max_version,
                           rescan=rescan, notifications=not polling, routes=config, prices=prices,
-                          zero_data_retention=zdr):
+                          zero_data_retention=zdr, capture=capture):
             summary.add(item)
             if isinstance(item, WatchNote) and item.level == "error":
                 # on stderr in both modes (with --json also in the stream, for its consumers); a log's
@@ -325,6 +338,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
                         click.secho(line, fg="red", bold=True)
                     else:
                         echo(line)
+                if item.usage_source == "capture" and not captured[0]:
+                    captured[0] = True
+                    for line in fit_lines(_CAPTURED_NOTE):
+                        echo(line, err=True)
             if hooks is not None and isinstance(item, WatchRequest) and item.is_break:
                 hooks.start(item)
     finally:

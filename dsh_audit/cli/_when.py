@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..errors import DshAuditError, UsageError
-from ._common import give_way
+from ._given import give_way
 
 __all__ = ["check_window", "parse_when", "request_window_options", "time_options", "window_options", "window_text"]
 

@@ -18,8 +18,9 @@ __all__ = ["one_session"]
 
 def _read_by_live_commands(path: str, other: str) -> set[str]:
     """Which of two files holding one session id the live commands read (:func:`discover`, which
-    compares copies line by line, prefers the file where DSH keeps it, and of a session folder's
-    generations reads the highest): one of them, or both when they hold different lines (two
+    compares copies by their lines, and one with packed chunk rows and one without by their
+    events, prefers the file where DSH keeps it, and of a session folder's generations reads the
+    highest): one of them, or both when neither holds the other's lines nor events (two
     sessions), or when either cannot be read now (its next run says why)."""
     folder = os.path.dirname(path)
     generations = folder == os.path.dirname(other) and all(

@@ -46,6 +46,8 @@ _HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and 
 #: The same for the policy's baseline: a run that reads it cannot write it.
 _CONFIGURED_HINT = ("write a new one with `dsh-audit check PATHS --no-baseline --json-report {}` (the policy's "
                     "[tool.dsh-audit.check] baseline)")
+#: The file name docs/ci.md gives a baseline, which a hint offers when the policy names a folder.
+_BASELINE_NAME = "dsh-baseline.json"
 #: The hint of a baseline that does not fit in memory, given with --baseline or by the policy.
 _MEMORY_HINT = "give --baseline a report of fewer findings, or run where more memory is allowed (ulimit -v)"
 _CONFIGURED_MEMORY_HINT = ("check without the policy's baseline with --no-baseline, or give --baseline a report of "
@@ -180,6 +182,19 @@ def _missing_hint(path: str, *, configured: bool = False) -> str:
                                                           if configured else "")
 
 
+def _folder_hint(path: str) -> str:
+    """The hint of the policy's baseline that names the folder ``path``: a report is a file, so the
+    command that writes a new one names a file in that folder (the one docs/ci.md names).
+
+    Example:
+        >>> _folder_hint("ci")
+        "a folder is not a report file: write one with `dsh-audit check PATHS --no-baseline --json-report ci/dsh-baseline.json` and name that file in the policy's [tool.dsh-audit.check] baseline"
+    """
+    command = f"dsh-audit check PATHS --no-baseline --json-report {shell_word(os.path.join(path, _BASELINE_NAME))}"
+    return f"a folder is not a report file: write one with `{command}` and name that file in the policy's " \
+           "[tool.dsh-audit.check] baseline"
+
+
 def _document(source: str) -> Any:
     """The JSON document of the baseline file ``source``, read as every configuration file is (a
     regular file of at most 16 MiB) and parsed by orjson; a text orjson refuses (a BOM, UTF-16,
@@ -257,6 +272,8 @@ def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> 
         message = exc.message.replace("cannot open: ", "cannot read the baseline: ", 1)
         if exc.reason == "open" and not os.path.lexists(source):
             hint = _missing_hint(source, configured=configured)
+        elif exc.reason == "open" and configured and os.path.isdir(source):
+            hint = _folder_hint(source)
         raise UsageError(message, path=source, line=exc.line, hint=hint) from None
     except MemoryError:
         raise UsageError("the baseline does not fit in memory", path=source,

@@ -146,6 +146,11 @@ class Judge:
                         session_id=session_id, fails=self.policy.validation_fails(f.severity), hint=f.hint)
                 for f in items]
 
+    def validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
+        """Validation findings made apart from a log's read (a fork child's DSH603, found once its
+        parent is read too), judged as those of its read are, the policy's ignored rules dropped."""
+        return self._keep(self._validation(items, session_id))
+
     def _keep(self, findings: list[Finding]) -> list[Finding]:
         return [f for f in findings if not self.policy.ignored(f.rule)]
 

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from .._config_read import ConfigFileError, read_toml
-from .._pyproject import (POLICY_HINT, TOOL_TABLES, check_tool_table, checked_tool_table, find_pyproject, key_line,
-                          table_parts, tool_table, unknown_key, unknown_table)
+from .._pyproject import (POLICY_HINT, TOOL_TABLES, check_tool_table, checked_tool_table, dotted_key, find_pyproject,
+                          key_line, said, table_parts, tool_table, unknown_key, unknown_table)
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
@@ -126,7 +126,7 @@ class Policy:
                 raise unknown_table(key, source=source, name=name)
             else:
                 raise unknown_key(key, source=source, name=name, known=known, value=value)
-        return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
+        return cls(**values, source=source, baseline=_baseline(table.get("check"), source, name))
 
 
 def _located(key: str, value: Any, source: str, name: str) -> Any:
@@ -140,14 +140,17 @@ def _located(key: str, value: Any, source: str, name: str) -> Any:
         raise
 
 
-def _baseline(check: Any, source: str) -> str | None:
-    """The ``baseline`` of the ``[tool.dsh-audit.check]`` table ``check``, resolved against the
-    folder of the TOML file ``source`` (None: no table, or no such key)."""
+def _baseline(check: Any, source: str, name: str) -> str | None:
+    """The ``baseline`` of the ``[tool.dsh-audit.check]`` table ``check`` (``[check]`` of a plain
+    policy file: ``name`` empty), resolved against the folder of the TOML file ``source`` (None: no
+    table, or no such key); its error at the line that writes it, as every policy key's."""
     if not isinstance(check, dict) or "baseline" not in check:
         return None
     value = check["baseline"]
     if not isinstance(value, str) or not value:
-        raise UsageError("[tool.dsh-audit.check] key 'baseline' must be a file name", path=source,
+        table = (*table_parts(name), "check")
+        raise UsageError(f"[{dotted_key(*table)}] key 'baseline' must be a file name", path=source,
+                         line=key_line(source, table, "baseline", value),
                          hint="a JSON report written by `dsh-audit check --json-report FILE`")
     return os.path.join(os.path.dirname(source), value)
 
@@ -161,7 +164,7 @@ def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None)
         return tuple(value)
     for item in value:
         if item not in allowed:
-            raise UsageError(f"policy key {key!r}: unknown value {item!r}", path=source,
+            raise UsageError(f"policy key {key!r}: unknown value {said(item)}", path=source,
                              hint=f"allowed: {', '.join(allowed)}; {POLICY_HINT}")
     return tuple(value)
 

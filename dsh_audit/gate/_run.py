@@ -11,7 +11,10 @@ and handed to every task; the caveats of its prices that a task met in a worker'
 with the task's result into the run's table (:meth:`dsh_audit.cache.PriceBook.caveats_met`).
 Inside a group, logs are judged in *rounds* in which every session id appears once (a scenario
 folder may hold the same session twice: DSH's zstd log and a decompressed copy), so capture
-alignment and attribution never see a session twice.
+alignment and attribution never see a session twice. Once every group is read, each fork child
+among the logs is compared with its parent among them (DSH603) by validate's own pairing
+(:func:`dsh_audit.validate.lineage_findings`, from the seed chains each log's read kept): check
+finds what ``validate`` finds, however the logs were grouped.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..replay import Request
 from ..runner import in_process
 from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, routes_from,
                        route_warnings, run_groups, validating_headers)
-from ..validate import LineValidator
+from ..validate import Lineage, LineValidator, lineage_findings, select_rules
 from ._compare import CaptureCompare
 from ._findings import Judge, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
@@ -56,6 +59,9 @@ class _GroupCheck(GroupResult[SessionCheck]):
     torn: list[str] = field(default_factory=list)  # each capture's torn tail, dropped (load_capture)
     foreign: DshAuditError | None = None
     caveats: tuple[str, ...] = ()
+    #: each given log's path and :class:`~dsh_audit.validate.Lineage` (when validated whole), for
+    #: the run's fork-lineage check: read once the group is read, however it was read
+    lineages: list[tuple[str, Lineage | None]] = field(default_factory=list)
 
 
 class _Checker(CaptureCompare):
@@ -229,6 +235,31 @@ def _validation_of(found: Sequence[Any] | None) -> Sequence[Any]:
     return found
 
 
+def _lineages(paths: Sequence[str | os.PathLike[str]], tees: dict[str, Any]) -> list[tuple[str, Lineage | None]]:
+    """Each of ``paths`` with the :class:`~dsh_audit.validate.Lineage` its validator read (None
+    when it saw no whole log: a file that could not be opened pairs with nothing, as in validate)."""
+    out: list[tuple[str, Lineage | None]] = []
+    for given in paths:
+        path = os.fspath(given)
+        tee = tees.get(path)
+        out.append((path, Lineage.of(tee) if isinstance(tee, LineValidator) and tee.complete else None))
+    return out
+
+
+def _seeded(checks: tuple[SessionCheck, ...], lineages: list[tuple[str, Lineage | None]], *, policy: Policy,
+            jobs: int, engine: str, scheduler: str | None) -> tuple[SessionCheck, ...]:
+    """``checks`` with each fork child's DSH603 findings (its seed differs from its parent's prefix),
+    when both logs are among those checked: validate's pairing and comparison
+    (:func:`~dsh_audit.validate.lineage_findings`), made once every group is read (a child and its
+    parent given from two folders are read in two groups), judged as the other validation findings."""
+    found = lineage_findings(lineages, select_rules(None, None), jobs=jobs, engine=engine, scheduler=scheduler)
+    if not found:
+        return checks
+    judge = Judge(policy)
+    return tuple(replace(c, findings=(*c.findings, *judge.validation(found[c.path], c.session_id)))
+                 if c.path in found else c for c in checks)
+
+
 def _foreign(failure: Failure) -> DshAuditError | None:
     """The refusal of a refused log that is another agent's (Claude Code, Codex), in the words every
     command refuses it (:func:`dsh_audit.log.foreign_refusal`): check reads DSH logs only. Its first
@@ -247,17 +278,21 @@ def _foreign(failure: Failure) -> DshAuditError | None:
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, prices: PriceBook,
                 capture: str | None = None, lenient: bool = False, max_version: int = 4, routes: str | None = None,
                 outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-                lean: bool = False, zero_data_retention: bool | None = None) -> _GroupCheck:
+                lean: bool = False, zero_data_retention: bool | None = None, lineage: bool = False) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`), priced
     with ``prices`` (the run's table, or a worker's copy of it: the caveats it met here come back in
     :attr:`_GroupCheck.caveats`); with ``outline`` or ``record``, a log that is no fork or subagent
     child and has no capture is checked while it is replayed (:meth:`_Checker.streamed`), its
-    requests handed to a new ``record()``."""
+    requests handed to a new ``record()``. With ``lineage``, each log's validation keeps its seed
+    chain (:attr:`_GroupCheck.lineages`), as validate's does over several logs."""
     met = len(prices.caveats_met())
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
                        lean=lean, prices=prices, zero_data_retention=zero_data_retention, routes=routes)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
+    if lineage:  # each log's seed chain, for the fork-lineage check of the run (validate's: _seeded)
+        for tee in checker.tees.values():
+            tee.keep_chain()
     streams = outline or record is not None
     log = headers.lone_root(paths) if streams and capture_for(paths[0], checker.capture) is None else None
     if log is not None:
@@ -265,7 +300,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
             check, warned = checker.streamed(log, routes)
         notes = [f"{path}: {warning}" for path, found in warned.items() for warning in found]
         ids = {check.session_id: check.path} if check.session_id is not None and check.error is None else {}
-        return _GroupCheck([check], [], ids, warned, notes=notes, caveats=tuple(prices.caveats_met()[met:]))
+        return _GroupCheck([check], [], ids, warned, notes=notes, caveats=tuple(prices.caveats_met()[met:]),
+                           lineages=_lineages(paths, checker.tees))
     group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True,
                        headers=headers)
     checks: dict[str, SessionCheck] = {}
@@ -283,7 +319,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
     warned = route_warnings(group, own=False)  # a log's own warnings are check's findings (DSH103)
     notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
     return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=[*notes, *checker.torn],
-                       foreign=foreign, torn=checker.torn, caveats=tuple(prices.caveats_met()[met:]))
+                       foreign=foreign, torn=checker.torn, caveats=tuple(prices.caveats_met()[met:]),
+                       lineages=_lineages(paths, checker.tees))
 
 
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
@@ -354,8 +391,10 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     book = prices if prices is not None else load_prices(prices_path)
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
-                   outline=outline, record=record, lean=lean, prices=book, zero_data_retention=zero_data_retention)
+                   outline=outline, record=record, lean=lean, prices=book, zero_data_retention=zero_data_retention,
+                   lineage=len(logs) > 1)  # one log has no parent or child among the logs: no chain to keep
     loose: dict[tuple[str, int], Finding] = {}
+    lineages: list[tuple[str, Lineage | None]] = []
     warnings: list[str] = []
 
     def spans(result: GroupResult[SessionCheck]) -> None:
@@ -368,13 +407,18 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         warnings.extend(warning for found in result.route_warnings.values() for warning in found)
         warnings.extend(warning for warning in result.torn if warning not in warnings)  # a capture of several groups
         book.add_caveats(result.caveats)  # met by a worker's copy of the table (in this process: already there)
+        lineages.extend(result.lineages)
 
     checked = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress,
                          on_group=spans)
     failed = next((c.error for c in checked if isinstance(c, Failure)), None)
     if failed is not None:
         raise failed  # a task that died (a bug or a lost worker), not a log's refusal
-    ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
+    # in the order the logs were found, as validate pairs them (the first log of a session id stands for it)
+    read = dict(lineages)
+    ordered = _seeded(tuple(c for c in checked if isinstance(c, SessionCheck)),
+                      [(path, read.get(path)) for path in map(os.fspath, logs)], policy=policy, jobs=jobs,
+                      engine=engine, scheduler=scheduler)
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
     return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings),
                        discovered=discovered, caveats=tuple(map(str, book.caveats_met())))

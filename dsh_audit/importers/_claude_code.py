@@ -21,7 +21,8 @@ What the format is (public descriptions read for this module; nothing copied):
   same fact, spec §5.6).
 
 Mapping. One :class:`Request` per distinct ``message.id`` of non-synthetic assistant records, in
-file order. Its ``messages`` are the conversation records on the ``parentUuid`` chain that leads
+file order (a record whose ``message.id`` is no string: per ``requestId``, said in a warning). Its
+``messages`` are the conversation records on the ``parentUuid`` chain that leads
 to the response's first record (back to the root or to a compact boundary): user records become
 user messages (``tool_result`` blocks become DSH tool-result messages, source ``{kind:'tool'}``),
 consecutive assistant records of one response become one assistant message (``thinking`` →
@@ -33,8 +34,9 @@ consecutive assistant records of one response become one assistant message (``th
 on the first request after its boundary as ``extra["event"] = "compaction"`` with ``event_seq``
 (the boundary's line) and ``compaction`` (its metadata); records copied from another session id
 set ``extra["copied_from"]`` and the first request after them gets ``extra["event"] = "resume"``.
-Sidechain (subagent) requests get their own session id ``<session>/agent-<agentId>`` (or
-``<session>/sidechain-<root line>``) so each conversation is compared only with itself.
+Every request carries the file's session id, the one every view names the session by; a sidechain
+(subagent) request names its conversation in ``extra["conversation"]`` (``<session>/agent-<agentId>``,
+or ``<session>/sidechain-<root line>``), and its turns and steps are counted in it.
 
 What the format cannot tell: the system prompt and the tool schemas (never logged, so ``header``
 has no ``system``/``tools`` and a header change there is invisible); the exact prompt (Claude Code
@@ -56,7 +58,7 @@ from ..replay import Digest, Request
 from ._anthropic import anthropic_usage, content_block, result_content
 from ._base import ImporterBase
 from ..log import every_record_damaged
-from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message
+from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message, typed
 
 __all__ = ["import_claude_code"]
 
@@ -82,8 +84,13 @@ def _message(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _group_key(line: int, record: dict[str, Any]) -> str:
+    """The response a record belongs to: its ``message.id``; where that is no string, its
+    ``requestId`` (the API request it answered, one per response too), else its own line."""
     response_id = _message(record).get("id")
-    return response_id if isinstance(response_id, str) and response_id else f"line:{line}"
+    if isinstance(response_id, str) and response_id:
+        return response_id
+    request_id = record.get("requestId")
+    return f"request:{request_id}" if isinstance(request_id, str) and request_id else f"line:{line}"
 
 
 def _is_boundary(record: dict[str, Any]) -> bool:
@@ -130,6 +137,7 @@ class _Importer(ImporterBase):
         self._assistants: dict[tuple[int, ...], dict[str, Any] | None] = {}
         self.used_boundaries: set[int] = set()
         self.copied_seen = False
+        self.id_warned = False
 
     def _session_id(self) -> str:
         stem = Path(self.path).name.removesuffix(".jsonl")
@@ -258,11 +266,21 @@ class _Importer(ImporterBase):
         for line, record in self.records:
             if record.get("type") == "assistant" and _message(record):
                 found.setdefault(_group_key(line, record), []).append((line, record))
+                self.mistyped_id(line, _message(record).get("id"))
         synthetic = [g for g in found.values() if _message(g[0][1]).get("model") == _SYNTHETIC]
         if synthetic:
             self.notes[f"{len(synthetic)} synthetic assistant record(s) (model <synthetic>: API error "
                        "texts, placeholders) are not model calls and are left out of prompts"] = None
         return [g for g in found.values() if _message(g[0][1]).get("model") != _SYNTHETIC]
+
+    def mistyped_id(self, line: int, response_id: Any) -> None:
+        """Warn once of a ``message.id`` that is not a string (``file:line``): its records are
+        grouped into responses by ``requestId`` instead (:func:`_group_key`)."""
+        if response_id is None or isinstance(response_id, str) or self.id_warned:
+            return
+        self.id_warned = True
+        self.warnings.append(f"{self.path}:{line}: message.id is {typed(response_id)}, not a string: assistant "
+                             "records are grouped into responses by requestId (else one per record)")
 
     def conversation(self, record: dict[str, Any], chain: list[Line], line: int) -> str:
         if not record.get("isSidechain"):
@@ -324,12 +342,14 @@ class _Importer(ImporterBase):
             if reason is not None:
                 conv["model"], conv["header_seq"], conv["reason"] = model, first_line, reason
             extra = self.extra(group, chain)
+            if sid != self.session_id:
+                extra["conversation"] = sid
             stop = _message(last).get("stop_reason")
             finish = {"kind": _FINISH.get(stop, "stop")} if isinstance(stop, str) else None
             message_tuple = tuple(messages)
             requests.append(Request(
-                index=len(requests), kind="loop", session_id=sid, turn=turn, step=conv["step"], attempt=1,
-                step_start_seq=chain[-1][0] if chain else None, first_chunk_seq=first_line,
+                index=len(requests), kind="loop", session_id=self.session_id, turn=turn, step=conv["step"],
+                attempt=1, step_start_seq=chain[-1][0] if chain else None, first_chunk_seq=first_line,
                 header={"config": {"provider": "anthropic", "model": model}}, header_seq=conv["header_seq"],
                 header_reason=conv["reason"], messages=message_tuple, message_seqs=tuple(seqs),
                 digest=Digest(self.digest(message_tuple)), context={"provider": "anthropic", "model": model},

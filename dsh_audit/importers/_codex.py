@@ -22,7 +22,8 @@ of one response form one assistant message (``reasoning`` summary text → ``rea
 its ``encryptedContent``; ``function_call`` → ``tool-call`` with ``call_id`` and the raw
 ``arguments``); ``function_call_output`` → a tool-result message. A request ends at the first
 ``token_count`` whose cumulative ``total_token_usage`` moved (repeats from rate-limit updates and
-estimates are skipped); its ``last_token_usage`` gives ``usage``: ``inputTokens`` =
+estimates are skipped; a damaged ``token_count`` still ends the open request, its usage not logged,
+said in a warning with its line); its ``last_token_usage`` gives ``usage``: ``inputTokens`` =
 ``input_tokens - cached_input_tokens``, ``cacheReadTokens`` = ``cached_input_tokens``,
 ``outputTokens`` = ``output_tokens`` (reasoning included, as DeepSeek's), ``reasoningTokens`` =
 ``reasoning_output_tokens``; Codex has no cache-write bucket. ``header`` is
@@ -31,7 +32,8 @@ estimates are skipped); its ``last_token_usage`` gives ``usage``: ``inputTokens`
 ``compacted`` record replaces the history (``replacement_history`` when present, else the earlier
 user prompts plus the summary, an approximation); the call that produced the summary becomes a
 ``compaction`` request and the next request cites ``extra["event"] = "compaction"``. A repeated
-``session_meta`` marks a resume; ``forked_from_id`` a fork.
+``session_meta`` marks a resume; ``forked_from_id`` a fork. A ``session_meta`` id that is not a
+string refuses the rollout (file:line), as DSH refuses such a header id.
 
 What the format cannot tell: the tool schemas (never logged); the system prompt of versions that do
 not log ``base_instructions``; the summarisation prompt of a compaction; the finish reason (inferred
@@ -45,10 +47,11 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from ..errors import MalformedRecordError
 from ..replay import Digest, Request
 from ._base import ImporterBase
 from ..log import every_record_damaged
-from ._model import ImportedSession, iso_seconds, read_jsonl
+from ._model import ImportedSession, iso_seconds, read_jsonl, typed
 from ._responses import TOOL_CALLS, History, is_output, responses_usage
 
 __all__ = ["import_codex"]
@@ -82,6 +85,8 @@ class _Importer(ImporterBase):
         self.history = History(self.provider)
         self.open: dict[str, Any] | None = None
         self.total: Any = None
+        self.last: Any = None  # the last_token_usage of the last call
+        self.unsure: tuple[int, float | None] | None = None  # a damaged token_count taken as a repeat
         self.turn = 0
         self.step = 0
         self.meta_count = 0
@@ -106,7 +111,8 @@ class _Importer(ImporterBase):
 
     def on_session_meta(self, line: int, meta: dict[str, Any]) -> None:
         self.meta_count += 1
-        self.session_id = self.session_id or meta.get("id")
+        meta_id = _meta_id(self.path, line, meta.get("id"))  # every one checked: a resume's too
+        self.session_id = self.session_id or meta_id
         self.cwd = self.cwd or meta.get("cwd")
         self.provider = meta.get("model_provider") or self.provider
         self.history.provider = self.provider
@@ -161,7 +167,7 @@ class _Importer(ImporterBase):
             context={"provider": self.provider, "model": (current["header"] or {}).get("config", {}).get("model")},
             usage=usage, finish=finish, extra=extra,
         ))
-        self.closed_at_line = line
+        self.closed_at_line, self.unsure = line, None
 
     def on_response_item(self, line: int, payload: dict[str, Any]) -> None:
         if is_output(payload):
@@ -171,20 +177,60 @@ class _Importer(ImporterBase):
             self.open["outputs"].append(payload.get("type"))
             self.open.setdefault("lines", []).append(line)
         self.history.add(payload, line, self.model)
-        self.closed_at_line = None
+        self.closed_at_line = self.unsure = None
 
     def on_token_count(self, line: int, info: Any, time: float | None) -> None:
-        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
-            return
-        total = info.get("total_token_usage")
-        if total == self.total:
+        """End the open request (or a call with no output item logged, a compaction's) at a
+        ``token_count`` whose cumulative total moved. Where the total cannot tell (not an object,
+        or lower than the last), the open request still ends here, and with none open the event is
+        a call unless it repeats the last ``last_token_usage``: a damaged event neither merges two
+        calls nor splits one, and is said in a warning naming its line."""
+        if info is None:
+            return  # an estimate before the first call, or a rate-limit update
+        if not isinstance(info, dict):
+            self.damaged(line, f"token_count info is {typed(info)}, not an object", _UNSURE)
+            info = {}
+        total, last = info.get("total_token_usage"), info.get("last_token_usage")
+        moved = self.total_moved(line, total)
+        if moved is False or (moved is None and self.open is None and last == self.last):
+            if moved is None:
+                self.unsure = (line, time)  # a call if a compacted record follows (on_compacted)
             return  # a repeat sent with a rate-limit update, or a context estimate
-        self.total = total
+        self.last = last
+        usage = None
+        if isinstance(last, dict):
+            usage = self.usage(line, responses_usage(last))
+        elif info:
+            self.damaged(line, f"token_count last_token_usage is {typed(last)}, not an object",
+                         "the call it ends is kept with no usage")
         if self.open is None:
             self.begin(line)
-        self.close(line, self.usage(line, responses_usage(info["last_token_usage"])), time)
+        self.close(line, usage, time)
+
+    def total_moved(self, line: int, total: Any) -> bool | None:
+        """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last; None
+        when it cannot tell: the total is no object, or a count went down (said in a warning)."""
+        previous, self.total = self.total, total
+        if not isinstance(total, dict):
+            if total is not None:
+                self.damaged(line, f"token_count total_token_usage is {typed(total)}, not an object", _UNSURE)
+            return None
+        if total == previous:
+            return False
+        if isinstance(previous, dict) and any(
+                _lower(total.get(key), previous.get(key)) for key in total):
+            self.damaged(line, "token_count total_token_usage went down (it only adds up)", _UNSURE)
+            return None
+        return True
+
+    def damaged(self, line: int, why: str, then: str) -> None:
+        """Warn of a damaged ``token_count`` (``file:line: why: then``, as a damaged line's)."""
+        self.warnings.append(f"{self.path}:{line}: {why}: {then}")
 
     def on_compacted(self, line: int, payload: dict[str, Any]) -> None:
+        if self.unsure is not None and self.open is None:  # a damaged token_count ended the summarising call
+            self.begin(self.unsure[0])
+            self.close(self.unsure[0], None, self.unsure[1])
         last = self.requests[-1] if self.requests else None
         if self.closed_at_line is not None and last is not None and not last.extra["response_seqs"]:
             # the summarisation call: answered (token_count) with no output item logged
@@ -264,6 +310,32 @@ class _Importer(ImporterBase):
         return self.session(sid, requests, cwd=self.cwd, created=self.created)
 
 
+#: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
+_UNSURE = ("the open request ends here; with none open it is a call unless it repeats the last "
+           "last_token_usage, or a compacted record follows it")
+
+
+def _lower(count: Any, before: Any) -> bool:
+    """Whether a cumulative count went down (counts that are not numbers are not compared)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (count, before))
+    return numbers and count < before
+
+
+def _meta_id(path: str, line: int, value: Any) -> str | None:
+    """A ``session_meta`` id, refused when not a string, as DSH's reader refuses a header id: Codex
+    writes a uuid there (its ``ThreadId``, which it reads back only from a string), and every view
+    names the session by it, so a number or list would name it differently in each.
+
+    Raises:
+        MalformedRecordError: the id is a number, boolean, array or object.
+    """
+    if value is None or isinstance(value, str):
+        return value or None
+    raise MalformedRecordError(f"session_meta id is {typed(value)}, not a string", path=path, line=line,
+                               hint="Codex writes the session's uuid there as a string: the rollout is damaged; "
+                                    "fix the id or move the file out of the folder read")
+
+
 def import_codex(path: str | os.PathLike[str]) -> ImportedSession:
     """Map one Codex CLI rollout onto requests (one per model call).
 
@@ -273,7 +345,8 @@ def import_codex(path: str | os.PathLike[str]) -> ImportedSession:
     Raises:
         UnreadableError: the file cannot be opened.
         MalformedRecordError: no record of it can be read (every line damaged: not JSON, or a
-            record with no payload object), said with how many and the first.
+            record with no payload object), said with how many and the first; or a
+            ``session_meta`` id is not a string.
 
     Example:
         >>> session = import_codex("tests/data/importers/codex/rollout.jsonl")  # doctest: +SKIP

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from .._json import MAX_DEPTH, NestingError
+from .._json import MAX_DEPTH, NestingError, json_type
+from .._show import shown
 from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
 from ..log import parse_json
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from _hashlib import HASH
 
 __all__ = ["MAX_COUNT", "ImportedSession", "MessageDigest", "damaged_usage_note", "iso_seconds", "open_input",
-           "read_jsonl", "token_count", "token_counts", "tool_result_message"]
+           "read_jsonl", "token_count", "token_counts", "tool_result_message", "typed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,3 +243,16 @@ class MessageDigest:
         self._last = (messages, digest.copy())
         digest.update(b"]")
         return digest.hexdigest()
+
+
+def typed(value: Any) -> str:
+    """A JSON value where one of another type belongs, named and shown for a warning or refusal.
+
+    Example:
+        >>> typed(5), typed([1]), typed(None), typed(True)
+        ('a number 5', 'an array [1]', 'null', 'a boolean true')
+    """
+    if value is None:
+        return "null"
+    kind = json_type(value)
+    return f"{'an' if kind[0] in 'ao' else 'a'} {kind} {shown(value)}"

@@ -21,7 +21,7 @@ if typing.TYPE_CHECKING:
     from ._copies import (MAX_COPIES, Copy, copy_name, copy_notes, in_layout, may_be_copies,
                           preferred, read_once, without_copies)
     from ._discover import default_sessions_root, discover, is_folder, looks_like_log
-    from ._resolve import resolve_session
+    from ._resolve import names_session, resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import FormatSniff, classify_record, detect_format, every_record_damaged, sniff_format
     from ._file_kind import special_kind
@@ -40,7 +40,8 @@ if typing.TYPE_CHECKING:
     from ._shapes import MAX_SAFE, adapter_defaults_error, is_plain_chunk, is_safe_int, message_shape_error
     from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader, new_event
     from ._upgrade import Malformed, MessageIds, upgrade_event
-    from ._versions import BODY_CUE_TYPES, LATEST_VERSION, body_mismatch, canonical_generation, known_types, to_v0_shapes
+    from ._versions import (BODY_CUE_TYPES, LATEST_VERSION, body_mismatch, canonical_generation, known_types,
+                            log_file_name, to_v0_shapes)
 
 __all__ = [
     "BODY_CUE_TYPES",
@@ -93,9 +94,11 @@ __all__ = [
     "is_zstd_head",
     "iter_lines",
     "known_types",
+    "log_file_name",
     "looks_like_log",
     "may_be_copies",
     "message_shape_error",
+    "names_session",
     "new_event",
     "open_regular",
     "parse_json",
@@ -121,6 +124,7 @@ __all__ = [
 _LAZY = {
     "adapter_defaults_error": "._shapes",
     "canonical_generation": "._versions",
+    "log_file_name": "._versions",
     "CHUNK_ROW_TYPES": "._types",
     "classify_record": "._format",
     "every_record_damaged": "._format",
@@ -169,6 +173,7 @@ _LAZY = {
     "Malformed": "._upgrade",
     "message_shape_error": "._shapes",
     "MessageIds": "._upgrade",
+    "names_session": "._resolve",
     "new_event": "._types",
     "open_regular": "._outputs",
     "parse_json": "._json_line",

@@ -17,26 +17,29 @@ them, those of one byte size are opened too, and a header read wins over a name.
 copy (the one :func:`preferred` ranks lower, then one whose name says another session than its
 header, :func:`_named_rank`, else the later), and one whose lines are the first lines of
 another is a partial copy (an export taken earlier, renamed or not, compressed or not): the
-longer is read. Files that differ otherwise are all read, and each such session is listed in a
-note (``each listed``). However many files one session is in, each is read at most twice to
-compare them (a digest of its lines; fuzz round 20: seven copies were listed seven times and
-``latest`` refused them).
+longer is read. Of files whose lines differ otherwise, some with packed chunk rows and some
+without, those whose events, as the reader yields them, are the same (every field of each event
+but its line: one session written with packed chunk rows and without, issue 15) are one session
+too, read from the file those ranks pick, and one whose events are the first events of another
+is a partial copy of it (:func:`_same_events`); only these are decoded. Files that differ
+otherwise are all read, and each such session is listed in a note (``each listed``). However many
+files one session is in, each is read at most twice to compare their lines, and those decoded at
+most twice to compare their events (a digest of all, and of the first 1, 2, 4, 8...; a file read
+again only when a shorter one's digests say it may hold it: fuzz round 20, seven copies were
+listed seven times and ``latest`` refused them). The notes' words: :mod:`._copy_notes`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple, TypeVar
 
-from ..errors import DshAuditError
-from ._decode import iter_lines
+from ._copy_notes import EVENTS, LONGER, MORE_EVENTS, SAME, Copy, _P, copy_notes, through
 from ._header import is_fixture_token
-from ._outputs import open_regular
+from ._prints import Print, events_at, events_print, fingerprint, longer
 from ._reader import read_header
 from ._versions import canonical_generation
 
@@ -49,15 +52,10 @@ LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
 #: The most stored logs of one session the index compares a log it stores with (``fleet/_copies.py``,
 #: which compares two files at a time). :func:`read_once` has no such limit: it reads each file of a
-#: session at most twice however many there are (comparing them two by two read each as many times
-#: as there are others: fuzz round 8, 200 logs of one id took 159 s).
+#: session at most twice for its lines (and one it decodes at most twice for its events) however
+#: many there are (comparing them two by two read each as many times as there are others: fuzz
+#: round 8, 200 logs of one id took 159 s).
 MAX_COPIES = 4
-
-SAME = "the same lines"
-LONGER = "the other's lines and more"
-_P = TypeVar("_P", str, Path)
-#: One file left out: (the file read instead, the copy, :data:`SAME` or :data:`LONGER`).
-Copy = tuple[_P, _P, str]
 
 
 def copy_name(path: Path) -> str | None:
@@ -205,7 +203,7 @@ def without_copies(logs: list[_P], *, renamed: bool = False,
                    listed: dict[str, list[_P]] | None = None) -> tuple[list[_P], list[Copy[_P]]]:
     """``logs`` with each session read once (see the module docstring), and the files left out;
     ``listed`` (when given) gets each session found in several files that are each read (their
-    lines differ otherwise): its id, from the headers, and those files (:func:`_listed`).
+    lines and events differ otherwise): its id, from the headers, and those files (:func:`_listed`).
 
     Which files hold one session: a log in a session folder of a name DSH makes (:func:`dsh_made`),
     in a DSH home or copied out, the one its folder's name says (:func:`copy_name`: nothing is read),
@@ -236,7 +234,7 @@ def without_copies(logs: list[_P], *, renamed: bool = False,
         if name is not None:
             named.setdefault(name, []).append(log)
     left: list[Copy[_P]] = []
-    each: list[_P] = []  # the files of a group of one name or id each read (their lines differ)
+    each: list[_P] = []  # the files of a group of one name or id each read (their lines and events differ)
     for group in named.values():
         read, copies = read_once(group, rank=lambda log: preferred(Path(log)),
                                  session=lambda log: said.get(os.fspath(log)))
@@ -268,15 +266,17 @@ def read_once(group: list[_P], *, rank: Callable[[_P], int],
     same lines the one ``rank`` puts higher, then one whose name says the session its header names
     (``session``: a file's header id, asked only of files ranked alike; :func:`_named_rank`), else
     the first; of two where one holds the other's lines and more the longer (of several that do,
-    the longest, else the first); each copy left out is paired with the file read in its place.
+    the longest, else the first); of those left, when some hold packed chunk rows and some do not,
+    files with the same events as the one these ranks pick, or the first events of another's
+    (:func:`_same_events`); each copy left out is paired with the file read in its place.
     Compared line by line (raw lines up to the first blank one: DSH's reader stops there,
-    :func:`_digests`), but however many there are, each is read at most twice: once for a digest of
-    its lines (and of its first 1, 2, 4, 8... lines), and once more only when a shorter file's
-    digests say it may be the first lines of this one; a file that cannot be read is read, as
-    itself."""
+    :func:`~._prints.fingerprint`), but however many there are, each is read at most twice for
+    that: once for a digest of its lines (and of its first 1, 2, 4, 8... lines), and once more
+    only when a shorter file's digests say it may be the first lines of this one; those compared
+    by their events are decoded by the same rule. A file that cannot be read is read, as itself."""
     if len(group) < 2:
         return group, []
-    prints = {at: _fingerprint(Path(path)) for at, path in enumerate(group)}
+    prints = {at: fingerprint(Path(path)) for at, path in enumerate(group)}
     same: dict[tuple[int, bytes], list[int]] = {}
     for at, found in prints.items():
         if found is not None:
@@ -284,13 +284,16 @@ def read_once(group: list[_P], *, rank: Callable[[_P], int],
     heads: dict[int, list[int]] = {}  # the file read of each set of files with the same lines: its copies
     for ats in same.values():
         heads.update(_head(group, ats, rank, session))
-    final = _longer(group, {at: found for at, found in prints.items() if at in heads and found is not None})
+    final = longer(group, {at: found for at, found in prints.items() if at in heads and found is not None})
     left: list[tuple[int, int, str]] = []  # (the copy's place, the place of the file read instead, why)
     for head, copies in heads.items():
         read = final.get(head, head)
         if read != head:
             left.append((head, read, LONGER))
         left.extend((copy, read, SAME if read == head else LONGER) for copy in copies)
+    reads = [at for at in heads if at not in final]
+    left = _same_events(group, left, reads, {at: found for at, found in prints.items() if found is not None},
+                        rank, session)
     left.sort()
     dropped = {copy for copy, _read, _why in left}
     return ([path for at, path in enumerate(group) if at not in dropped],
@@ -310,186 +313,55 @@ def _head(group: Sequence[_P], ats: list[int], rank: Callable[[_P], int],
     return {head: [at for at in ats if at != head]}
 
 
-class _Print(NamedTuple):
-    """A file's lines as :func:`read_once` compares them (those before its first blank line,
-    :func:`_digests`): how many, a digest of all of them, and of the first 1, 2, 4, 8... of them."""
-
-    lines: int
-    digest: bytes
-    checkpoints: dict[int, bytes]
-
-
-def _digests(path: Path, at: set[int]) -> tuple[int, bytes, dict[int, bytes]] | None:
-    """The count of ``path``'s lines, the digest of all of them and that of its first N lines for
-    each N of ``at``; None when it cannot be read (its reading says why later). Its lines end at
-    its first blank line: DSH's reader (``SessionLogScanner``) takes a blank line for an unparsable
-    record and commits nothing from it on (the rest is a crash-damaged tail, or, a ``turn/end``
-    after it, a corrupt log), as the reader here does; an export with a blank line at its end
-    holds the lines of its log, not more (fuzz round 24: such an export was read instead of DSH's
-    own log, or beside it, one session counted twice)."""
-    state = hashlib.blake2b(digest_size=16)
-    found: dict[int, bytes] = {0: state.digest()} if 0 in at else {}
-    count = 0
-    try:
-        with open_regular(path) as stream:
-            for line in iter_lines(stream, os.fspath(path), []):
-                if not line.raw:
-                    break  # a run of blank lines: DSH commits no line from here on
-                state.update(b"%d\n" % len(line.raw))
-                state.update(line.raw)
-                count += 1
-                if count in at:
-                    found[count] = state.copy().digest()
-    except (DshAuditError, OSError):
-        return None
-    return count, state.digest(), found
-
-
-def _fingerprint(path: Path) -> _Print | None:
-    """:class:`_Print` of ``path``, from one reading; None when it cannot be read."""
-    read = _digests(path, {1 << power for power in range(63)})
-    return None if read is None else _Print(*read)
+def _same_events(group: Sequence[_P], left: list[tuple[int, int, str]], reads: list[int], prints: dict[int, Print],
+                 rank: Callable[[_P], int], session: Callable[[_P], str | None]) -> list[tuple[int, int, str]]:
+    """``left`` (each copy's place, the place of the file read instead, why), and of ``reads`` (the
+    places of files read so far, whose lines differ; ``prints``, their lines' prints) those whose
+    events are the same as another's (:func:`~._prints.events_print`) left out too, for the one
+    :func:`_head` picks (DSH's file, then one whose name says its header's session, else the
+    first), and those whose events are the first events of another's for the longest such
+    (:func:`~._prints.longer`, as of lines), each with its own copies. Issue 15: one session written
+    with packed chunk rows (``text-chunks``) and without (``assistant/chunk`` events) was read
+    twice ("each listed"); review 41: an earlier export of it too. Only when some of ``reads``
+    hold packed rows and some do not (other lines, and only then may their events be the same)
+    are they read for their events: each once, and again only as :func:`~._prints.longer` reads."""
+    if len(reads) < 2 or len({prints[at].packed for at in reads}) < 2:
+        return left
+    by_events: dict[tuple[str, bytes], list[int]] = {}
+    events: dict[int, Print] = {}  # the print of each file's events, by its place
+    for at in reads:
+        found = events_print(Path(group[at]))
+        if found is not None:
+            by_events.setdefault((found[0], found[1].digest), []).append(at)
+            events[at] = found[1]
+    moved: dict[int, tuple[int, str]] = {}  # a file left out for its events: the file read instead, why
+    heads: dict[str, list[int]] = {}  # of each session id, the files read of each set with the same events
+    for (sid, _digest), ats in by_events.items():
+        head, copies = next(iter(_head(group, ats, rank, session).items()))
+        moved.update((copy, (head, EVENTS)) for copy in copies)
+        heads.setdefault(sid, []).append(head)
+    for ats in heads.values():
+        for short, long in longer(group, {at: events[at] for at in ats}, read=events_at).items():
+            moved[short] = (long, MORE_EVENTS)
+    moved = {copy: _final(moved, copy) for copy in moved}
+    return [*((copy, *_moved(moved, read, why)) for copy, read, why in left),
+            *((copy, read, why) for copy, (read, why) in moved.items())]
 
 
-def _longer(group: Sequence[_P], prints: dict[int, _Print]) -> dict[int, int]:
-    """Of files with different lines (by their place in ``group``), which are the first lines of
-    another: each such file's place and the longest file holding it (the first of equal ones).
-    Only a longer file whose digest of its first N lines (N the largest power of two that a shorter
-    file's count reaches) is the shorter file's is read again, once for all the shorter ones."""
-    reaching: dict[tuple[int, bytes], list[int]] = {}  # a digest of the first N lines: the files that have it
-    for at, each in prints.items():
-        reaching.setdefault((0, b""), []).append(at)
-        for n, digest in each.checkpoints.items():
-            reaching.setdefault((n, digest), []).append(at)
-    wanted: dict[int, list[int]] = {}  # a longer file: the shorter files it may hold
-    for short, one in prints.items():
-        n = 1 << (one.lines.bit_length() - 1) if one.lines else 0
-        for long in reaching.get((n, one.checkpoints.get(n, b"")), []):
-            if prints[long].lines > one.lines:
-                wanted.setdefault(long, []).append(short)
-    final: dict[int, int] = {}
-    for long in sorted(wanted, key=lambda at: (-prints[at].lines, at)):  # the first holding a file is the longest
-        shorts = [short for short in wanted[long] if short not in final]
-        read = _digests(Path(group[long]), {prints[short].lines for short in shorts}) if shorts else None
-        if read is None:
-            continue
-        for short in shorts:
-            if read[2].get(prints[short].lines) == prints[short].digest:
-                final[short] = long
-    return final
+def _final(moved: dict[int, tuple[int, str]], copy: int) -> tuple[int, str]:
+    """The file read in the end in place of ``copy`` (left out for its events, ``moved``) and why:
+    a file left out for the same events as one left out for a longer one holds fewer events."""
+    read, why = moved[copy]
+    while read in moved:
+        read, more = moved[read]
+        why = through(why, more)
+    return read, why
 
 
-class _Said(NamedTuple):
-    """One session's note (:func:`copy_notes`), and what a note of several sessions takes of it:
-    how many files the session is in, the reasons of its copies, the folder its files share (``""``: none
-    said), the first file read and its first copy as the note names them."""
-
-    files: int
-    whys: tuple[str, ...]
-    shared: str
-    read: str
-    copy: str
-    text: str
-
-
-def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None,
-               listed: Mapping[str, Sequence[_P]] | None = None) -> list[str]:
-    """The notes for the files left out, one per session: ``one session in N files [under
-    SHARED/]: read READ, not COPY, COPY (WHY)[, not COPY (WHY)]`` (the copies of one reason
-    together, each as the file read holds it: a copy of a copy that was itself left out for a
-    longer file holds fewer lines than the file read; ``two files`` for two). Without ``files``
-    (discovery), a session is the file read and its copies, or, for each session of ``listed``
-    (its id: its files, each read, as :func:`without_copies` gives them), those files and their
-    copies, each file read its clause (``; read ...``); the notes of several sessions with copies
-    left out for the same reasons are said once (:func:`_said_once`). With ``files`` (how many files
-    the session is in: a caller that compares the files of one session), one note for all.
-    Then, for each session of ``listed``, ``session ID is in N files, each listed: FILE, FILE``:
-    the note ``sessions`` says of a session whose files differ, said by every command that reads
-    them (counted twice). Every command says one session's copies in these words (fuzz round 23:
-    one note per copy left out, "read A, not B" beside "read C, not A", and a watch's note again
-    as each copy's id came).
-
-    Example:
-        >>> copy_notes([("r/a.jsonl", "r/b.jsonl", SAME), ("r/a.jsonl", "r/c.jsonl", LONGER)])
-        ["one session in 3 files under r/: read a.jsonl, not b.jsonl (the same lines), not c.jsonl (the other's lines and more)"]
-        >>> copy_notes([], listed={"session-x": ["a/session.jsonl", "b/x.jsonl"]})
-        ['session session-x is in 2 files, each listed: a/session.jsonl, b/x.jsonl']
-    """
-    each: list[str] = [f"session {session} is in {len(paths)} files, each listed: "
-                        f"{', '.join(os.fspath(path) for path in paths)}" for session, paths in (listed or {}).items()]
-    if not left:
-        return each
-    final: dict[str, tuple[str, str]] = {}  # copy -> (the file read in the end, why as that file holds it)
-    for read, copy, why in reversed(left):  # a file read at one step is left out at a later one
-        at, more = final.get(os.fspath(read), (os.fspath(read), SAME))
-        final[os.fspath(copy)] = (at, LONGER if LONGER in (why, more) else why)
-    clauses: dict[str, dict[str, list[str]]] = {}  # each file read in the end: its copies by why
-    for _read, copy, _why in left:
-        at, why = final[os.fspath(copy)]
-        clauses.setdefault(at, {}).setdefault(why, []).append(os.fspath(copy))
-    clauses = {at: dict(sorted(whys.items(), key=lambda item: _why_order(item[0]))) for at, whys in clauses.items()}
-    if files is not None:
-        return [_said(files, list(clauses.items())).text, *each]
-    home = {os.fspath(path): session for session, paths in (listed or {}).items() for path in paths}
-    sessions: dict[tuple[bool, str], list[str]] = {}  # (listed, its id or the file read): the files read
-    for at in clauses:
-        sessions.setdefault((at in home, home.get(at, at)), []).append(at)
-    said: list[_Said] = []
-    for (by_id, key), reads in sessions.items():
-        left_out = sum(len(copies) for read in reads for copies in clauses[read].values())
-        said.append(_said((len((listed or {})[key]) if by_id else 1) + left_out, [(read, clauses[read]) for read in reads]))
-    return [*_said_once(said), *each]
-
-
-def _said(files: int, clauses: list[tuple[str, dict[str, list[str]]]]) -> _Said:
-    """``one session in FILES [under SHARED/]: read R, not C, C (WHY)[, not ...][; read ...]`` of
-    ``files`` (how many files the session is in): every path whole, the folder they all share
-    said once (a DSH home's path and an export's beside it share all but their last few parts)."""
-    named = [*(read for read, _ in clauses), *(copy for _, whys in clauses for copies in whys.values() for copy in copies)]
-    try:
-        shared = os.path.commonpath([os.path.dirname(name) for name in named])
-    except ValueError:  # absolute and relative paths: nothing to say once
-        shared = ""
-    if shared in (os.curdir, os.sep):
-        shared = ""
-
-    def short(name: str) -> str:
-        return os.path.relpath(name, shared) if shared else name
-
-    text = "; ".join(f"read {short(read)}, " + ", ".join(f"not {', '.join(map(short, copies))} ({why})"
-                                                         for why, copies in whys.items()) for read, whys in clauses)
-    where = f" under {shared}{os.sep}" if shared else ""
-    kinds = {why for _, whys in clauses for why in whys}
-    first, whys = clauses[0]
-    return _Said(files, tuple(sorted(kinds, key=_why_order)), shared, short(first),
-                 short(next(iter(whys.values()))[0]), f"one session in {'two files' if files == 2 else f'{files} files'}"
-                                                      f"{where}: {text}")
-
-
-def _why_order(why: str) -> tuple[bool, bool, str]:
-    """The order a note says the reasons of copies in: :data:`SAME`, :data:`LONGER`, then others;
-    whatever order the copies were found in (a watch compares them in two steps: fuzz round 24)."""
-    return why != SAME, why != LONGER, why
-
-
-def _said_once(said: list[_Said]) -> list[str]:
-    """The notes of ``said``, those of several sessions whose copies were left out for the same
-    reasons said once, in the place of the first: how many sessions in how many files, the first
-    one's file read and a copy as an example, and how to see the others' (no option lists them: a
-    PATH of their own). A fleet of copies gives one note, not one a session."""
-    kinds: dict[tuple[str, ...], list[_Said]] = {}
-    for one in said:
-        kinds.setdefault(one.whys, []).append(one)
-    notes: list[str] = []
-    for one in said:
-        alike = kinds[one.whys]
-        if len(alike) < 2:
-            notes.append(one.text)
-        elif alike[0] is one:
-            head = f"{len(alike)} sessions found in two files each" if all(each.files == 2 for each in alike) else \
-                f"{len(alike)} sessions found in {sum(each.files for each in alike)} files"
-            where = f"under {one.shared}{os.sep}: " if one.shared else ""
-            notes.append(f"{head} ({', or '.join(one.whys)}): each read once, from the file DSH reads; e.g. {where}"
-                         f"read {one.read}, not {one.copy} (the others alike; the folder holding one session's "
-                         "files as PATH names them)")
-    return notes
+def _moved(moved: dict[int, tuple[int, str]], read: int, why: str) -> tuple[int, str]:
+    """The file read in the end in place of a copy left out for ``read`` (for ``why``), ``read``
+    itself perhaps left out for its events (``moved``), and why (:func:`~._copy_notes.through`)."""
+    if read not in moved:
+        return read, why
+    final, more = moved[read]
+    return final, through(why, more)

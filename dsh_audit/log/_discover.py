@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import DshAuditError, UnreadableError, UsageError
-from ._copies import LOG_SUFFIXES, SESSION_NAME, copy_notes, without_copies
+from ._copies import LOG_SUFFIXES, SESSION_NAME, without_copies
+from ._copy_notes import copy_notes
 from ._decode import ZSTD_MAGIC
 from ._format import begins_as_header, detect_format
 from ._outputs import open_regular
@@ -192,7 +193,9 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     read once (:func:`~dsh_audit.log._copies.without_copies`, the one rule of copies, as
     ``sessions`` and ``latest`` read it); ``notes`` says which, one note per session (the copies of
     many sessions in one note: :func:`~dsh_audit.log.copy_notes`, the words of every command), and
-    names each session whose files it grouped so but found to differ otherwise, each read
+    names each session whose files it grouped so but found to differ otherwise (neither holds
+    the other's lines, nor, one with packed chunk rows and one without, its events: a log written
+    so and an earlier export of it are one session), each read
     (``session ID is in N files, each listed: ...``, as ``sessions`` says it: a total over them
     counts the session twice). With ``generations``, files given of one session folder are picked
     from as a folder's are (a watch, which lists a folder's plain file beside its compressed one:

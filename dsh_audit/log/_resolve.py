@@ -5,6 +5,7 @@ root."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +19,60 @@ from ._outputs import open_regular
 from ._reader import read_header
 from ._span import time_span
 
-__all__ = ["resolve_session"]
+__all__ = ["names_session", "resolve_session", "unescape_shown"]
+
+#: An escape the CLI's one escaping function writes (:func:`dsh_audit.report.terminal.terminal_text`): a
+#: character as ``\uXXXX`` or ``\UXXXXXXXX``, a byte that was not UTF-8 as ``\xNN``.
+_SHOWN_ESCAPE = re.compile(r"\\u([0-9a-f]{4})|\\U([0-9a-f]{8})|\\x([0-9a-f]{2})")
+#: The mark of an id a table cut (:func:`dsh_audit.report.terminal.id_prefixes`).
+_CUT = "…"
+
+
+def unescape_shown(text: str) -> str:
+    r"""``text`` with the escapes a table or message writes for a character it cannot show
+    (:func:`dsh_audit.report.terminal.terminal_text`: ``\u001b``, ``\U0001f600``; ``\xNN``, a byte that was
+    not UTF-8, as its surrogateescape character) read back: a session id a table showed, typed
+    back. An escape of a code point no string holds is left as typed.
+
+    Example:
+        >>> unescape_shown(r"session-ctl\u001b[31m…"), unescape_shown(r"a\xff\u202e")
+        ('session-ctl\x1b[31m…', 'a\udcff\u202e')
+        >>> unescape_shown(r"\U00110000 \x")
+        '\\U00110000 \\x'
+    """
+    def back(match: re.Match[str]) -> str:
+        if match[3] is not None:
+            return chr(0xDC00 + int(match[3], 16))
+        code = int(match[1] or match[2], 16)
+        return chr(code) if code <= 0x10FFFF else match[0]
+
+    return _SHOWN_ESCAPE.sub(back, text) if "\\" in text else text
+
+
+def _starts(session_id: str, prefix: str) -> bool:
+    """Whether ``prefix`` begins ``session_id``, with or without its ``session-``."""
+    return session_id.startswith(prefix) or session_id.removeprefix("session-").startswith(prefix)
+
+
+def _forms(ref: str) -> list[str]:
+    """A session reference as typed, and (when it holds escapes) as the id a table escaped."""
+    plain = unescape_shown(ref)
+    return [ref] if plain == ref else [ref, plain]
+
+
+#: The headers :func:`names_session` read last (its reference, the folder, what it found), for
+#: :func:`resolve_session` to look the same reference up in without scanning the folder again.
+_scanned: list[tuple[str, Path, tuple[list[tuple[str, int, Path]], list[UnreadableError]]]] = []
+
+
+def _scan(ref: str, folder: Path) -> tuple[list[tuple[str, int, Path]], list[UnreadableError]]:
+    """:func:`_header_ids` of the logs under ``folder``, not read again for ``ref`` when
+    :func:`names_session` has just found it names a session there: :func:`resolve_session` reads
+    them next, as the CLI asks of a path-like id (`session-ctl\\u001b…`); kept for that one reuse."""
+    last = _scanned.pop() if _scanned else None
+    if last is not None and last[:2] == (ref, folder):
+        return last[2]
+    return _header_ids(discover([folder], copies=False))  # copies: compared for the one session named
 
 
 def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list[UnreadableError]]:
@@ -65,11 +119,36 @@ def _names(ref: str, path: object) -> bool:
     return any(name in (ref, f"session-{ref}") for name in (log.parent.name if stem == "session" else "", stem))
 
 
+def names_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> bool:
+    r"""Whether ``ref``, which names no file, is a session id under ``root`` (default:
+    :func:`default_sessions_root`) as ``sessions`` shows it: whole, with its escapes
+    (:func:`unescape_shown`), or cut (``…``). A reference with a path's form (``../../etc``,
+    ``session-ctl\u001b[31m…``: a ``/`` or ``\``) is a path unless a header's id is so shown: the
+    CLI then looks it up as an id (:func:`resolve_session`) instead of saying no such file.
+
+    Example:
+        >>> names_session("session-sample-chat", root="sample_logs/sessions"), names_session("a/b", root="sample_logs")
+        (True, False)
+    """
+    folder = Path(root) if root is not None else default_sessions_root()
+    if os.path.lexists(ref) or not is_folder(folder):
+        return False
+    scanned = _scan(ref, folder)
+    forms = _forms(ref)
+    cuts = [form.removesuffix(_CUT) for form in forms if form.endswith(_CUT) and form != _CUT]
+    named = any(sid in forms or any(sid.startswith(cut) for cut in cuts) for sid, _, _ in scanned[0])
+    if named:
+        _scanned.append((ref, folder, scanned))
+    return named
+
+
 def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
                     notes: list[str] | None = None) -> Path:
     """The one session log ``ref`` names: a path (file or folder), ``latest``, a session id, or a
     unique prefix of one (with or without its ``session-``, or its trailing ``…``: an id as ``sessions``
-    cuts it), looked up under ``root`` (default: :func:`default_sessions_root`).
+    cuts it), looked up under ``root`` (default: :func:`default_sessions_root`). An id is also
+    found as a table escapes it (``session-ctl\\u001b[31m…``: :func:`unescape_shown`) when no id
+    is the reference as typed; a path-like id (``../../etc``) is found when no such path exists.
 
     ``latest`` is the session ``dsh-audit sessions`` lists first: the newest last activity by the
     log's own timestamps (:func:`time_span`, which reads only the log's two ends), as DSH's own
@@ -99,8 +178,9 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
     if not is_folder(folder):
         raise UnreadableError("no such file, and no sessions folder to look the session id up in", path=ref,
                               hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
-    known, unopened = _header_ids(discover([folder], copies=False))  # copies: compared for the one session named
-    exact = [k for k in known if k[0] == ref]
+    known, unopened = _scan(ref, folder)
+    forms = _forms(ref)
+    exact = _exact(ref, forms, known, folder)
     named = [exc for exc in unopened if _names(ref, exc.path)] if not exact and ref != "latest" else []
     if len(named) == 1 and named[0].path is not None:  # its folder or file is named so: the log the user meant
         return Path(named[0].path)  # read as a PATH given: the command says it cannot be read (DSH801)
@@ -114,8 +194,8 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
     if ref == "latest" and known:
         latest = _latest([path for _, _, path in known])
         return _one_file(next(k[0] for k in known if k[2] == latest), known, notes, first=latest)
-    prefix = ref.removesuffix("…") or ref  # an id as `sessions` cuts it (`session-sample-co…`), pasted whole
-    matches = exact or [k for k in known if k[0].startswith(prefix) or k[0].removeprefix("session-").startswith(prefix)]
+    prefixes = [form.removesuffix(_CUT) or form for form in forms]  # an id as `sessions` cuts it, pasted whole
+    matches = exact or [k for k in known if any(_starts(k[0], prefix) for prefix in prefixes)]
     ids = sorted({k[0] for k in matches})
     if len(ids) == 1:
         return _one_file(ids[0], matches, notes)
@@ -125,6 +205,25 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
     shown = listed(ids, shown=5)
     raise UsageError(f"session id prefix '{ref}' is ambiguous: {shown}", path=str(folder),
                      hint="type more of the id")
+
+
+def _exact(ref: str, forms: list[str], known: list[tuple[str, int, Path]], folder: Path
+           ) -> list[tuple[str, int, Path]]:
+    r"""The ``known`` logs whose id is ``ref`` as typed, else as a table escaped it (``forms``).
+
+    Raises:
+        UsageError: both name a session, and not the same: a table shows ``session-a\u001b`` for
+            the id holding those characters and for the one holding an escape character alike
+            (:func:`~dsh_audit.report.terminal.terminal_text` shows a backslash as it is), so
+            which one was typed cannot be told.
+    """
+    typed = [k for k in known if k[0] == ref]
+    read_back = [k for k in known if k[0] in forms and k[0] != ref]
+    if typed and read_back:
+        raise UsageError(f"session id '{ref}' is ambiguous: it names {typed[0][0]} as typed and "
+                         f"{read_back[0][0]} with its escapes read back", path=str(folder),
+                         hint="`dsh-audit sessions --json` gives each whole id: pass the log's path")
+    return typed or read_back
 
 
 def _one_file(session_id: str, known: list[tuple[str, int, Path]], notes: list[str] | None, *,

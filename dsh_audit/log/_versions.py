@@ -39,6 +39,7 @@ __all__ = [
     "body_mismatch",
     "canonical_generation",
     "known_types",
+    "log_file_name",
     "to_v0_shapes",
 ]
 
@@ -114,6 +115,15 @@ def canonical_generation(name: str) -> int | None:
         if number.isdigit() and number[0] != "0":
             return int(number)
     return None
+
+
+def log_file_name(version: int, *, compressed: bool) -> str:
+    """The file name DSH (v0) or a released later generation (``session.vN.jsonl``) uses.
+
+    The inverse of :func:`canonical_generation`, kept beside it so the two cannot drift.
+    """
+    stem = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
+    return stem + (".zstd" if compressed else "")
 
 
 def _expand_ranges(seqs: Any) -> Any:
@@ -228,13 +238,19 @@ _PACKED_ROWS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"}
 
 
 class BodyMismatch(NamedTuple):
-    """A record the header's ``version`` does not have: ``record`` says what it is, ``written`` the
-    versions whose writers write it (``"0 or 1"``), ``instead`` what ``version`` writes in its place."""
+    """A record the header's ``version`` does not have: ``record`` says what it is, ``newest`` the
+    newest version whose writers write it (every older one does too), ``instead`` what ``version``
+    writes in its place. ``newest`` is a number so that validate need not parse :attr:`written`."""
 
     version: int
     record: str
-    written: str
+    newest: int
     instead: str
+
+    @property
+    def written(self) -> str:
+        """The versions that write the record, as the messages say them (``"0 or 1"``, ``"0-2"``)."""
+        return "0 or 1" if self.newest == 1 else f"0-{self.newest}"
 
     def message(self) -> str:
         """The one-line refusal, for the reader's error and validate's DSH114."""
@@ -270,15 +286,15 @@ def body_mismatch(record: Any, version: int) -> BodyMismatch | None:
         return None
     data = record.get("data")
     if etype in _PACKED_ROWS:
-        return BodyMismatch(version, f"a packed {etype} row", "0 or 1", "v2+ writes one event per line")
+        return BodyMismatch(version, f"a packed {etype} row", 1, "v2+ writes one event per line")
     if etype == "assistant/chunk":
-        return BodyMismatch(version, "an assistant/chunk event", "0 or 1",
+        return BodyMismatch(version, "an assistant/chunk event", 1,
                             "v2+ keeps the chunks in data.stream")
     if etype == "assistant/message" and isinstance(data, dict) and "stream" not in data:
-        return BodyMismatch(version, "an assistant/message without data.stream", "0 or 1",
+        return BodyMismatch(version, "an assistant/message without data.stream", 1,
                             "v2+ requires it")
     if etype == "assistant/message" and "sourceEventSeqs" in record:
-        return BodyMismatch(version, "an assistant/message citing sourceEventSeqs", "0 or 1",
+        return BodyMismatch(version, "an assistant/message citing sourceEventSeqs", 1,
                             "v2+ drops the chunk citations")
     return _v3_mismatch(record, etype, data, version) if version >= 3 else None
 
@@ -287,19 +303,19 @@ def _v3_mismatch(record: dict[str, Any], etype: str, data: Any, version: int) ->
     """:func:`body_mismatch`'s cues of a v3 or v4 header."""
     op = record.get("surfaceOp")
     if isinstance(op, dict) and op.get("op") == "replace" and "startSeq" not in op and "start" in op:
-        return BodyMismatch(version, f"a {etype} replace with start/end", "0-2", "v3+ writes startSeq/endSeq")
+        return BodyMismatch(version, f"a {etype} replace with start/end", 2, "v3+ writes startSeq/endSeq")
     header = data.get("header") if isinstance(data, dict) else None
     if etype == "request/header" and isinstance(header, dict) and "system" in header:
-        return BodyMismatch(version, "a request/header carrying header.system", "0-2",
+        return BodyMismatch(version, "a request/header carrying header.system", 2,
                             "v3+ keeps the system prompt as system/message events")
     if version < 4 or not isinstance(data, dict):
         return None
     message = data if etype == "user/message" else data.get("message")
     if etype == "tool/result" and isinstance(message, dict) and message.get("role") == "user":
-        return BodyMismatch(version, "a tool/result whose message has role user", "0-3",
+        return BodyMismatch(version, "a tool/result whose message has role user", 3,
                             "v4 writes tool results as role tool messages")
     source = message.get("source") if isinstance(message, dict) else None
     if isinstance(source, dict) and source.get("kind") == "plugin":
-        return BodyMismatch(version, f"a {etype} whose source kind is plugin", "0-3",
+        return BodyMismatch(version, f"a {etype} whose source kind is plugin", 3,
                             "v4 names the producer as the kind")
     return None

@@ -8,7 +8,23 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BARE_AUTHORITY", "DROPPED", "SCHEME", "WEB_SCHEMES", "authority"]
+__all__ = ["BARE_AUTHORITY", "DOTTED_NAME", "DROPPED", "SCHEME", "WEB_SCHEMES", "authority", "dotted_name"]
+
+
+def dotted_name(label: str = "[A-Za-z0-9-]", first: str = "[A-Za-z]") -> str:
+    """The pattern of a dotted host name (``gw.corp``), written once for every reader of one: two labels or more of
+    ``label`` characters, the last one starting with a ``first`` one, a letter (``10.0.0.1``, ``1.5`` or a version are
+    none). Its ASCII form is :data:`DOTTED_NAME`; :mod:`._request_ids` reads one in any script.
+
+    Example:
+        >>> [bool(re.fullmatch(DOTTED_NAME, h)) for h in ("gw.corp", "a-1.b2", "10.0.0.1", "gw", "хост.бд")]
+        [True, True, False, False, False]
+    """
+    return rf"{label}+(?:\.{label}+)*\.{first}{label}*"
+
+
+#: A dotted host name of ASCII letters, digits and dashes (:func:`dotted_name`).
+DOTTED_NAME = dotted_name()
 
 #: A scheme (after what WHATWG strips first: C0 controls and spaces); the web's schemes take an authority
 #: after any number of slashes or backslashes, the others only after ``//``.
@@ -19,7 +35,7 @@ DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
 #: end): a host (a name or a bracketed address) and a port, ``gw.corp:8080/v1``; or a host name of two labels
 #: or more, the last one starting with a letter, or an IPv4 address, ``gw.corp/v1``.
 BARE_AUTHORITY = re.compile(r"(?:(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.%]*\]):[0-9]+"
-                            r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*\.?"
+                            rf"|{DOTTED_NAME}\.?"
                             r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3})(?=[/?#]|$)")
 
 

@@ -38,16 +38,17 @@ read decoded and redacted as one (:func:`redact_query_value`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from ._authority import SCHEME, WEB_SCHEMES, authority as _authority_span
-from ._addresses import (ADDRESS_IN_TEXT, IPV4_IN_TEXT, in_decoded, in_form, ipv6_draws, is_ipv6, name_draws,
-                         numeric_ipv4, port as _port, shape as _shape)
+from ._authority import DOTTED_NAME, SCHEME, WEB_SCHEMES, authority as _authority_span
+from ._addresses import ESCAPE, bad_escape, escaped_address_char, in_decoded, in_form, name_draws, no_escape
+from ._addresses import numeric_ipv4, port as _port, shape as _shape
+from ._ipv6 import ipv6_draws, is_ipv6
 from ._redactor import Every, Redactor
 from ._pseudonyms import draws as _draws, drawn as _drawn, redact_ascii, redrawn as _redrawn
-from ._spans import address_spans, host_spans, is_address
+from ._spans import address_spans, host_spans, replaced, written_spans
 from ._routes import public_hosts
 from ._secrets import credential_name
 
@@ -77,7 +78,7 @@ _PUBLIC_FORM = re.compile(r"([A-Za-z0-9.-]+)(?::443)?")
 #: A query parameter's value that is a ``host:port`` (redacted as a host): a dotted name whose last label starts
 #: with a letter, an IPv4 address or a bracketed one (``12:30`` or ``name:1`` are none); and how many URLs deep,
 #: one inside a query value of another, a URL's hosts are read (:func:`_query_value`).
-_HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
+_HOST_PORT = re.compile(rf"(?:{DOTTED_NAME}|[0-9]{{1,3}}(?:\.[0-9]{{1,3}}){{3}}"
                         r"|\[[0-9A-Fa-f:.%]*\]):[0-9]{1,5}")
 _NESTED = 4
 
@@ -160,13 +161,14 @@ def _via(value: str, redactor: Redactor) -> str:
 
 def _comment(text: str, redactor: Redactor) -> str:
     """A ``Via`` comment's text: each host in it (:func:`._spans.host_spans`) its placeholder, in a block that names
-    no one's machine (fuzz 24: shaped as text, ``10.0.0.2`` became ``41.8.8.0``), the rest :func:`redact_ascii`'s."""
-    out, at = [], 0
-    for start, end in [*host_spans(text), (len(text), len(text))]:
-        out.append(redact_ascii(text[at:start], redactor) if start > at else "")
-        out.append(redact_host(text[start:end], redactor) if end > start else "")
-        at = end
-    return "".join(out)
+    no one's machine (fuzz 24: shaped as text, ``10.0.0.2`` became ``41.8.8.0``), the rest :func:`redact_ascii`'s;
+    read percent-decoded, each escape an escape still (issue 17: ``10%2E0%2E0%2E2`` was shaped as text), but for
+    the hosts that stand as written (:func:`_written_first`)."""
+    def host(found: str) -> str:
+        return redact_host(found, redactor)
+
+    return _written_first(text, host_spans, host, lambda plain: replaced(
+        plain, host_spans(plain), host, lambda rest: redact_ascii(rest, redactor) if rest else ""))
 
 
 def redact_host(host: str, redactor: Redactor) -> str:
@@ -186,7 +188,8 @@ def redact_host(host: str, redactor: Redactor) -> str:
         >>> len(a), a.count("."), a == redact_host("10.0.0.7:8080", r) != "10.0.0.7:8080"
         (13, 3, True)
     """
-    if is_ipv6(host.lstrip("[").split("%", 1)[0]):  # its zone's ``%25``: :func:`_zone`
+    address, mark, zone = host.lstrip("[").partition("%")
+    if is_ipv6(address) and not escaped_address_char(mark + zone):  # its zone's ``%25``: :func:`_zone`
         return _host(host, redactor)
     return in_decoded(host, lambda plain: _host(plain, redactor))
 
@@ -232,18 +235,27 @@ def _after(rest: str, port: bool, redactor: Redactor) -> str:
 
 def _zone(zone: str, redactor: Redactor) -> str:
     """An IPv6 address's zone (``%eth0``, in a URL ``%25eth0``), its ``%`` kept, its name (``alice-laptop``)
-    :func:`redact_ascii`'s placeholder, read decoded (:func:`._addresses.in_decoded`)."""
+    :func:`redact_ascii`'s placeholder, read decoded (:func:`._addresses.in_decoded`). Its ``%`` and the first two
+    characters of that placeholder never read as an escape of a control or of a byte past ASCII (fuzz 27: ``%31``
+    became ``%83``, no UTF-8): where they stood for one (``%12-x``, a Windows interface's number), that escape is
+    written back an escape of its placeholder's character; elsewhere a hex letter of the placeholder is no hex one
+    (:func:`._addresses.no_escape`)."""
     mark = 3 if zone.startswith("%25") and len(zone) > 3 else 1
-    return zone[:mark] + in_decoded(zone[mark:], lambda name: redact_ascii(name, redactor))
+    name = in_decoded(zone[mark:], lambda text: redact_ascii(text, redactor))
+    if mark == 3 or not bad_escape(zone[:1] + name):
+        return zone[:mark] + name
+    if ESCAPE.match(zone):
+        return in_decoded(zone, lambda text: redact_ascii(text, redactor))
+    return zone[:1] + no_escape(name)
 
 
 def redact_addresses(text: str, redactor: Redactor) -> str:
     """``text`` with each IP address in it replaced by :func:`redact_host`'s placeholder of that address (the
     one it has in a ``host`` header, a URL's host or ``x-forwarded-for``: as long as it, in a block that names
-    no one's machine): an IPv4 or IPv6 literal (:data:`._addresses.ADDRESS_IN_TEXT`; an IPv6 one that
-    :mod:`ipaddress` reads, with a decimal digit: ``dead::beef`` or a time ``12:30:45`` are none), also when
-    written percent-encoded (``%31%30.0.0.1``, ``fd00%3A%3A1``: each replaced character encoded as it was,
-    :func:`._addresses.in_decoded`); every other character kept.
+    no one's machine): an IPv4 or IPv6 literal (:func:`._spans.address_spans`; an IPv6 one that
+    :mod:`ipaddress` reads, with a decimal digit: ``dead::beef`` or a time ``12:30:45`` are none), as written
+    (``10.0.0.7%2Eab``: :func:`_written_first`) or percent-encoded (``%31%30.0.0.1``, ``fd00%3A%3A1``: each replaced
+    character encoded as it was, :func:`._addresses.in_decoded`); every other character kept.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -253,39 +265,33 @@ def redact_addresses(text: str, redactor: Redactor) -> str:
         ...         "300.1.1.1 or 12:30:45."), redact_addresses("%31%30.0.0.1", r)[:3]
         (True, '%31')
     """
-    return _zoned_first(text, redactor, lambda rest: in_decoded(rest, lambda plain: _plain_addresses(plain, redactor)))
+    return _written_first(text, address_spans, lambda address: redact_host(address, redactor),
+                          lambda plain: _plain_addresses(plain, redactor))
 
 
-def _zoned_first(text: str, redactor: Redactor, rest: Callable[[str], str]) -> str:
-    """``text`` with each IPv6 address with a zone in it as written (``fe80::1%café-alice``) replaced by its
-    placeholder, the text around them by ``rest``: read decoded first, a zone whose name starts as an escape
-    would (``%ca`` of ``%café``) was no zone any more, and its name stayed (fuzz 24)."""
+def _written_first(text: str, find: Callable[[str], Iterable[tuple[int, int]]], inside: Callable[[str], str],
+                   rest: Callable[[str], str]) -> str:
+    """``text`` redacted by ``rest`` (which finds and replaces its hosts itself), but for a percent-encoded one:
+    first each host that stands in it as written (:func:`._spans.written_spans`: each IPv6 address whose zone is
+    as written, ``fe80::1%café-alice``, and each host ``find`` finds) replaced by ``inside``, then each stretch
+    between them by ``rest`` read decoded (:func:`._addresses.in_decoded`). Read decoded first, a zone whose name
+    starts as an escape would (``%ca`` of ``%café``) was no zone any more, and its name stayed (fuzz 24), and an
+    escape beside an address (``10.0.0.7%2Eab``: ``10.0.0.7.ab``) made it none (review 41)."""
     if "%" not in text:
         return rest(text)
-    out, at = [], 0
-    for start, end in address_spans(text, zoned=True):
-        out += [rest(text[at:start]), _host(text[start:end], redactor)]
-        at = end
-    return "".join(out) + rest(text[at:])
+    return replaced(text, written_spans(text, find), inside, lambda stretch: in_decoded(stretch, rest))
 
 
 def _plain_addresses(text: str, redactor: Redactor) -> str:
-    """``text`` (read as written: decoded already) with the addresses :data:`ADDRESS_IN_TEXT` finds replaced."""
-    return ADDRESS_IN_TEXT.sub(lambda m: _address(m, redactor), text)
+    """``text`` (read as written: decoded already) with the addresses :func:`._spans.address_spans` finds replaced."""
+    return replaced(text, address_spans(text), lambda address: _host(address, redactor))
 
 
 def _ipv6_draws(address: str, redactor: Redactor) -> tuple[Iterator[str] | Every, ...] | None:
-    """:func:`._addresses.ipv6_draws` of an IPv6 address, its hex digits drawn with the salt from the whole
+    """:func:`._ipv6.ipv6_draws` of an IPv6 address, its hex digits drawn with the salt from the whole
     address (:meth:`._plain.PlainPlaceholders.hex_digits`); None for no address."""
     return ipv6_draws(address, lambda n: redactor.placeholders.hex_digits(f"{n}#{address}", len(address)),
                       lambda quad: _host(quad, redactor))
-
-
-def _address(match: re.Match[str], redactor: Redactor) -> str:
-    """The placeholder of an address :data:`ADDRESS_IN_TEXT` found (an IPv6 candidate that is none: its IPv4's)."""
-    if is_address(match):  # an IPv6 one with its zone, replaced with it
-        return _host(match[0], redactor)
-    return IPV4_IN_TEXT.sub(lambda m: _host(m[0], redactor), match[0])
 
 
 def _port_at(text: str, *, bracket: bool) -> int | None:
@@ -365,12 +371,18 @@ def redact_query_value(value: str, redactor: Redactor) -> str:
 
 def _query_value(value: str, redactor: Redactor, *, nested: int) -> str:
     """:func:`redact_query_value` of a value ``nested`` query values deep: past :data:`_NESTED`, only its
-    addresses (a hostile URL may nest URLs without end)."""
-    def redact(plain: str) -> str:
+    addresses (a hostile URL may nest URLs without end). A value that is no URL has its addresses as written
+    replaced first (:func:`_written_first`: ``?ip=10.0.0.7%2Eab`` kept it, review 41); a URL's are read decoded."""
+    def url(plain: str) -> bool:
         scheme = SCHEME.match(plain)
-        if nested < _NESTED and ((scheme is not None and scheme[1].lower() in WEB_SCHEMES)
-                                 or _HOST_PORT.fullmatch(plain) is not None):
-            return _url(plain, redactor, nested=nested + 1)
-        return _plain_addresses(plain, redactor)
+        return nested < _NESTED and ((scheme is not None and scheme[1].lower() in WEB_SCHEMES)
+                                     or _HOST_PORT.fullmatch(plain) is not None)
 
-    return _zoned_first(value, redactor, lambda rest: in_decoded(rest, redact))
+    def redact(plain: str) -> str:
+        return _url(plain, redactor, nested=nested + 1) if url(plain) else _plain_addresses(plain, redactor)
+
+    def zones_only(text: str) -> tuple[tuple[int, int], ...]:
+        return ()
+
+    find = zones_only if "%" in value and url(unquote(value)) else address_spans
+    return _written_first(value, find, lambda address: redact_host(address, redactor), redact)

@@ -5,9 +5,10 @@ The manifest names the bundle's files by their names beside the log: the redacte
 capture (``capture``) and its route file (``route_file``). A name is the file system's bytes as Python
 holds them: a byte that is not UTF-8 (``x\\xfe.jsonl``) is the lone surrogate U+DC80-U+DCFF of
 ``surrogateescape`` (:func:`os.fsdecode`), written as its JSON escape (``"x\\udcfe.jsonl"``) and read
-back to the same bytes (:func:`_file_name`), by every dsh-audit that wrote such a name. A file another manifest of the same folder
-names belongs to that bundle: :func:`bundle_files` lists them, so that ``redact --force`` replaces only
-its own bundle's files, never another's (``docs/redact.md``).
+back to the same bytes (:func:`~dsh_audit._manifest_file.file_name`), by every dsh-audit that wrote
+such a name. A file another manifest of the same folder names belongs to that bundle:
+:func:`bundle_files` lists them, so that ``redact --force`` replaces only its own bundle's files, never
+another's (``docs/redact.md``).
 """
 
 from __future__ import annotations
@@ -18,18 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._manifest_file import MANIFEST_SUFFIX, file_name, load_manifest, manifest_of
 from .._version import LOG_FORMATS
 from ..errors import DshAuditError, UsageError
-from ..log import MAX_SAFE, open_regular, parse_json
+from ..log import MAX_SAFE
 from ._routes import ROUTES_SUFFIX
 from ._verdicts import CATEGORIES
 
-__all__ = ["MANIFEST_LIMIT", "MANIFEST_SUFFIX", "Manifest", "bundle_files", "manifest_path", "read_manifest",
-           "routes_path"]
+__all__ = ["Manifest", "bundle_files", "manifest_path", "read_manifest", "routes_path"]
 
-MANIFEST_SUFFIX = ".manifest.json"
-#: The largest manifest read: one holds a digest and a count per verdict category.
-MANIFEST_LIMIT = 16 << 20
 #: The members of a manifest that name a file of its bundle beside its log, and what each is.
 _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
 #: The compressions redact records (``compression``): the redacted log's, the same as its input's.
@@ -45,7 +43,7 @@ _TAMPERED_HINT = ("the manifest was edited or damaged after `dsh-audit redact` w
 
 def manifest_path(log: str | os.PathLike[str]) -> Path:
     """Where the manifest of the redacted log ``log`` lives: ``<log>.manifest.json``."""
-    return Path(os.fspath(log) + MANIFEST_SUFFIX)
+    return Path(manifest_of(log))
 
 
 def routes_path(log: str | os.PathLike[str]) -> Path:
@@ -78,45 +76,17 @@ class _Refused(ValueError):
     """A manifest field that no redaction writes; its message says which and why."""
 
 
-def _file_name(name: object) -> object:
-    """``name``, a file name a manifest gives (its capture, its route file), when a file system
-    could hold it: no NUL, no part longer than 255 bytes, no lone surrogate but those that stand
-    for a byte that is not UTF-8 (:func:`os.fsencode` gives that byte back), else ValueError (the
-    manifest is not one redact wrote). A value that is not a string is left to its reader.
-
-    Example:
-        >>> _file_name("x\\udcfe.jsonl") == os.fsdecode(b"x\\xfe.jsonl"), _file_name(None)
-        (True, None)
-        >>> _file_name("x\\ud800.jsonl")
-        Traceback (most recent call last):
-        ...
-        UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 1: surrogates not allowed
-    """
-    if isinstance(name, str) and ("\x00" in name or any(len(os.fsencode(part)) > 255 for part in name.split("/"))):
-        raise ValueError("name")
-    return name
-
-
 def _named(value: object, key: str) -> str | None:
     """The file name a manifest's ``key`` (``capture``, ``route_file``) gives: None for none (null or
-    absent), a string :func:`_file_name` accepts (where it lies is the check's: :func:`._bundle._inside`),
-    else ValueError (a string no file system holds) or :class:`_Refused` naming ``key`` (no string)."""
-    name = _file_name(value)
+    absent), a string :func:`~dsh_audit._manifest_file.file_name` accepts (where it lies is the check's:
+    :func:`._bundle._inside`), else ValueError (a string no file system holds) or :class:`_Refused` naming ``key``
+    (no string)."""
+    name = file_name(value)
     if name is None:
         return None
     if not isinstance(name, str):
         raise _Refused(f"its {key} is not a file name")
     return name
-
-
-def _load(path: Path) -> object:
-    """The JSON value of the manifest at ``path`` (read only when it is a regular file), as JSON.parse
-    reads it; ValueError when it is larger than :data:`MANIFEST_LIMIT` or no JSON."""
-    with open_regular(path, what="redaction manifest") as handle:  # never a FIFO or a device
-        data = handle.read(MANIFEST_LIMIT + 1)
-    if len(data) > MANIFEST_LIMIT:
-        raise ValueError("too large")
-    return parse_json(data)  # as JSON.parse reads it: a lone surrogate's escape too
 
 
 def read_manifest(log: Path) -> Manifest:
@@ -131,7 +101,7 @@ def read_manifest(log: Path) -> Manifest:
         raise UsageError("no redaction manifest beside the log", path=str(manifest_file),
                          hint="check the log `dsh-audit redact` wrote, with its .manifest.json")
     try:
-        manifest: Any = _load(manifest_file)
+        manifest: Any = load_manifest(manifest_file)
         format_version, compressed, log_name = _written_by_redact(manifest)
         recorded, counts = _verdicts(manifest["verdicts"])
         capture_name = _named(manifest.get("capture"), "capture")
@@ -175,7 +145,7 @@ def _written_by_redact(manifest: Any) -> tuple[int, bool, str]:
         raise _Refused("its tool is not dsh-audit")
     if type(version) is not int or version not in LOG_FORMATS:
         raise _Refused(f"its format_version is none of the log formats {LOG_FORMATS[0]}-{LOG_FORMATS[-1]}")
-    log = _file_name(manifest["log"])
+    log = file_name(manifest["log"])
     if not isinstance(log, str) or not log or "/" in log:
         raise _Refused("its log is not a file name")
     if manifest["compression"] not in _COMPRESSIONS:
@@ -247,7 +217,7 @@ def bundle_files(folder: Path, *, own: Path) -> list[tuple[Path, str]]:
         if not name.endswith(MANIFEST_SUFFIX) or not log or os.path.realpath(folder / name) == own_real:
             continue
         try:
-            manifest: Any = _load(folder / name)
+            manifest: Any = load_manifest(folder / name)
         except (DshAuditError, ValueError):
             continue
         if not isinstance(manifest, dict) or manifest.get("tool") != "dsh-audit":

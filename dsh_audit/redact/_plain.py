@@ -64,7 +64,7 @@ class PlainPlaceholders:
     def hex_digits(self, text: str, count: int) -> str:
         """``count`` hex digits (up to 128) drawn from the salt and the whole of ``text`` (keyed BLAKE2b): unlike
         :meth:`plain`'s, no digit is shared by two texts for a prefix they share, so two addresses of one network
-        (``fd00::1``, ``fd00::2``) draw digits as unlike as any two (:func:`._addresses.ipv6_draws`).
+        (``fd00::1``, ``fd00::2``) draw digits as unlike as any two (:func:`._ipv6.ipv6_draws`).
 
         Example:
             >>> from dsh_audit.redact import Placeholders

@@ -14,7 +14,7 @@ from typing import IO
 
 from ..capture import CaptureRead, read_capture
 from ..errors import UsageError
-from ..log import ProtectedInputs, canonical_generation, read_header
+from ..log import ProtectedInputs, canonical_generation, log_file_name, read_header
 from ._manifest import bundle_files, manifest_path, routes_path
 
 __all__ = ["output_targets", "read_rewritable", "refuse_generation", "staged_capture", "staged_file", "write_file"]
@@ -47,8 +47,7 @@ def refuse_generation(source: Path, target: Path) -> None:
     header = None if generation is None else read_header(source)
     if header is None or header.version == generation:
         return
-    fits = ("session.jsonl" if header.version == 0 else f"session.v{header.version}.jsonl") + \
-        (".zstd" if target.name.endswith(".zstd") else "")
+    fits = log_file_name(header.version, compressed=target.name.endswith(".zstd"))
     raise UsageError(f"the output name {target.name} is DSH generation v{generation}, and the log is format "
                      f"v{header.version}: DSH and redact --check would refuse the copy", path=str(source),
                      hint=f"pass -o {fits} in another folder, or a name that is no session[.vN].jsonl")

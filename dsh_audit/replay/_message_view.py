@@ -132,7 +132,19 @@ class MessageView(Sequence[Any]):
         shared = self.shared_prefix(other)
         if shared or not isinstance(other, MessageView):
             return shared
-        return self.same_run(0, other, 0)
+        known = self._kept_start(other)
+        if known >= min(len(self), len(other)) or self[known] is not other[known]:
+            return known  # the replaced item's place, found without reading the history before it
+        return known + self.same_run(known, other, known)
+
+    def _kept_start(self, other: "MessageView") -> int:
+        """How many leading items of this view a replace (or several) kept as ``other``'s same
+        objects, from the generations' lineage (0 when it does not say): after a prune of an old
+        message of a long history, the items before it are not compared again."""
+        known = _lineage(self._items, other._items) if self._start == other._start else None
+        if not known or known[0][0] != 0 or known[0][1] != 0:
+            return 0
+        return max(min(known[0][2], self._n, other._n) - self._start, 0)
 
     def same_run(self, at: int, other: "MessageView", other_at: int) -> int:
         """How many items from ``self[at]`` on are the same objects as from ``other[other_at]``
@@ -173,6 +185,8 @@ class MessageView(Sequence[Any]):
             ([(0, 0, 2), (3, 4, 2)], [(2, 1, 2)])
             >>> after.runs_from(before) == after._searched_runs(before)
             True
+            >>> after._kept_start(before), after.common_items(before) == after.same_run(0, before, 0) == 2
+            (2, True)
         """
         if not isinstance(old, MessageView):
             return []

@@ -63,8 +63,10 @@ def stdout_console() -> Console:
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:
-            # rich exits 1 here; a reader that stopped early (``| head``) is the CLI's to handle
-            # (exit 0, dsh_audit.cli), as for every other write to stdout.
+            # rich exits 1 here. Under the console script rich never gets here: stdout drops what
+            # is written once its reader is gone (``| head``) and the command keeps its exit code
+            # (dsh_audit.cli._common.discard_stdout_when_gone). An unwrapped stdout's broken pipe
+            # is raised to the caller instead (the CLI: a bug, exit 3), never a silent exit 1.
             raise BrokenPipeError
 
     state = current()

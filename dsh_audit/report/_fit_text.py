@@ -192,29 +192,32 @@ def short_ids(ids: Iterable[str]) -> dict[str, str]:
         ['session-86ef2d28-6e7a', 'session-86ef2d28-6e7b', '402a1ae8', 'session-sample-chat']
     """
     unique = sorted(set(ids))
-    short: dict[str, str] = {}
-    for whole, shared in zip(unique, _shared_lengths(unique)):
-        found = _UUID.search(whole)
-        if found is None:
-            short[whole] = whole
-            continue
-        length = max(found.start() + 8, shared + 1)
-        end = whole.find("-", length - 1)  # to the end of the UUID's group it cut into
-        short[whole] = whole if end < 0 or end >= found.end() else whole[:max(end, length)]
-    return short
+    return {whole: _uuid_cut(whole, shared + 1) for whole, shared in zip(unique, _shared_lengths(unique))}
 
 
-def id_prefixes(ids: Sequence[str]) -> dict[str, str]:
+def _uuid_cut(whole: str, length: int) -> str:
+    """``whole`` cut at the end of a group of the UUID it holds, to ``length`` characters or more and
+    at least its first group; whole when it holds none, or the cut would reach the UUID's end."""
+    found = _UUID.search(whole)
+    if found is None:
+        return whole
+    length = max(found.start() + 8, length)
+    end = whole.find("-", length - 1)  # to the end of the UUID's group it cut into
+    return whole if end < 0 or end >= found.end() else whole[:max(end, length)]
+
+
+def id_prefixes(ids: Sequence[str], *, least: int = _ID_LEAST, mark: str | None = None) -> dict[str, str]:
     """Each of ``ids`` as a table too narrow for whole ids shows it (`sessions`, `check`, `usage`,
-    `stats`): its shortest prefix no other of ``ids`` starts with, of at least :data:`_ID_LEAST`
-    characters past ``session-`` (a unique prefix is what `show`, `explain` and `render` take, the
+    `stats`): its shortest prefix no other of ``ids`` starts with, of at least ``least`` characters
+    (:data:`_ID_LEAST`) past ``session-`` (a unique prefix is what `show`, `explain` and `render` take, the
     ``…`` too). One holding a UUID is cut at the end of a group (:func:`short_ids`:
     ``session-86ef2d28``, copied as it is); any other is cut where the rule says, marked ``…`` (it
     may end inside a word), and left whole when that is no narrower. Never cut in its middle: a
     middle cut names no session. On a stdout that cannot write ``…`` (``PYTHONIOENCODING=ascii``)
     the cut has no mark: its escape, ``\\u2026``, pasted into a shell unquoted would lose its
     backslash and name nothing, and `show` reads a backslash as a path's; the caption says the ids
-    are prefixes.
+    are prefixes. A text written elsewhere gives its own ``least`` and ``mark`` (the Markdown
+    summary: more room, and ``…`` whatever stdout can write).
 
     Example:
         >>> names = id_prefixes(["session-sample-change", "session-sample-compaction", "fork-child:review",
@@ -222,12 +225,13 @@ def id_prefixes(ids: Sequence[str]) -> dict[str, str]:
         >>> list(names.values())
         ['session-sample-ch…', 'session-sample-co…', 'fork-chi…', 'session-86ef2d28']
     """
-    uuids = short_ids(ids)
     unique = sorted(set(ids))
-    mark = _CUT if stdout_text(_CUT) == _CUT else ""
+    if mark is None:
+        mark = _CUT if stdout_text(_CUT) == _CUT else ""
     names: dict[str, str] = {}
     for whole, shared in zip(unique, _shared_lengths(unique)):
-        least = max(shared + 1, _ID_LEAST + (len("session-") if whole.startswith("session-") else 0))
-        as_uuid = uuids[whole] != whole or least + len(mark) >= len(whole)  # a UUID's cut, or whole
-        names[whole] = uuids[whole] if as_uuid else whole[:least] + mark
+        length = max(shared + 1, least + (len("session-") if whole.startswith("session-") else 0))
+        uuid = _uuid_cut(whole, length)
+        as_uuid = uuid != whole or length + len(mark) >= len(whole)  # a UUID's cut, or whole
+        names[whole] = uuid if as_uuid else whole[:length] + mark
     return {whole: names[whole] for whole in ids}

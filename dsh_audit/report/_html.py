@@ -5,6 +5,10 @@ becomes markup: every value travels as JSON inside ``<script type="application/j
 ``<``, ``>`` and ``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (so no ``</script>`` can
 end the block), and the page script renders it with ``textContent`` only.
 
+A reader with no script (JavaScript off, a text browser, the file read as text) gets the page's
+headline, totals and session list as static HTML in a ``<noscript>`` block before the data
+(:mod:`._html_static`), drawn from the same heads the data holds, every text escaped.
+
 Size: each distinct message is stored once per session (keyed by the seq behind it, checked by
 value; messages without a seq by identity, then by their JSON text). A request does not list its
 messages: it names a base request (the previous agent-loop request, whose history it extends) and
@@ -18,7 +22,9 @@ store: :mod:`._html_texts`). For a log that ``check`` reads as it is replayed (n
 child, no capture: ``run_check(record=SessionPages())``), that happens while the log is replayed,
 the texts go to a temporary file and no request is kept; a request's findings, known only at the
 end of the read, are added when the page is written. The page is the same byte for byte as the one
-made from the whole session's requests.
+made from the whole session's requests. The other logs' records are encoded when the page is begun,
+their texts to temporary files too (:func:`_session_page`): every log's head is known before the
+page's data, for its static summary, and no log's texts are kept in memory.
 
 Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per request, the session's
 ``cost`` summary that ``cache --json`` prints, its ``off_peak_cost_usd`` the figure
@@ -55,8 +61,9 @@ from typing import Any
 from .._version import __version__
 from ..cache import PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_tables
 from ._html_assets import CSS, SCRIPT
-from ._html_page import SessionPage
+from ._html_page import SessionPage, SessionPages
 from ._html_sessions import _anchors, _headline, _lineage, _order, _overview, _page_cache, _unexplained, _verdict
+from ._html_static import NOSCRIPT_STYLE, _escaped, static_summary
 from ._html_texts import _script_json
 from .terminal import short_ids, terminal_text
 
@@ -76,33 +83,51 @@ def _priced(check: Any, prices: PriceBook) -> list[Any]:
     return [price_entry(r, prices, verdicts.get(r.index), captured=captured.get(r.index)) for r in check.requests]
 
 
-def _session_chunks(check: Any, entries: Sequence[Any], place: dict[str, Any]) -> Iterator[str]:
-    """A session's data (``entries``: its requests' priced entries, :func:`_priced`)."""
-    page = check.record
-    if not isinstance(page, SessionPage):  # the requests are in memory: encode them now
-        page = SessionPage()
-        transitions = {t.request: t for t in check.transitions}
-        verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
-        rows: dict[int, Any] = {}
-        for row in check.captures:
-            if row.request is not None and not row.pairing.retry:
-                rows.setdefault(row.request.index, row)
-        for r, entry in zip(check.requests, entries, strict=True):
-            page.add(r, transitions.get(r.index), verdicts.get(r.index), entry, row=rows.get(r.index))
-    about = check.findings_by_request()
-    head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path, "error": check.error,
-            "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
-            "overview": _overview(check, page, about), "verdict": _verdict(check),
-            "unexplained": _unexplained(check), "family": place["family"],
-            "activity": [iso_utc(place["first"]), iso_utc(place["last"])],
-            "anchor": place["anchor"], "short_id": place["short_id"], "project": check.cwd or None}
-    yield _script_json(head)[:-1] + ',"mseq":['  # the head's last key: each message's seq
-    yield from _listed(page.messages.seqs())
-    yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['
-    yield from _listed(page.messages)
-    yield '],"requests":['
-    yield from _listed(page.requests(about))
-    yield "]}"
+def _session_page(check: Any, entries: Sequence[Any], spool: SessionPages) -> SessionPage:
+    """The page a log's records are read from: the one ``check`` kept while it replayed the log,
+    else (its requests are in memory) one made now, its texts in ``spool``'s temporary files, so
+    the pages of all the logs can be made before any is written (their heads go into the page's
+    static summary, :mod:`._html_static`) and keep no text in memory."""
+    if isinstance(check.record, SessionPage):
+        return check.record
+    page = spool()
+    transitions = {t.request: t for t in check.transitions}
+    verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
+    rows: dict[int, Any] = {}
+    for row in check.captures:
+        if row.request is not None and not row.pairing.retry:
+            rows.setdefault(row.request.index, row)
+    for r, entry in zip(check.requests, entries, strict=True):
+        page.add(r, transitions.get(r.index), verdicts.get(r.index), entry, row=rows.get(r.index))
+    return page
+
+
+class _Session:
+    """A log's part of the page: its head (what the session list and the overview say, read by the
+    script and by the static summary alike), its page of records and its findings by request."""
+
+    __slots__ = ("about", "head", "page")
+
+    def __init__(self, check: Any, page: SessionPage, place: dict[str, Any]) -> None:
+        self.page = page
+        self.about = check.findings_by_request()
+        self.head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path,
+                     "error": check.error, "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
+                     "overview": _overview(check, page, self.about), "verdict": _verdict(check),
+                     "unexplained": _unexplained(check), "family": place["family"],
+                     "activity": [iso_utc(place["first"]), iso_utc(place["last"])],
+                     "anchor": place["anchor"], "short_id": place["short_id"], "project": check.cwd or None}
+
+    def chunks(self) -> Iterator[str]:
+        """The log's data: its head, then its messages' seqs, headers, messages and requests."""
+        page = self.page
+        yield _script_json(self.head)[:-1] + ',"mseq":['  # the head's last key: each message's seq
+        yield from _listed(page.messages.seqs())
+        yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['
+        yield from _listed(page.messages)
+        yield '],"requests":['
+        yield from _listed(page.requests(self.about))
+        yield "]}"
 
 
 def _listed(texts: Iterable[str]) -> Iterator[str]:
@@ -127,12 +152,9 @@ def _entries(result: Any, prices: PriceBook) -> list[list[Any]]:
     return [_priced(check, prices) for check in result.sessions]
 
 
-def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list[Any]] | None = None) -> Iterator[str]:
-    """The page's data; ``prices`` prices the requests of the logs that were read whole (default
-    :func:`dsh_audit.cache.load_prices`: pass the table ``check`` priced with, ``--prices``), unless
-    ``priced`` holds them already (:func:`_entries`: each log's are dropped once written)."""
-    if priced is None:
-        priced = _entries(result, prices if prices is not None else load_prices())
+def _parts(result: Any, priced: list[list[Any]]) -> tuple[dict[str, Any], list[_Session]]:
+    """The page's head (its data but the logs') and each log's part (``priced``: each log's priced
+    entries, :func:`_entries`, dropped here once its page has them)."""
     lineage = _lineage(result.sessions)
     names = short_ids(c.session_id for c in result.sessions if c.session_id)
     for place, anchor, check in zip(lineage, _anchors(result.sessions), result.sessions, strict=True):
@@ -147,12 +169,22 @@ def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list
             "order": _order(result.sessions, lineage),
             "totals": {**_totals(ledgers, failed), "cache": _page_cache(result.sessions)}}
     del ledgers
-    yield _script_json(head)[:-1] + ',"sessions":['
+    spool = SessionPages()
+    sessions = []
     for k, check in enumerate(result.sessions):
-        if k:
+        sessions.append(_Session(check, _session_page(check, priced[k], spool), lineage[k]))
+        priced[k] = []  # a log's entries go once its page has them
+    return head, sessions
+
+
+def _data_chunks(head: dict[str, Any], sessions: list[_Session]) -> Iterator[str]:
+    """The page's data (:func:`_parts`); each log's part is dropped once written."""
+    yield _script_json(head)[:-1] + ',"sessions":['
+    sessions.reverse()
+    while sessions:
+        yield from sessions.pop().chunks()
+        if sessions:
             yield ","
-        yield from _session_chunks(check, priced[k], lineage[k])
-        priced[k] = []  # a log's entries go once its data is written
     yield "]}"
 
 
@@ -199,13 +231,9 @@ def _usage_row(row: UsageRow, *, failed: int = 0) -> dict[str, Any]:
 
 def build_report_data(result: Any, *, prices: PriceBook | None = None) -> dict[str, Any]:
     """The JSON value the page script renders (sessions, requests, findings, ``totals``; no markup)."""
-    value: dict[str, Any] = json.loads("".join(_data_chunks(result, prices)))
+    priced = _entries(result, prices if prices is not None else load_prices())
+    value: dict[str, Any] = json.loads("".join(_data_chunks(*_parts(result, priced))))
     return value
-
-
-def _escaped(text: str) -> str:
-    """Text as HTML holds it (the page's title, a caveat): ``&``, ``<`` and ``>`` as entities."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _caveat_lines(caveats: Iterable[str]) -> str:
@@ -227,17 +255,23 @@ def _caveat_lines(caveats: Iterable[str]) -> str:
 def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook | None = None) -> Iterator[str]:
     """The page of :func:`format_html` in pieces (a session's messages and requests some 64 KiB at a
     time: :func:`_listed`). The summary says, a line each, the caveats of the prices of the page's
-    requests (:meth:`dsh_audit.cache.PriceBook.caveats`: a year the table's holiday list does not cover)."""
+    requests (:meth:`dsh_audit.cache.PriceBook.caveats`: a year the table's holiday list does not cover).
+    Before the data, the page's headline, totals and session list are static HTML for a reader with
+    no script (:func:`._html_static.static_summary`, from the heads the data then holds)."""
     prices = prices if prices is not None else load_prices()
     priced = _entries(result, prices)
     caveats = _caveat_lines(prices.caveats(entry for entries in priced for entry in entries))
+    head, sessions = _parts(result, priced)
     yield (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{_escaped(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f"<header id=\"top\"><h1 id=\"title\"></h1><div id=\"summary\"></div>{caveats}</header>\n"
+        f"<title>{_escaped(title)}</title>\n<style>{CSS}</style>\n{NOSCRIPT_STYLE}</head>\n<body>\n"
+        f"<header id=\"top\"><h1 id=\"title\">dsh-audit report</h1><div id=\"summary\"></div>{caveats}</header>\n"
+    )
+    yield static_summary(head, [part.head for part in sessions])
+    yield (
         "<section id=\"totals\" aria-label=\"totals of the sessions on this page\" hidden></section>\n"
         "<div id=\"search-bar\"><input id=\"search\" type=\"search\" placeholder=\"search sessions and messages\" "
         "aria-label=\"search the sessions and the requests' messages\" autocomplete=\"off\">"
@@ -251,7 +285,7 @@ def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook
         "</section></main>\n"
         "<script type=\"application/json\" id=\"dsh-data\">"
     )
-    yield from _data_chunks(result, prices, priced)
+    yield from _data_chunks(head, sessions)
     yield f"</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
 
 
@@ -259,7 +293,8 @@ def format_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBo
     """The self-contained HTML forensics page of a :class:`dsh_audit.gate.CheckResult`.
 
     ``title`` is the page title (escaped); the data is embedded as JSON and rendered by the
-    inline script with ``textContent`` only. ``prices`` prices the requests of the logs ``check``
+    inline script with ``textContent`` only; its summary is also escaped static HTML, in a
+    ``<noscript>`` block for a reader with JavaScript off. ``prices`` prices the requests of the logs ``check``
     read whole (a fork or subagent child, a log with a capture; default: the packaged table and
     ``pyproject.toml``'s): pass the table the check priced with (``--prices``) so they and the
     page's totals are what ``usage --prices`` gives. :func:`iter_html` gives the same page in pieces.

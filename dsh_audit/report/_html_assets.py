@@ -20,10 +20,16 @@ not be read shows its error only. A page of no log says so in neutral words and 
 A number, date or model cell (``td.num``, ``td.key``, ``.date``) never wraps, and no cell breaks a
 word (``header_change``, an id): at phone width a table scrolls sideways in its own box (every
 table is one, ``display:block``; the totals' in their ``.scroll`` box too), and a time span wraps
-at its dash only. The drill-down says under its Cache table what "counted tokens" are.
+at its dash only. The drill-down says under its Cache table what "counted tokens" are. With
+JavaScript off, the page shows its static summary instead (:mod:`._html_static`: the headline, the
+totals and the session list), and hides the boxes only the script fills.
 """
 
 from __future__ import annotations
+
+import json
+
+from ._html_static import NO_LOG
 
 __all__ = ["CSS", "PAGE", "SCRIPT"]
 
@@ -99,6 +105,7 @@ padding:6px 8px;margin:4px 0;max-height:360px;overflow:auto;font:12px/1.4 ui-mon
 td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:normal}
 table{display:block;overflow-x:auto}.scroll>table{display:table}td.word{white-space:nowrap}
 p.legend{font-size:12px;margin:2px 0 6px}
+#static-summary{padding:6px 16px 10px}#static-summary h2{margin:10px 0 4px}#static-summary table{margin:4px 0}#static-summary td.num{text-align:right}
 th{white-space:nowrap}
 .finding-item{color:var(--brk)}.finding-item.ok{color:var(--muted)}
 @media (max-width:800px){main{grid-template-columns:minmax(0,1fr);padding:6px}#detail{max-height:none}
@@ -108,7 +115,7 @@ header{padding:8px}#search-bar{margin:6px 8px}nav{padding:4px 8px 8px}}
 SCRIPT = r"""
 (function(){
 "use strict";
-var PAGE=__PAGE__;
+var PAGE=__PAGE__,NO_LOG=__NO_LOG__;
 var DATA=JSON.parse(document.getElementById("dsh-data").textContent);
 var state={session:0,page:0,request:null,filter:null};
 function el(tag,attrs,text){var e=document.createElement(tag);if(attrs){for(var k in attrs){
@@ -137,7 +144,8 @@ function owedUsd(v,c,k){if(!c){return "n/a";}var n=c[k+"_requests"],u=c[k+"_unpr
  if(typeof v!=="number"){return "$?"+w;}return (u?"\u2265":"")+usd(v)+w;}
 // A request that is a break whose cache reads were not logged: what it lost is unknown (lost null).
 function lostUnknown(r){return r.lost===null&&r.actual===null&&/^break_/.test(r.cls||"");}
-function ratio(v){return typeof v==="number"?(100*v).toFixed(1)+"%":"n/a";}
+// A hit ratio as the CLI and the static summary show it (Python's ".1f": 1/16 is "6.2%"), not toFixed's "6.3%".
+function ratio(v){return typeof v==="number"?fixed(100*v,1)+"%":"n/a";}
 function where(r){return r.turn===null?r.kind:(r.kind+" "+r.turn+"/"+r.step+"/"+r.attempt);}
 function size(r){return r.prompt!==null&&r.prompt!==undefined?r.prompt:(r.counted||0);}
 function isBreak(r){return r.t&&r.t.verdict==="break";}
@@ -207,9 +215,7 @@ function overallSummary(){
  if(!DATA.sessions.length){add(s,el("span",{cls:"muted"}," \u00b7 policy "+DATA.policy+" \u00b7 "+DATA.tool));
   ["search-bar","sessions"].forEach(function(id){document.getElementById(id).hidden=true;});
   document.querySelector("main").hidden=true;
-  document.body.insertBefore(el("p",{id:"no-log",cls:"muted"},"No log to check: the paths hold no DSH session log, or none "+
-   "was active in the --since/--until window. Nothing was checked, so nothing passed or failed (dsh-audit check "+
-   "exits 2 on the same paths)."),document.getElementById("search-bar"));return;}
+  document.body.insertBefore(el("p",{id:"no-log",cls:"muted"},NO_LOG),document.getElementById("search-bar"));return;}
  add(s,el("span",{cls:"muted"}," \u00b7 "+DATA.sessions.length+" log(s) \u00b7 "+c.error+" error(s), "+
   c.warning+" warning(s), "+c.info+" info, "+c.failing+" failing \u00b7 policy "+DATA.policy+" \u00b7 "+DATA.tool));}
 
@@ -561,4 +567,4 @@ if(DATA.sessions.length){state.session=DATA.order[0][0];render();fromHash();
 window.dshReport={open:function(i){return openIndex(i,false);},session:function(i){select(i);render();},
  messages:function(pos){return messagesOf(DATA.sessions[state.session],pos);}};
 })();
-""".replace("__PAGE__", str(PAGE))
+""".replace("__PAGE__", str(PAGE)).replace("__NO_LOG__", json.dumps(NO_LOG))

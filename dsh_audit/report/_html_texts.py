@@ -253,12 +253,12 @@ class _History:
         base_view, base_numbers = self.view, self.numbers
         shared = listed.shared_prefix(base_view) if isinstance(listed, MessageView) else 0
         # The base's own objects at their own positions take its numbers and make no run: after a
-        # replace (a new list, so nothing ``shared``) the leading ones are found at C speed, and
+        # replace (a new list, so nothing ``shared``) the leading ones are known from its lineage, and
         # the rest of the old positions are compared by identity at C speed, so only the other
         # messages (in position order, as they are numbered) are looked at one by one.
         same = shared
         if not shared and isinstance(listed, MessageView) and isinstance(base_view, MessageView):
-            same = listed.same_run(0, base_view, 0)
+            same = listed.common_items(base_view)
         items = listed[same:]
         old_view = base_view[same:]
         overlap = min(len(items), len(old_view))

@@ -61,8 +61,12 @@ def listing(fmt: str = "table", *, pager: bool = True) -> Iterator[Listing]:
     ``pager``, stdout is a terminal and ``fmt`` is a table or Markdown.
 
     The pager starts at the first line written (:func:`start_pager`), after stopping any progress
-    bar, and the block's end waits for it to exit. When the pager quit before the last line,
-    the block's end raises BrokenPipeError (the CLI exits 0, as after ``| head``).
+    bar, and the block's end waits for it to exit. A pager that quit before the last line is a
+    reader gone, as after ``| head``: under the console script what is written from then on is
+    dropped and the command runs to its end, with the exit code it would have had
+    (:func:`dsh_audit.cli._common.discard_stdout_when_gone`). Only a stdout left unwrapped (a
+    library caller's) can see the pipe break here: the block's end then raises BrokenPipeError,
+    which the CLI reports as a bug (exit 3), never as a pass.
     """
     state = Listing(fmt, pager=pager and sys.stdout.isatty())
     token = _CURRENT.set(state)

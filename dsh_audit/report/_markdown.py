@@ -4,19 +4,23 @@ GitHub renders a step summary as GitHub-flavoured Markdown with HTML allowed and
 1 MiB (it then shows none of it), so every piece of log text is escaped (``<``, ``>``, ``&``,
 ``|``, backticks and other Markdown punctuation; text GitHub would autolink, a URL, a code span:
 :func:`~dsh_audit.report._safe_text.markdown_inline`) and cut (a path or message in its middle, at
-:data:`MAX_TEXT` characters; an id longer than :data:`ID_WIDTH` to its shortest unique prefix and a
-``…``), and the lists are cut at :data:`MAX_ROWS` rows, or sooner so that the whole summary stays
+:data:`MAX_TEXT` characters; a session id to its shortest unique prefix of at least :data:`ID_WIDTH`
+characters (past a leading ``session-``), by the rule of every table's ids,
+:func:`~dsh_audit.report.terminal.id_prefixes`, one holding a UUID at the end of a group, and a
+``…`` whenever it was cut: :func:`_id_names`; an id is never cut in its middle, however long),
+and the lists are cut at :data:`MAX_ROWS` rows, or sooner so that the whole summary stays
 within :data:`MAX_BYTES` bytes of UTF-8, with a note saying how many more the JSON report holds.
 The head and the totals row always stay.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._fit_text import _shared_lengths
-from ._safe_text import markdown_inline
+from ._fit_text import id_prefixes
+from ._safe_text import markdown_inline, terminal_text
 
 __all__ = ["ID_WIDTH", "MAX_BYTES", "MAX_ROWS", "MAX_TEXT", "format_markdown"]
 
@@ -26,7 +30,8 @@ MAX_ROWS = 200
 MAX_BYTES = 1_000_000
 #: The most characters of a piece of text a cell shows (a message, hint and price note: five times as many).
 MAX_TEXT = 200
-#: An id longer than this is cut to its shortest unique prefix of at least this many characters.
+#: The fewest characters (past ``session-``) of an id cut to its shortest unique prefix
+#: (:func:`~dsh_audit.report.terminal.id_prefixes`, whose tables keep 8).
 ID_WIDTH = 64
 _CUT = "…"
 #: The room kept for each list's heading and its "more not shown" note (numbers and fixed words).
@@ -40,31 +45,33 @@ def _md(text: object, *, limit: int = MAX_TEXT, cell: bool = False) -> str:
     :func:`~dsh_audit.report.terminal.terminal_text`, so that a control, C1 or bidi character, a
     lone surrogate or a line break from a log is its escape, never cut in two, not a terminal's
     command: ``check --markdown -`` writes to the terminal; a URL a code span)."""
-    value = text if isinstance(text, str) else str(text)
+    return markdown_inline(_cut(text if isinstance(text, str) else str(text), limit), cell=cell)
+
+
+def _cut(value: str, limit: int) -> str:
+    """``value`` cut in its middle to ``limit`` characters around a ``…`` (:func:`_md`)."""
     if len(value) > limit:
         head = (limit - 1) // 2
         value = value[:head] + _CUT + value[len(value) - (limit - 1 - head):]
-    return markdown_inline(value, cell=cell)
+    return value
 
 
-def _short_ids(ids: Iterable[str]) -> dict[str, str]:
-    """Each of ``ids`` longer than :data:`ID_WIDTH` characters cut to the shortest prefix of at
-    least that many no other id starts with (at most :data:`MAX_TEXT` characters) and a ``…``;
-    the others whole.
+def _id_names(ids: Sequence[str]) -> dict[str, str]:
+    """Each of ``ids`` as the summary shows it: as every table cuts one
+    (:func:`~dsh_audit.report.terminal.id_prefixes`), with :data:`ID_WIDTH` characters of room and
+    the same ``…`` whatever stdout can write, a ``…`` too after a UUID's group (a table's caption
+    says its ids are prefixes; a summary has no caption, and a cut id must look cut). Never cut in
+    its middle (:func:`_md` cuts other text so): a middle cut names no session.
 
     Example:
-        >>> short = _short_ids(["s-" + "x" * 80 + "a", "s-" + "x" * 80 + "b", "s-1"])
-        >>> [len(short[i]) for i in sorted(short)], short["s-1"]  # the two long ones differ only at their end
-        ([3, 83, 83], 's-1')
-        >>> len(_short_ids(["s-" + "x" * 80 + "a", "s-" + "y" * 80])["s-" + "y" * 80])  # ID_WIDTH characters and a "…"
-        65
+        >>> uuid = "86ef2d28-6e7a-4b1c-9d2e-0123456789ab"
+        >>> names = _id_names(["y" * 70 + "-" + uuid, "s-1"])
+        >>> names["y" * 70 + "-" + uuid] == "y" * 70 + "-86ef2d28…", names["s-1"]
+        (True, 's-1')
     """
-    unique = sorted(set(ids))
-    short: dict[str, str] = {}
-    for whole, shared in zip(unique, _shared_lengths(unique)):
-        length = min(max(ID_WIDTH, shared + 1), MAX_TEXT)
-        short[whole] = whole if len(whole) <= length else whole[:length] + _CUT
-    return short
+    # a UUID's cut is a bare prefix; a cut marked by the rule ends with its "…"
+    return {whole: shown + _CUT if shown != whole and whole.startswith(shown) else shown
+            for whole, shown in id_prefixes(ids, least=ID_WIDTH, mark=_CUT).items()}
 
 
 def _size(lines: Iterable[str]) -> int:
@@ -151,9 +158,10 @@ _TABLE_HEAD = ("| status | log | session | requests | capture | breaks | hit rat
 
 
 def _session_row(check: Any, ids: dict[str, str]) -> str:
-    """A log's row of the sessions' table (``ids``: each session id as :func:`_short_ids` shows it)."""
+    """A log's row of the sessions' table (``ids``: each session id as the summary shows it, :func:`_id_names`)."""
     status = "❌ fail" if check.failed else "✅ pass"
-    return (f"| {status} | {_md(check.path, cell=True)} | {_md(ids.get(check.session_id or '', '-'), cell=True)} | "
+    shown = markdown_inline(ids.get(check.session_id or "", "-"), cell=True)  # never cut again (_id_names)
+    return (f"| {status} | {_md(check.path, cell=True)} | {shown} | "
             f"{len(check.requests)} | {_md(_capture(check), cell=True)} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
             f"{len(check.findings)} |")
 
@@ -167,11 +175,100 @@ def _total_row(result: Any) -> str:
 def _session_rows(result: Any, room: int) -> tuple[list[str], int]:
     """The sessions' table, as many of them as :data:`MAX_ROWS` and ``room`` bytes allow, a totals
     row of every session, and the room left."""
-    ids = _short_ids(check.session_id for check in result.sessions if check.session_id)
+    ids = _id_names([check.session_id for check in result.sessions if check.session_id])
     rows, room = _take((_session_row(check, ids) for check in result.sessions[:MAX_ROWS]), room)
     more = len(result.sessions) - len(rows)
     note = [f"\n_{more} more log(s) not shown (in the total); see the JSON report._"] if more else []
     return [*_TABLE_HEAD, *rows, _total_row(result), *note], room
+
+
+#: A command a gate rule's own hint names (``run `dsh-audit cache` ...``): the rule's text holds no log's.
+_NAMED = re.compile(r"`(dsh-audit [^`]*)`")
+#: The command a refusal's or validation finding's hint ends with (``dsh_audit.log``'s templates,
+#: after what the log holds: ``...; `dsh-audit validate FILE` lists every problem``).
+_VALIDATE = "dsh-audit validate FILE"
+#: How a capture finding's hint names its ``dsh-audit diff`` command (``Judge.diff_hint``).
+_DIFF_HINT = "run `dsh-audit diff "
+
+
+def _hint_commands(finding: Any) -> tuple[str, ...]:
+    """The commands the hint of ``finding`` names by the gate's own templates, which may be shown
+    as code (:func:`_hint_md`), never text a log put in it (a folder named ``a `dsh-audit x` b`` in
+    a route hint's path): its rule's own hint's; for a rule whose own hint names ``dsh-audit
+    diff``, the complete command its finding's hint opens with (each path in it a quoted shell word,
+    so its end is the first backtick outside quotes: :func:`_span_end`); else
+    ``dsh-audit validate FILE``, which a refusal's hint ends with.
+
+    Example:
+        >>> from types import SimpleNamespace as F
+        >>> _hint_commands(F(rule="DSH811", hint="run `dsh-audit diff 'a`b.jsonl' --capture w` for the paths"))
+        ("dsh-audit diff 'a`b.jsonl' --capture w",)
+        >>> _hint_commands(F(rule="DSH815", hint="declare it in a `dsh-audit x` b"))
+        ('dsh-audit validate FILE',)
+    """
+    from ..gate import GATE_RULES  # only a check report has findings
+
+    hint, meta = finding.hint or "", GATE_RULES.get(finding.rule)
+    named = _NAMED.findall(meta.hint) if meta is not None and meta.hint else []
+    if meta is not None and hint == meta.hint:
+        return tuple(named)
+    if any(command.startswith("dsh-audit diff ") for command in named) and hint.startswith(_DIFF_HINT):
+        end = _span_end(hint, len("run "))
+        return () if end is None else (hint[len("run `"):end],)
+    return (_VALIDATE,)
+
+
+def _span_end(text: str, start: int) -> int | None:
+    """Where the code span of a command opening at ``start`` (a backtick) ends: its first
+    backtick outside shell quotes (a path in it is a shell word, :func:`~dsh_audit._shell.shell_word`:
+    a backtick from a log is always quoted, ``'a`b'``, ``$'a`b'``); None when none closes it."""
+    at, quote = start + 1, ""
+    while at < len(text):
+        char = text[at]
+        if quote == "'" and char == "'" or quote == '"' and char == '"' or quote == "$'" and char == "'":
+            quote = ""
+        elif quote in ('"', "$'") and char == "\\":
+            at += 1  # the escaped character is the word's
+        elif not quote and char in "'\"":
+            quote = "$'" if char == "'" and text[at - 1] == "$" else char
+        elif not quote and char == "`":
+            return at
+        at += 1
+    return None
+
+
+def _code_span(text: str) -> str:
+    """``text`` (a command a hint names) as a Markdown code span, inert: fenced by one backtick more
+    than its longest run of them (CommonMark), with a space each side when it starts or ends with one."""
+    value = terminal_text(text)
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", value)), default=0))
+    pad = " " if value[:1] == "`" or value[-1:] == "`" else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def _hint_md(hint: str, commands: Iterable[str] = ()) -> str:
+    """A finding's hint in Markdown (cut as :func:`_md` cuts it): each of ``commands``, those our
+    hint templates put between backticks (:func:`_hint_commands`), as a code span
+    GitHub shows as code, where the template put it: the last place the hint holds it between
+    backticks (a template names its command after any text from a log, and a log's path in a
+    command is a quoted shell word). Every other character is inert as :func:`_md` makes it: a
+    backtick from a log opens no span, nor does a folder named like a command.
+
+    Example:
+        >>> _hint_md("run `dsh-audit cache` for the requests that missed and why", ["dsh-audit cache"])
+        'run `dsh-audit cache` for the requests that missed and why'
+        >>> _hint_md("declare it in a`b `dsh-audit x`/c", ["dsh-audit cache"])
+        'declare it in a\\\\`b \\\\`dsh-audit x\\\\`/c'
+    """
+    value = _cut(hint, 5 * MAX_TEXT)
+    spans = sorted((at, command) for command in set(commands) if (at := value.rfind(f"`{command}`")) >= 0)
+    parts: list[str] = []
+    done = 0
+    for at, command in spans:
+        if at >= done:  # spans of two commands never overlap in a template's hint
+            parts += [markdown_inline(value[done:at]) if at > done else "", _code_span(command)]
+            done = at + len(command) + 2
+    return "".join(parts) + (markdown_inline(value[done:]) if done < len(value) else "")
 
 
 def _finding_line(finding: Any) -> str:
@@ -183,7 +280,7 @@ def _finding_line(finding: Any) -> str:
     hint = getattr(finding, "hint", None)
     mark = " (baselined)" if getattr(finding, "baselined", False) else ""
     return (f"- **{finding.rule}** {finding.severity}{mark}: {_md(finding.message, limit=5 * MAX_TEXT)} — "
-            f"{_md(where)}{_md(extra)}" + (f"\n  - hint: {_md(hint, limit=5 * MAX_TEXT)}" if hint else ""))
+            f"{_md(where)}{_md(extra)}" + (f"\n  - hint: {_hint_md(hint, _hint_commands(finding))}" if hint else ""))
 
 
 def _findings(title: str, findings: list[Any], room: int, *, folded: bool) -> tuple[list[str], int]:

@@ -188,8 +188,9 @@ def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Seque
     ``order``) are left out: before a column that has a value is."""
     if measured is None:  # once: every layout tried reads it (short_needed's, when it measured these cells)
         measured = _measure_columns(len(headers), cells)
-    if ids:  # a column of session ids: its longest word whole in every layout (print_table's ``ids``)
-        measured = [column._replace(whole=True) if at in ids else column for at, column in enumerate(measured)]
+    if ids:  # a column of session ids: its longest word whole in every layout, however long (print_table's ``ids``)
+        measured = [column._replace(whole=True, longest_id=_longest_id(cells, at)) if at in ids else column
+                    for at, column in enumerate(measured)]
     tried = [measured]
     if least:  # the columns' narrowest widths (print_table), else, when no layout keeps them, without
         tried.insert(0, [column._replace(least=min(least.get(at, 0), column.widest))
@@ -340,6 +341,14 @@ def _measure_columns(count: int, cells: Sequence[Sequence[str]]) -> list[_Column
             longest_id=max((size for word, size in zip(words, word_sizes)
                             if size <= _WHOLE_ID and not _PATH_WORD.search(word.strip(_BRACKETS))), default=0)))
     return columns
+
+
+def _longest_id(cells: Sequence[Sequence[str]], at: int) -> int:
+    """The longest word of column ``at`` of ``cells`` that is not a path (a copy's `` (PATH)``),
+    however long: a column of session ids keeps it whole (:func:`_layout`), where
+    :attr:`_Column.longest_id` counts none past ``_WHOLE_ID`` (a model name may be cut)."""
+    return max((cell_len(word) for row in cells if at < len(row) for word in _TABLE_WORD.findall(row[at])
+                if not _PATH_WORD.search(word.strip(_BRACKETS))), default=0)
 
 
 def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = False) -> list[int]:

@@ -13,12 +13,21 @@ wait until those are done, and the worker's own directory is restored after each
 
 Every result is gathered and the client closed before the first is yielded: a consumer that
 stops reading early (the first failing log of ``validate``) leaves nothing to shut down.
+
+A cluster that cannot finish the run ends it instead of leaving it waiting for ever (issue 15):
+a scheduler that has had no worker for :data:`NO_WORKER_SECONDS` (Dask itself waits for one as
+long as it takes), a task Dask gave up on after its workers died running it (``KilledWorker``),
+or a scheduler that went away. The run stops with one :class:`~dsh_audit.errors.UsageError` naming
+the scheduler and how many logs were done; their results are dropped, never half printed. A task
+that runs long on a live worker is never stopped: only a cluster without workers is.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -26,12 +35,18 @@ from typing import Any
 
 from ..errors import UnreadableError, UsageError
 
-__all__ = ["DASK_INSTALL", "run_dask"]
+__all__ = ["DASK_INSTALL", "NO_WORKER_SECONDS", "run_dask"]
 
 DASK_INSTALL = "pip install 'dsh-audit[dask]'"
 
 # Seconds the client may take to leave the scheduler once every result is in.
 _CLOSE_TIMEOUT = 5
+# Seconds the scheduler may take to say how many workers it has.
+_ANSWER_TIMEOUT = 5
+
+#: Seconds the scheduler may have no worker at all, while results are awaited, before the run
+#: gives up on it (a cluster whose workers died, or that never had one).
+NO_WORKER_SECONDS = 30.0
 
 
 def _client_class() -> Any:
@@ -115,7 +130,8 @@ def run_dask(paths: list[Any], task: Callable[[Any], Any], *, scheduler: str | N
     """Submit one guarded task per path to the cluster at ``scheduler``; yield results in input order.
 
     Raises:
-        UsageError: no scheduler address, a missing extra, or a scheduler that cannot be reached.
+        UsageError: no scheduler address, a missing extra, a scheduler that cannot be reached, or
+            a cluster that cannot finish the run (no worker, a task Dask gave up on).
     """
     if not scheduler:
         raise UsageError("--engine dask needs --scheduler ADDRESS",
@@ -130,7 +146,7 @@ def run_dask(paths: list[Any], task: Callable[[Any], Any], *, scheduler: str | N
         raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {exc}",
                          hint="check the address and that `dask scheduler` is running") from exc
     try:
-        results = _gather(client, paths, partial(guard, run), progress, lost)
+        results = _gather(client, paths, partial(guard, run), progress, lost, scheduler)
     finally:
         _close(client)
     yield from results
@@ -145,20 +161,128 @@ def _close(client: Any) -> None:
 
 
 def _gather(client: Any, paths: list[Any], call: Callable[[Any], Any],
-            progress: Callable[[int, int], None] | None, lost: Callable[[Any, str], Any]) -> list[Any]:
-    from distributed import as_completed
+            progress: Callable[[int, int], None] | None, lost: Callable[[Any, str], Any],
+            scheduler: str) -> list[Any]:
+    """Every result, in input order; never waits long for one, so that a cluster left without
+    workers is noticed (:class:`_Workers`) instead of waited on for ever.
 
+    Raises:
+        UsageError: the cluster cannot finish the run.
+    """
     if not paths:
         return []
     futures = client.map(call, paths, pure=False)
     position = {future.key: number for number, future in enumerate(futures)}
+    finished: queue.Queue[Any] = queue.Queue()  # its get wakes for a Ctrl-C in the main thread
+    for future in futures:
+        future.add_done_callback(finished.put)
     results: list[Any] = [None] * len(paths)
-    for finished, future in enumerate(as_completed(futures, loop=client.loop), 1):  # type: ignore[no-untyped-call]
-        number = position[future.key]
-        try:
-            results[number] = future.result()
-        except Exception as exc:  # noqa: BLE001 - a lost worker, a value that did not travel
-            results[number] = lost(paths[number], f"the Dask cluster failed this log: {type(exc).__name__}: {exc}")
-        if progress is not None:
-            progress(finished, len(paths))
+    workers = _Workers(client, scheduler)
+    try:
+        for count in range(1, len(paths) + 1):
+            future = _next(finished, workers)
+            number = position[future.key]
+            results[number] = _result(future, paths[number], workers, lost)
+            if progress is not None:
+                progress(count, len(paths))
+    except _Stop as stop:
+        raise UsageError(f"{stop}; the run stops with {_done(paths, results)}, their results dropped",
+                         hint=f"{stop.hint} and run again, or drop --engine dask to run here") from None
     return results
+
+
+class _Stop(Exception):
+    """The cluster cannot finish the run; :func:`_gather` says how far it got."""
+
+    def __init__(self, what: str, *, hint: str) -> None:
+        super().__init__(what)
+        self.hint = hint
+
+
+def _step() -> float:
+    """Seconds to wait for a result before asking the scheduler for its workers again."""
+    return min(1.0, NO_WORKER_SECONDS / 4)
+
+
+def _next(finished: queue.Queue[Any], workers: _Workers) -> Any:
+    """The next future done."""
+    while True:
+        try:
+            return finished.get(timeout=_step())
+        except queue.Empty:
+            workers.check()
+
+
+def _result(future: Any, unit: Any, workers: _Workers, lost: Callable[[Any, str], Any]) -> Any:
+    """What a finished task returned, or its log's ``lost`` result when it did not travel back.
+
+    Fetched a short while at a time: a result is read from the worker that holds it, and one lost
+    with its worker is computed again, by a worker that may never come.
+
+    Raises:
+        _Stop: Dask gave up on the task (its workers died running it), or the scheduler dropped it.
+    """
+    from distributed import KilledWorker
+    from distributed import TimeoutError as DaskTimeout
+
+    from ._pool import _where
+
+    while True:
+        try:
+            value = future.result(timeout=_step())
+        except (TimeoutError, DaskTimeout):
+            workers.check()
+            continue
+        except KilledWorker:
+            raise _Stop(f"the Dask cluster at {workers.scheduler} lost the workers running {_where(unit)} and "
+                        "gave up on it (KilledWorker)",
+                        hint="see the workers' logs for why they died, start others") from None
+        except Exception as exc:  # noqa: BLE001 - a value that did not travel, a scheduler that went away
+            if future.cancelled():
+                raise _Stop(f"the Dask scheduler at {workers.scheduler} dropped the run ({type(exc).__name__})",
+                            hint=f"check that `dask scheduler` is running at {workers.scheduler}") from None
+            return lost(unit, f"the Dask cluster failed this log: {type(exc).__name__}: {exc}")
+        workers.seen()
+        return value
+
+
+class _Workers:
+    """Whether the scheduler still has a worker: Dask waits for one for ever, a run does not."""
+
+    def __init__(self, client: Any, scheduler: str) -> None:
+        self.scheduler = scheduler
+        self._client = client
+        self._missing: float | None = None  # since when the scheduler has been seen with no worker
+
+    def seen(self) -> None:
+        """A result just came from a worker."""
+        self._missing = None
+
+    def check(self) -> None:
+        """Ask the scheduler; a long-running task on a live worker passes, whatever its time, and
+        so does a scheduler slow to answer (a busy one) until it has been silent as long.
+
+        Raises:
+            _Stop: no worker, or no answer, for :data:`NO_WORKER_SECONDS`.
+        """
+        try:
+            alive = bool(self._client.nthreads(callback_timeout=_ANSWER_TIMEOUT))
+            what, hint = "has had no worker", f"start workers with `dask worker {self.scheduler}`"
+        except Exception as exc:  # noqa: BLE001 - a scheduler gone, or too busy to answer
+            alive = False
+            what = f"has not answered ({type(exc).__name__})"
+            hint = f"check that `dask scheduler` is running at {self.scheduler}"
+        now = time.monotonic()
+        if alive or self._missing is None:
+            self._missing = None if alive else now
+        elif now - self._missing >= NO_WORKER_SECONDS:
+            raise _Stop(f"the Dask scheduler at {self.scheduler} {what} for {NO_WORKER_SECONDS:g} s", hint=hint)
+
+
+def _done(paths: list[Any], results: list[Any]) -> str:
+    """``N of M logs done``, counting each log of a group read together."""
+    def logs(unit: Any) -> int:
+        return 1 if isinstance(unit, str) else len(unit)
+
+    done = sum(logs(unit) for unit, result in zip(paths, results) if result is not None)
+    return f"{done} of {sum(map(logs, paths))} logs done"

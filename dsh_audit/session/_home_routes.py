@@ -9,9 +9,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .._lazy import LazyModule
+from .._manifest_file import file_name, load_manifest, manifest_of
 from .._shell import shell_word
+from .._stamp import MISSING, Stamp, file_stamp, file_stamps
 from ..errors import DshAuditError
-from ..log import open_regular, parse_json
+from ..log import open_regular
 from ._attachments import dsh_homes_of
 
 if TYPE_CHECKING:
@@ -84,12 +86,19 @@ def _bundle_route_file(log: str | os.PathLike[str]) -> str | None:
     redacted bundle that carries one (a name with a folder in it is someone else's manifest) or
     that file is not there (a bundle copied without it: the DSH home's hint is the useful one).
 
-    The manifest is read once while it stays the same (:func:`_manifest_route_name`, the one cache
-    of the hint, which ``render``, ``diff`` and ``check`` all ask for once a row); whether the route
-    file is there is looked at on every call, as a file that appears later is named then."""
+    The manifest is read once while it stays the same (:func:`_remembered_route_name`, the one cache
+    of the hint, which ``render``, ``diff`` and ``check`` all ask for once a row), but for one written
+    in the last 2 s (:func:`~dsh_audit._stamp.file_stamp`: a same-size edit could keep its stamp),
+    read on every call; a log with none costs a stat (:data:`~dsh_audit._stamp.MISSING`), which sees
+    one made later. Whether the route file is there is looked at on every call, as a file that
+    appears later is named then."""
     log = os.fspath(log)
-    manifest = f"{log}.manifest.json"
-    name = _manifest_route_name(manifest, _stamp(manifest))
+    manifest = manifest_of(log)
+    stamp = file_stamp(manifest, missing=True)
+    if stamp == MISSING:
+        return None  # no bundle: nothing to read (review 41: opening it once a row cost 3 times the stat)
+    # no stamp: one that cannot be looked at (reading it fails too), or written too recently to remember
+    name = _manifest_route_name(manifest) if stamp is None else _remembered_route_name(manifest, stamp)
     if name is None:
         return None
     path = os.path.join(os.path.dirname(log), name)
@@ -97,18 +106,22 @@ def _bundle_route_file(log: str | os.PathLike[str]) -> str | None:
 
 
 @lru_cache(maxsize=64)
-def _manifest_route_name(manifest: str, stamp: tuple[int, int]) -> str | None:
+def _remembered_route_name(manifest: str, _stamp: Stamp) -> str | None:
+    """:func:`_manifest_route_name` of one version of the manifest (``_stamp``: the key only), so
+    that an edited or new manifest is read again."""
+    return _manifest_route_name(manifest)
+
+
+def _manifest_route_name(manifest: str) -> str | None:
     """The route file name the redaction manifest at ``manifest`` names, when it is dsh-audit's and
-    names a file beside it; keyed by the manifest's ``stamp`` (:func:`_stamp`), so an edited or new
-    manifest is read again."""
-    if stamp == (-1, -1):
-        return None  # no manifest (or one that cannot be looked at: opening it would fail too)
+    names a file beside it (as redact checks a name: :func:`~dsh_audit._manifest_file.file_name`)."""
     try:
-        with open_regular(manifest, what="redaction manifest") as handle:
-            found = parse_json(handle.read(16 << 20))
+        found = load_manifest(manifest)
+        if not isinstance(found, dict) or found.get("tool") != "dsh-audit":
+            return None  # someone else's file
+        name = file_name(found.get("route_file"))
     except (DshAuditError, ValueError):
         return None
-    name = found.get("route_file") if isinstance(found, dict) and found.get("tool") == "dsh-audit" else None
     if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
         return None  # a name beside the log only: the manifest comes from someone else
     return name
@@ -150,22 +163,18 @@ def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None,
     for home in dsh_homes_of(log) if log is not None else ():
         files = wire.home_route_files(home, profile=profile)
         if files or (profile is None and wire.home_profiles(home)):  # too many profiles to read: say so
-            return _home_routes(os.fspath(home), profile, tuple((f, _stamp(f)) for f in files))
+            stamps = file_stamps(files)
+            if stamps is None:  # a layer gone or written too recently to remember: read now
+                return wire.load_home_routes(home, profile=profile)
+            return _home_routes(os.fspath(home), profile, tuple(zip(files, stamps)))
         if profile is not None:  # no layer to read: a profile the home does not have is refused all the same
             wire.load_home_routes(home, profile=profile)
     return None
 
 
-def _stamp(path: str) -> tuple[int, int]:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return (-1, -1)
-    return (info.st_mtime_ns, info.st_size)
-
-
 @lru_cache(maxsize=8)
-def _home_routes(home: str, profile: str | None, files: tuple[tuple[str, tuple[int, int]], ...]) -> PiRoutes | None:
+def _home_routes(home: str, profile: str | None, files: tuple[tuple[str, Stamp], ...]) -> PiRoutes | None:
+    """:func:`dsh_audit.wire.load_home_routes` of one version of the layers ``files`` (the key only)."""
     return wire.load_home_routes(home, profile=profile)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsjson import stringify
+from ..log import log_file_name
 from ..testing import LogBuilder, encode_segment, frames_bytes, jsonl_bytes, migrate_events, pack_chunk_runs
 
 __all__ = ["Expected", "GeneratedSession", "Happening", "MutatedBody", "MutatedCapture", "MutatedLog", "Mutation",
@@ -44,12 +45,6 @@ class Happening:
     fields: tuple[str, ...] = ()
     prompt_affecting: bool = False
     detail: dict[str, Any] = field(default_factory=dict, compare=False)
-
-
-def log_file_name(version: int, *, compressed: bool) -> str:
-    """The file name DSH (v0) or a released later generation (``session.vN.jsonl``) uses."""
-    stem = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
-    return stem + (".zstd" if compressed else "")
 
 
 @dataclass(frozen=True, slots=True, repr=False)

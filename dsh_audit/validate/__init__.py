@@ -15,7 +15,7 @@ Example:
 
 from ._catalogue import LENIENT_RULES, RULES
 from ._engine import LineValidator, validate
-from ._paths import validate_paths
+from ._paths import Lineage, lineage_findings, validate_paths
 from ._model import SEVERITIES, Finding, Rule, Severity
 from ._report import format_summary, format_text
 from ._sink import checked_rule_ids, select_rules
@@ -24,6 +24,7 @@ __all__ = [
     "Finding",
     "LENIENT_RULES",
     "LineValidator",
+    "Lineage",
     "RULES",
     "Rule",
     "SEVERITIES",
@@ -31,6 +32,7 @@ __all__ = [
     "checked_rule_ids",
     "format_summary",
     "format_text",
+    "lineage_findings",
     "select_rules",
     "validate",
     "validate_paths",

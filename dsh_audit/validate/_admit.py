@@ -37,7 +37,6 @@ from ..log import (
 from ..replay import Replacement, SurfaceFold
 from .._show import missing_or, shown
 from ._sink import Sink
-from ._source import RawEvent
 
 __all__ = ["Admitter"]
 
@@ -86,14 +85,20 @@ class Admitter:
         it) of a type this version knows. True records it as admitted; False means :meth:`admit`
         must check it.
         """
-        if not self._chunks_known or not is_plain_chunk(value):
+        return is_plain_chunk(value) and self.takes_chunk()
+
+    def takes_chunk(self) -> bool:
+        """:meth:`plain_chunk` of an event the caller found a plain chunk already (it checks each
+        event once): whether this version knows chunks. True records it as admitted."""
+        if not self._chunks_known:
             return False
         self.surface_ok, self.replacement = True, None
         return True
 
-    def admit(self, raw: RawEvent) -> Event | None:
-        """Check one event; return it for the structure rules, or None when it cannot be used."""
-        value, line = raw.value, raw.line
+    def admit(self, line: int, value: dict[str, Any]) -> Event | None:
+        """Check one event, ``value``, stored on line ``line`` (no ``RawEvent`` is made of the two
+        for it: most events come without one); return it for the structure rules, or None when it
+        cannot be used."""
         given = self.fold.last  # replay's, when it shares the fold: the reader's event
         if (given is not None and given.line == line and given.seq == value["seq"]
                 and given.data is value.get("data") and given.type == value.get("type")

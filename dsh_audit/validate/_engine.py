@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -118,13 +117,20 @@ class LineValidator:
         # waits in ``_pending`` until the reader has read its line and replay has folded its events
         # (the next line, the end or the failure of the file), so that replay's can be taken.
         self._linked = False
-        self._pending: list[tuple[int, dict[str, Any], Line]] = []
+        self._pending: list[tuple[int, dict[str, Any], Line, bool]] = []  # and whether a plain chunk
         self._ended = False
-        #: with ``lineage``, every event's running hash, for the fork-lineage check of
-        #: :func:`validate_paths` over several logs (8 bytes and a hash per event: a lone log,
-        #: ``check`` and ``report`` compare no seeds, so they keep none; nor does a run that does
-        #: not report DSH603)
+        #: with ``lineage``, every event's running hash, for the fork-lineage check of several
+        #: logs (:func:`validate_paths`, and ``check`` over several logs: :meth:`keep_chain`;
+        #: 8 bytes and a hash per event: a lone log compares no seeds, so it keeps none; nor does a
+        #: run that does not report DSH603)
         self.chain: SeedChain | None = SeedChain() if lineage and "DSH603" in selected else None
+
+    def keep_chain(self) -> None:
+        """Keep the seed chain (``lineage``) of a validator made without it, before its first line:
+        ``check`` reads several logs in groups through validators the session reader makes, and
+        pairs children with parents once every group is read, as :func:`validate_paths` does."""
+        if self.chain is None and not self._started and "DSH603" in self.sink.selected:
+            self.chain = SeedChain()
 
     @property
     def complete(self) -> bool:
@@ -157,18 +163,19 @@ class LineValidator:
                         cues = self._cues
                         continue
                     if isinstance(item, dict):  # an event read from this line in its turn
-                        if self._linked and (pending or not is_plain_chunk(item)):
-                            pending.append((number, item, line))  # admitted once the reader has read it
+                        plain = is_plain_chunk(item)
+                        if self._linked and (pending or not plain):
+                            pending.append((number, item, line, plain))  # admitted once the reader has read it
                         else:
-                            self._event(number, item, line)
+                            self._event(number, item, line, plain)
                         continue
                     if pending:
                         self._flush()
                     if isinstance(item, RawEvent):  # released late
-                        self._event(item.line, item.value, line)
+                        self._event(item.line, item.value, line, is_plain_chunk(item.value))
                     elif not self._row(item, line):
                         for value in item.events():
-                            self._event(number, value, line)
+                            self._event(number, value, line, is_plain_chunk(value))
         except Fatal:
             self._fatal = True
             self.header = None
@@ -187,15 +194,15 @@ class LineValidator:
         first = item.first if isinstance(item, PackedRow) else value
         self.sink.add("DSH114", mismatch.message(), line=item.line if isinstance(item, RawEvent) else number,
                       seq=first.get("seq"))
-        self._restated(mismatch.written)
+        self._restated(mismatch.newest)
         return True
 
-    def _restated(self, body: str) -> None:
+    def _restated(self, newest: int) -> None:
         """Drop the header's findings that say DSH114's mismatch again: a file name of a generation
         the body is written in (DSH206: the name agrees with the body, the header's version is the
         fault), and a v2+ header's isSeeded owed by a body older than v2 (DSH216: the header of
-        that body has none); ``body`` is the versions the body is written in (``"0 or 1"``)."""
-        written = range(*_span(body))
+        that body has none); the body is written in versions 0 to ``newest``."""
+        written = range(newest + 1)
         name = canonical_generation(os.path.basename(self.path))
         findings = self.sink.findings
         findings[:] = [f for f in findings if f.line != 1 or not (
@@ -215,8 +222,8 @@ class LineValidator:
     def _flush(self) -> None:
         """Check the events held for the reader (:attr:`_pending`), in order."""
         pending = self._pending
-        for number, value, line in pending:
-            self._event(number, value, line)
+        for number, value, line, plain in pending:
+            self._event(number, value, line, plain)
         pending.clear()
 
     def fail(self, error: UnreadableError) -> None:
@@ -269,20 +276,22 @@ class LineValidator:
                                 lost=self._scan.lost)
         self.header = header
 
-    def _event(self, number: int, value: dict[str, Any], line: Line) -> None:
-        """One event, ``value``, stored on line ``number`` (``line``'s, unless it was released late)."""
+    def _event(self, number: int, value: dict[str, Any], line: Line, plain: bool) -> None:
+        """One event, ``value``, stored on line ``number`` (``line``'s, unless it was released late);
+        ``plain``: whether it is a plain chunk (:func:`is_plain_chunk`, asked once per event by the
+        caller, which needs it too)."""
         if self.chain is not None:
             self.chain.add(RawEvent(number, value), line)
         admitter, trace, compaction = self._admitter, self._trace, self._compaction
         assert admitter is not None
-        if (compaction is None or compaction.owed is None) and admitter.plain_chunk(value):
+        if plain and (compaction is None or compaction.owed is None) and admitter.takes_chunk():
             # Most events of a log: a chunk nothing but the trace's step check and stream grammar
             # can find fault with (admission has nothing to say, compaction owes nothing).
             if trace is not None:
                 trace.surface_ok = True
                 trace.chunk(number, value["seq"], value["data"])
             return
-        event = admitter.admit(RawEvent(number, value))
+        event = admitter.admit(number, value)
         if event is not None:
             if trace is not None:
                 trace.surface_ok = admitter.surface_ok
@@ -373,12 +382,6 @@ def check_file(path: str, checker: LineValidator) -> HeaderInfo | None:
         except UnreadableError as exc:
             checker.fail(exc)
     return checker.header
-
-
-def _span(written: str) -> tuple[int, int]:
-    """The versions a DSH114 mismatch's ``written`` names (``"0 or 1"``, ``"0-2"``) as range bounds."""
-    numbers = [int(n) for n in re.findall(r"\d+", written)]
-    return min(numbers), max(numbers) + 1
 
 
 def _order(findings: list[Finding]) -> list[Finding]:

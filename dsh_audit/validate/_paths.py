@@ -17,7 +17,7 @@ from ._source import Fatal, RawEvent, open_lines, scan_events
 if TYPE_CHECKING:
     from ..runner import TaskResult
 
-__all__ = ["seeds_match", "validate_paths"]
+__all__ = ["Lineage", "lineage_findings", "seed_findings", "seed_pairs", "seeds_match", "validate_paths"]
 
 T = TypeVar("T")
 
@@ -30,14 +30,31 @@ def seeds_match(child: bytes, parent: bytes, seed_length: int) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _Checked:
-    """One log's findings and what the lineage check needs of its header (small, picklable)."""
+class Lineage:
+    """What the fork-lineage check needs of one log's header (small, picklable)."""
 
-    findings: tuple[Finding, ...]
-    session_id: str | None = None
+    session_id: str
     parent: str | None = None
     seed_length: int | None = None
     chain: bytes = b""  # SeedChain.links
+
+    @classmethod
+    def of(cls, checker: LineValidator) -> Lineage | None:
+        """The lineage of the log ``checker`` has read (None when its header could not be read)."""
+        header = checker.header
+        if header is None:
+            return None
+        parent = header.raw.get("parentSession")
+        return cls(header.session_id, parent if isinstance(parent, str) else None, header.seed_length,
+                   bytes(checker.chain.links) if checker.chain is not None else b"")
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """One log's findings and its lineage (None: its header could not be read)."""
+
+    findings: tuple[Finding, ...]
+    lineage: Lineage | None = None
 
 
 def _check_task(path: str, *, rules: tuple[str, ...] | None, ignore: tuple[str, ...] | None, lenient: bool,
@@ -46,22 +63,50 @@ def _check_task(path: str, *, rules: tuple[str, ...] | None, ignore: tuple[str, 
     ``lineage``, keep its seed chain for the fork-lineage check."""
     checker = LineValidator(path, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version,
                             lineage=lineage)
-    header = check_file(path, checker)
-    findings = tuple(checker.finish())
-    if header is None:
-        return _Checked(findings)
-    parent = header.raw.get("parentSession")
-    return _Checked(findings, header.session_id,
-                    parent if isinstance(parent, str) else None, header.seed_length,
-                    bytes(checker.chain.links) if checker.chain is not None else b"")
+    check_file(path, checker)
+    return _Checked(tuple(checker.finish()), Lineage.of(checker))
 
 
-def _lineage_task(path: str, *, parents: dict[str, tuple[str, int]], selected: frozenset[str]) -> list[Finding]:
-    """Check one child against its parent (``parents`` maps the child's path to both facts)."""
+def seed_pairs(logs: Iterable[tuple[str, Lineage | None]], selected: frozenset[str]) -> dict[str, tuple[str, int]]:
+    """Child path -> ``(parent path, seedLength)`` for each child among ``logs`` whose parent is
+    among them too and whose seed must be compared with the parent's prefix (DSH603, when
+    ``selected``). The one pairing of ``validate`` and ``check``: a session id stands for the first
+    log that has it; a child whose seed the chains prove equal to its parent's prefix needs no
+    second read; only the others are compared event by event (:func:`seed_findings`), for the
+    finding's exact seq and line."""
+    if "DSH603" not in selected:
+        return {}
+    headers: dict[str, tuple[str, Lineage]] = {}
+    for path, lineage in logs:
+        if lineage is not None:
+            headers.setdefault(lineage.session_id, (path, lineage))
+    return {path: (headers[c.parent][0], c.seed_length) for path, c in headers.values()
+            if c.parent is not None and c.parent in headers and c.seed_length
+            and not seeds_match(c.chain, headers[c.parent][1].chain, c.seed_length)}
+
+
+def seed_findings(path: str, *, parents: dict[str, tuple[str, int]], selected: frozenset[str]) -> list[Finding]:
+    """Check one child against its parent (``parents``: :func:`seed_pairs`): DSH603 where its seed
+    differs from the parent's prefix."""
     sink = Sink(path, selected)
     parent_path, seed_length = parents[path]
     _check_prefix(sink, parent_path, seed_length)
     return sink.findings
+
+
+def lineage_findings(lineages: Iterable[tuple[str, Lineage | None]], selected: frozenset[str], *, jobs: int = 1,
+                     engine: str = "local", scheduler: str | None = None) -> dict[str, list[Finding]]:
+    """Child path -> its DSH603 findings, for logs each validated once (``lineages``: each log's
+    path and :meth:`Lineage.of` its validator, in the order given): the pairing
+    (:func:`seed_pairs`) and the comparisons (:func:`seed_findings`, in worker processes with
+    ``jobs``) of ``validate`` and of ``check``, which reads its logs in groups of neighbours and
+    pairs them once every log is read, as ``validate`` does."""
+    from ..runner import iter_many  # late import: the runner is only needed for many logs
+
+    parents = seed_pairs(lineages, selected)
+    lineage = partial(seed_findings, parents=parents, selected=selected)
+    return dict(zip(parents, _values(iter_many(list(parents), lineage, jobs=jobs, engine=engine,
+                                                scheduler=scheduler))))
 
 
 def _values(results: Iterable[TaskResult[T]]) -> Iterator[T]:
@@ -106,20 +151,12 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
     task = partial(_check_task, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version,
                    lineage=len(given) > 1)
     findings: list[Finding] = []
-    headers: dict[str, tuple[str, _Checked]] = {}
+    lineages: list[tuple[str, Lineage | None]] = []
     for path, checked in zip(given, _values(iter_many(given, task, jobs=jobs, engine=engine,
                                                         scheduler=scheduler, progress=progress))):
-        if checked.session_id is not None:
-            headers.setdefault(checked.session_id, (path, checked))
+        lineages.append((path, checked.lineage))
         findings.extend(checked.findings)
-    # A child whose seed the chains prove equal to its parent's prefix needs no second read; only
-    # the others are compared event by event, for the finding's exact seq and line (none at all
-    # when DSH603 is not reported).
-    parents = {path: (headers[c.parent][0], c.seed_length) for path, c in headers.values()
-               if "DSH603" in selected and c.parent is not None and c.parent in headers and c.seed_length
-               and not seeds_match(c.chain, headers[c.parent][1].chain, c.seed_length)}
-    lineage = partial(_lineage_task, parents=parents, selected=selected)
-    for found in _values(iter_many(list(parents), lineage, jobs=jobs, engine=engine, scheduler=scheduler)):
+    for found in lineage_findings(lineages, selected, jobs=jobs, engine=engine, scheduler=scheduler).values():
         findings.extend(found)
     return findings
 

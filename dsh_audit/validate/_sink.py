@@ -6,6 +6,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from .._pyproject import said
 from ..errors import UsageError
 from ._catalogue import RULES
 from ._model import Finding, Severity
@@ -47,11 +48,11 @@ def checked_rule_ids(ids: Iterable[str], known: Iterable[str], *, what: str, pat
         if not wanted:
             problem = "an empty string would match every rule"
         elif wanted.startswith("DSH") and wanted[3:].isdigit() and len(wanted) <= 6:
-            problem = f"{rid!r} names no rule"
+            problem = f"{said(rid)} names no rule"
         elif "DSH".startswith(wanted):
-            problem = f"{rid!r} would match every rule"
+            problem = f"{said(rid)} would match every rule"
         else:
-            problem = f"{rid!r} is not a rule id"
+            problem = f"{said(rid)} is not a rule id"
         raise UsageError(f"{what}: {problem}" + (f" (did you mean {close!r}?)" if close else ""), path=path,
                          hint=f"give a rule id ({rules[0]}-{rules[-1]}) or a family such as DSH3; see docs/rules.md")
     return tuple(out)

@@ -9,7 +9,7 @@ rules; the end of the file turns the first problem into one DSH106 warning and d
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -200,7 +200,7 @@ class EventScan:
             else:
                 yield item
 
-    def runs(self, line: Line) -> Iterator[RawEvent | PackedRow | dict[str, Any]]:
+    def runs(self, line: Line) -> Iterable[RawEvent | PackedRow | dict[str, Any]]:
         """:meth:`feed`'s events, except that the events of a packed row come as one
         :class:`PackedRow`, not expanded (all read from ``line``), when the whole row can be checked
         now with its seqs in order (nothing held, its first seq the next one, more than one
@@ -209,26 +209,41 @@ class EventScan:
         An event read from ``line`` in its turn (the common case) comes as its value alone (a
         ``dict``; no :class:`RawEvent` is made for it); one released late, as a :class:`RawEvent`.
 
+        The line is read now. Its events come as a tuple in the common case (nothing held, one
+        event or a packed row in its turn: no generator is made for the bulk of a log's lines),
+        else from a generator that checks them as it is iterated (iterate it before the next call).
+
         Raises:
             Fatal: the line is not UTF-8 (the finding is recorded).
         """
         self.last_line = line.number + line.count - 1
         decoded = self._decode(line)
         if decoded is None:
-            return
-        number = line.number
+            return ()
+        if not self.held:
+            if isinstance(decoded, PackedRow):
+                seq = decoded.first["seq"]  # the row's seq0: a non-negative safe integer, as are the others
+                if seq == self.expected and decoded.count > 1:
+                    self.expected = seq + decoded.count
+                    return (decoded,)
+            elif len(decoded) == 1 and type(decoded[0]) is dict:
+                # An object whose seq is the next one (what _sequenced would pass unchanged; anything
+                # else takes the full check of _checked)
+                value = decoded[0]
+                seq = value.get("seq")
+                if type(seq) is int and seq == self.expected and seq <= MAX_SAFE:
+                    self.expected = seq + 1
+                    return (value,)
+        return self._checked(line.number, decoded)
+
+    def _checked(self, number: int, decoded: list[Any] | PackedRow) -> Iterator[RawEvent | dict[str, Any]]:
+        """:meth:`runs` of the events ``decoded`` from line ``number`` but for its common case."""
         held = self.held
         if isinstance(decoded, PackedRow):
-            seq = decoded.first["seq"]  # the row's seq0: a non-negative safe integer, as are the others
-            if not held and seq == self.expected and decoded.count > 1:
-                self.expected = seq + decoded.count
-                yield decoded
-                return
             decoded = decoded.events()
         for value in decoded:
             if not held and type(value) is dict:
-                # The common case first: an object whose seq is the next one (what _sequenced
-                # would pass unchanged; anything else takes the full check below).
+                # The common case first, as in :meth:`runs` (a row's events, one after another).
                 seq = value.get("seq")
                 if type(seq) is int and seq == self.expected and seq <= MAX_SAFE:
                     self.expected = seq + 1

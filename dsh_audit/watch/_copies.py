@@ -13,12 +13,13 @@ from pathlib import Path
 from ..errors import DshAuditError
 from ..log import copy_notes, discover, preferred, read_header, read_once, without_copies
 
-__all__ = ["differs_note", "one_each"]
+__all__ = ["differs_note", "listed_note", "one_each"]
 
 
 def one_each(group: list[str], *, followed: Container[str] = ()) -> tuple[list[str], list[str]] | None:
     """Of the files of one session (in the order discovery lists them), those the other commands
-    read (:func:`discover`, which compares them line by line) and one note saying which file was
+    read (:func:`discover`, which compares them by their lines, and by their events one with
+    packed chunk rows and one without) and one note saying which file was
     read instead of which, in their words (every copy of the session in one note); None when one
     cannot be looked at now (decided at a later look). The files found together are grouped at
     once (their headers read first where discovery reads them:
@@ -59,3 +60,10 @@ def differs_note(read: str, copy: str) -> str:
     once, as discovery's notes say them."""
     return copy_notes([(read, copy, "it held the other's lines and now differs from them: it is not followed, "
                                     "so no request is shown twice")])[0]
+
+
+def listed_note(session: str, files: list[str]) -> str:
+    """The note for a session whose files differ (their lines and their events), each followed:
+    ``session ID is in N files, each listed: FILE, FILE``, the words every other command says it in
+    (:func:`~dsh_audit.log.copy_notes`): their totals count it from each file, so does the watch's."""
+    return copy_notes([], listed={session: files})[0]

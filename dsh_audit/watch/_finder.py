@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import DshAuditError
 from ..log import canonical_generation, discover, may_be_copies, read_header
-from ._copies import differs_note, one_each
+from ._copies import differs_note, listed_note, one_each
 from ._model import WatchNote
 from ._readers import Shown
 
@@ -233,6 +233,7 @@ class Sessions:
         self.shown_at: dict[str, Shown] = {}
         # copies left out that now differ from the file read (noted once): copy -> that file
         self.diverged: dict[str, str] = {}
+        self.listed: dict[str, list[str]] = {}  # sessions whose files differ, each followed (noted once)
         self._wanted: tuple[list[str], set[str]] = ([], set())  # the files found last, and which may be copies
         self.recheck: set[str] = set()  # files replaced while followed: their header is read at the next look
         self._looked: dict[str, os.stat_result | None] = {}  # each file's one os.stat of this look
@@ -330,7 +331,8 @@ class Sessions:
             elif self.diverged.get(path) != chosen:
                 self.diverged[path] = chosen  # said once, until it is a copy again or another file is read
                 notes.append(WatchNote(time.time(), chosen, "note", differs_note(chosen, path), sid))
-        notes.extend(WatchNote(time.time(), chosen, "note", note, sid) for note in said)
+        listed = self._each_listed(sid, group, kept, differ)
+        notes.extend(WatchNote(time.time(), chosen, "note", note, sid) for note in [*said, *listed])
         self.chosen_for[sid] = chosen
         if before is None and ended and chosen not in followed:
             self.instead[chosen] = ended[0]  # the first decision: the file followed so far hands over
@@ -338,6 +340,21 @@ class Sessions:
                 and chosen not in followed and not self._moved_on(before, sid, followed)):
             self.instead[chosen] = before  # its requests shown in ``before`` are not shown again
         return notes
+
+    def _each_listed(self, sid: str, group: list[str], kept: list[str], differ: list[str]) -> list[str]:
+        """The note every other command says of a session whose files differ, each read
+        (:func:`listed_note`), when the files it follows of ``sid`` (``kept``, in discovery's order)
+        are others than when it was said: once, at the look that finds them, not at each change of
+        a file. A copy that came to differ while left out (``differ``) is not one of them: it is not
+        followed, and :func:`differs_note` says so."""
+        listed = [path for path in group if path in kept and path not in differ]
+        if len(listed) < 2:
+            self.listed.pop(sid, None)
+            return []
+        if self.listed.get(sid) == listed:
+            return []
+        self.listed[sid] = listed
+        return [listed_note(sid, listed)]
 
     def _moved_on(self, path: str, sid: str, followed: Container[str]) -> bool:
         """Whether ``path`` is still followed but holds another session now (replaced by another

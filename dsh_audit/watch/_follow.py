@@ -3,24 +3,30 @@
 One pass over the log, kept alive while DSH appends to it: the decoder reads a
 :class:`~dsh_audit.watch.TailStream`, replay and attribution hold only what their next step
 needs (:func:`dsh_audit.attribution.attribute_log`), and each request is judged for the cache and
-priced once its transition is known. Nothing is re-read.
+priced once its transition is known. Nothing is re-read, but for a request whose log holds no
+usage when a capture is beside the log (or given): the capture is read and aligned with the log as
+the other views do, the log read whole again only for a request its last reading did not hold
+(:mod:`dsh_audit.watch._captured`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import BinaryIO, cast
 
 from ..attribution import Transition, attribute_log
-from ..cache import (CacheVerdict, LedgerEntry, LedgerTotals, ParentRequest, PriceBook, attribution_causes,
-                     iter_cache_verdicts, load_prices, price_entry)
+from ..cache import (CacheVerdict, LedgerEntry, LedgerTotals, ParentRequest, PriceBook, Tokens, attribution_causes,
+                     entry_usage, iter_cache_verdicts, load_prices, price_entry)
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
 from ..replay import Request
 from ..session import Bodies, RouteEvidence, Session, find_parent, open_session, request_route, window_conflicts
 from ..wire import PiRoutes
+from ._captured import CapturedUsage
 from ._model import WatchItem, WatchNote, WatchRequest
 from ._tail import LogReplaced, TailStream
 
@@ -43,7 +49,9 @@ class _Inbox:
 
 
 def _describe(request: Request, transition: Transition | None, verdict: CacheVerdict, entry: LedgerEntry, *,
-              path: str, session_id: str, title: str | None, history: bool) -> WatchRequest:
+              path: str, session_id: str, title: str | None, history: bool, awaited: bool = False) -> WatchRequest:
+    """The request as a watch shows it; ``awaited``: its log holds no usage and the capture found
+    beside it does not report it yet (it is shown ``provisional``, :class:`_Awaited`)."""
     sent = request.time.sent if request.time is not None else None
     loss = LedgerTotals.of([entry])  # what it lost and what that cost, by the one rule of every view
     is_break = transition is not None and transition.verdict == "break"
@@ -58,12 +66,69 @@ def _describe(request: Request, transition: Transition | None, verdict: CacheVer
         relation=transition.relation if transition else None, previous=transition.previous if transition else None,
         fields=transition.field_names if transition else (), evidence_seqs=transition.evidence_seqs if transition else (),
         transition=transition.to_json() if is_break and transition is not None else None, history=history,
-        lost_tokens=None if loss.lost_unknown else loss.lost_tokens, lost_cost=loss.known("lost"))
+        lost_tokens=None if loss.lost_unknown else loss.lost_tokens, lost_cost=loss.known("lost"),
+        usage_source=entry.usage_source, provisional=awaited)
 
+
+#: How many times the capture may change (each change read again) while a request waits
+#: for its usage: a response comes seconds after its request, and a capture that goes on without
+#: it will not hold it (a title call's response may come after the next loop request's).
+_LOOKS = 5
+
+
+def _may_come(request: Request, history: bool) -> bool:
+    """Whether the capture may still report ``request``'s usage later: a request that failed (its
+    attempt finished with an error or was aborted) got no usage to report, and one the log held
+    when watching began got its response before the watch (priced from the capture as it was
+    then), but for a loop attempt still under way then (no finish logged: the log's tail)."""
+    finish = request.finish.get("kind") if isinstance(request.finish, dict) else None
+    if finish in ("error", "aborted"):
+        return False
+    return not history or (request.kind == "loop" and request.finish is None)
+
+
+class _Awaited:
+    """The requests shown whose log holds no usage while the capture beside it (or ``--capture``)
+    did not report theirs yet, and still may (:func:`_may_come`): a proxy may write a response to
+    wire.jsonl after DSH logged the request. Each is shown ``provisional`` (as one at a torn tail
+    is), and comes again as an ``update``, priced, once the capture reports it: looked at whenever
+    the log shows more and when the watch ends (before its summary), the capture read again (not
+    the log: :class:`~dsh_audit.watch._captured.CapturedUsage`) only when its file changed, until
+    it has changed :data:`_LOOKS` times without it (it skipped this one: it stays provisional and
+    unpriced, and the capture is not read again for it). Its verdict stays the one judged without
+    the capture's usage (the judge has moved on): only its price changes."""
+
+    def __init__(self, usage: CapturedUsage) -> None:
+        self.usage = usage
+        # each request held, with how many times the capture had been read when it was held
+        self.held: dict[int, tuple[Request, Transition | None, CacheVerdict, bool, int]] = {}
+
+    def wait(self, request: Request, transition: Transition | None, verdict: CacheVerdict, history: bool,
+             found: Tokens | None) -> bool:
+        """Hold ``request`` when a capture is there and reports no usable usage of it (``found``:
+        what it reported, None for nothing; one that matched no request of the session yet is
+        held too); whether it was held."""
+        if self.usage.mark is None or entry_usage(request, found)[2] is not None:
+            return False  # no capture, or the log or the capture priced the request
+        if not _may_come(request, history):
+            return False  # priced from the capture as it is, at once: unpriced when it holds none
+        self.held[request.index] = (request, transition, verdict, history, self.usage.reads)
+        return True
+
+    def priced(self, prices: PriceBook) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
+        """The requests held that the capture reports now, each with its new price."""
+        for index, (request, transition, verdict, history, reads) in list(self.held.items()):
+            tokens = self.usage(request)
+            if entry_usage(request, tokens)[2] == "capture":
+                del self.held[index]
+                yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
+            elif self.usage.reads - reads >= _LOOKS:
+                del self.held[index]  # the capture changed again and again without it: it will not come
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
                max_version: int | None = None, config: PiRoutes | None = None,
-               zero_data_retention: bool | None = None) -> Iterator[WatchItem]:
+               zero_data_retention: bool | None = None,
+               capture: str | os.PathLike[str] | None = None) -> Iterator[WatchItem]:
     """Everything one followed log shows, as it is written: a ``started`` note once its header is
     read, a :class:`WatchRequest` per request, then notes for torn tails, a ``replaced`` note when
     the file was truncated or replaced (following it stops there: the caller starts again), or an
@@ -81,6 +146,11 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         config: a route configuration (``--routes``): routes, model facts and profiles (a cache
             retention changes a body's TTL and write rate) of hand-declared pi-ai providers; where
             the log contradicts it, a ``warning`` note once the log ends.
+        capture: ``--capture``, for a request whose log holds no usage (None: the ``wire.jsonl``
+            found beside the log, none with ``--no-capture``): priced from the capture's usage, as
+            ``usage`` prices it (:class:`~dsh_audit.watch._captured.CapturedUsage`); one the
+            capture does not report yet is ``provisional`` until it does (:class:`_Awaited`). Its
+            cache is judged from the capture's usage too, as ``cache`` judges it.
 
     A request whose first chunk lies within the bytes the log held when watching began
     (``stream.history``, complete lines and frames only) comes with ``history`` set, even when it
@@ -106,11 +176,14 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     bodies, routes = Bodies(config, log=path), RouteEvidence()
     declared = config.apis if config is not None else None
     inbox = _Inbox()
+    captured = CapturedUsage(path, capture, lenient=lenient, max_version=version)
+    awaited = _Awaited(captured)
     parents: dict[int, ParentRequest] = {}  # a child's request -> the parent's request it continues
     opened: dict[str, Session] = {}  # the parent read for attribution, for the cache judge too
+    live: dict[int, Tokens] = {}  # the capture's usage of the request being judged, read by the judge
     judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
                                 routes=lambda request: request_route(request, routes, declared=declared).adapter,
-                                zero_data_retention=zero_data_retention, parents=parents)
+                                zero_data_retention=zero_data_retention, parents=parents, captured=live)
 
     def parent(parent_id: str) -> Session | None:
         found = find_parent(path, parent_id)
@@ -156,18 +229,32 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
                 routes.release(last_title[0])
             last_title[0] = request.first_chunk_seq
 
+    def updates() -> Iterator[WatchItem]:
+        """The requests shown provisional for want of the capture's usage that it reports now."""
+        for request, transition, verdict, entry, history in awaited.priced(prices):
+            yield replace(_describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
+                                    history=history), update=True)
+
     def settled() -> Iterator[WatchItem]:
+        if pending and awaited.held:
+            yield from updates()
         while pending and pending[0].index in transitions:
             request = pending.popleft()
             transition = transitions.pop(request.index)
+            tokens = captured(request)
+            if tokens is not None:
+                live[request.index] = tokens  # judged from the capture's usage, as `cache` judges it
             inbox.items.append(request)
             verdict = next(judge)
+            live.clear()
             causes.pop(request.index, None)  # read only while its request is judged
             parents.pop(request.index, None)
             release(request)
-            entry = price_entry(request, prices, verdict)
+            entry = price_entry(request, prices, verdict, captured=tokens)
+            history = request.first_chunk_seq <= history_seq[0]
+            held = awaited.wait(request, transition, verdict, history, tokens)
             yield _describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
-                            history=request.first_chunk_seq <= history_seq[0])
+                            history=history, awaited=held)
 
     try:
         for transition in attribute_log(log, bodies=bodies, routes=routes, config=config, tap=pending.append,
@@ -179,6 +266,7 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             yield from settled()
         transitions.update((request.index, None) for request in pending)  # none should be left; never hang on one
         yield from settled()
+        yield from updates()  # the watch ends: what the capture reports now, for the summary
     except LogReplaced as exc:
         yield WatchNote(time.time(), path, "replaced", exc.message, sid)
         return

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +54,14 @@ class WatchRequest:
             were not logged: both; a loss no rate prices: the cost).
         provisional: shown where the log's bytes stopped (a torn tail, the watch ending): what came
             after them (its usage record) may still be written; if the log grows, the request
-            comes again with ``update`` set, once what it says differs.
+            comes again with ``update`` set, once what it says differs. So is a request whose log
+            holds no usage while the capture beside it does not report its usage yet: it comes
+            again, priced, once the capture does (looked at as the log shows more, and as the
+            watch ends).
+        usage_source: where its tokens came from, as ``usage --by request --json`` says it: ``log``
+            (its logged usage), ``capture`` (the log holds none: the provider's usage in the
+            captured response to its send, ``--capture`` or the ``wire.jsonl`` found beside the
+            log), None (neither).
         update: this request was shown before as ``provisional``; this takes that one's place
             (:class:`WatchSummary` counts it once).
     """
@@ -90,6 +96,7 @@ class WatchRequest:
     update: bool = False
     cost_buckets: Costs | None = None
     potential: int | None = None
+    usage_source: str | None = None
 
     @property
     def is_break(self) -> bool:
@@ -117,7 +124,7 @@ class WatchRequest:
                 "verdict": self.verdict, "cause": self.cause, "relation": self.relation, "previous": self.previous,
                 "fields": list(self.fields), "evidence_seqs": list(self.evidence_seqs),
                 "transition": self.transition, "history": self.history, "provisional": self.provisional,
-                "update": self.update}
+                "update": self.update, "usage_source": self.usage_source}
 
     def _cost_json(self) -> dict[str, float] | None:
         """The request's cost as JSON: by bucket with its ``total``; the total alone when the
@@ -150,17 +157,6 @@ class WatchNote:
 
 WatchItem = WatchRequest | WatchNote
 
-#: The places of the amounts in what :class:`WatchSummary` counts of requests (summed exactly).
-_MONEY = frozenset({2, 4, 5, 6, 7})
-
-
-def _merged(counted: Iterable[float], more: Iterable[float], sign: int) -> list[float]:
-    """What ``counted`` becomes with ``more`` added (``sign`` 1) or taken away (-1), place by
-    place; each amount (:data:`_MONEY`) summed exactly (:func:`~dsh_audit.cache.usd_total`)."""
-    return [usd_total((a, sign * b)) if i in _MONEY else a + sign * b
-            for i, (a, b) in enumerate(zip(counted, more, strict=True))]
-
-
 @dataclass(slots=True)
 class WatchSummary:
     """What a watch saw, for its last line. ``cost`` is the sum over the priced requests only,
@@ -169,9 +165,11 @@ class WatchSummary:
     price, so the sum is a lower bound when some are unpriced and unknown when all are (the
     project's rule, :class:`~dsh_audit.cache.Costs`).
 
-    A log followed again from its start (truncated, replaced or recreated) that holds the same
-    session again replaces what was counted of that session at that path, so each of its requests
-    is counted once: the summary holds the session's own counts, not the requests printed again.
+    Each request of a session at a path is counted once, as last read: a log followed again from
+    its start (truncated, replaced or recreated) that holds the same session again replaces what
+    each request it reads again counted (the same index), and what it no longer holds stays
+    counted, as a deleted log's requests do (fuzz round 26: a log truncated after 9 requests were
+    shown made the summary say 0 requests, $0); what it holds past them is counted as it comes.
     An ``update`` of a request shown as ``provisional`` takes the place of what that one counted.
 
     Example:
@@ -198,8 +196,9 @@ class WatchSummary:
     #: runs of the ``--on-break`` command that failed (set by the command): errors too
     failed_runs: int = 0
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
-    # what was counted of each (path, session): requests, breaks, cost, unpriced, the cost's buckets
-    reads: dict[tuple[str, str], list[float]] = field(default_factory=dict, repr=False)
+    # what was counted of each request of each (path, session), by its index: requests, breaks, cost,
+    # unpriced, the cost's buckets
+    reads: dict[tuple[str, str], dict[int, list[float]]] = field(default_factory=dict, repr=False)
     # the requests shown as provisional, by session and index: the path each was shown at and what
     # it counted (requests, breaks, cost, unpriced), for the update that takes its place
     provisional: dict[tuple[str, int], tuple[str, list[float]]] = field(default_factory=dict, repr=False)
@@ -212,13 +211,6 @@ class WatchSummary:
             if item.level == "started" and item.session_id not in self.ids:
                 self.ids.add(item.session_id or item.path)
                 self.sessions += 1
-            if item.level == "started" and item.session_id is not None:
-                counted = self.reads.pop((item.path, item.session_id), None)
-                if counted is not None:  # read again from its start: its requests come again
-                    self._count(counted, -1)
-                    for key in [k for k, (path, _) in self.provisional.items()
-                                if k[0] == item.session_id and path == item.path]:
-                        del self.provisional[key]
             if item.level == "started":
                 for place in self.failed:
                     if item.path == place or item.path.startswith(place.rstrip(os.sep) + os.sep):
@@ -228,20 +220,26 @@ class WatchSummary:
                 self.failed[item.path] = False
             return
         key = (item.session_id, item.index)
-        shown = self.provisional.pop(key, None) if item.update else None
-        if shown is not None:  # it takes the place of what the provisional one counted
-            self._count(shown[1], -1)
-            before = self.reads.get((shown[0], item.session_id))
-            if before is not None:
-                before[:] = _merged(before, shown[1], -1)
+        shown = self.provisional.get(key)
+        if shown is not None and (item.update or shown[0] == item.path):
+            del self.provisional[key]  # the update (or the same request read again) takes its place
+            if item.update:
+                self._uncount(shown[0], item.session_id, item.index)
         buckets = item.cost_buckets if item.cost is not None and item.cost_buckets is not None else Costs()
         alone = [1, int(item.is_break), 0.0 if item.cost is None else item.cost, int(item.cost is None),
                  buckets.cache_miss, buckets.cache_read, buckets.cache_write, buckets.output]
-        counted = self.reads.setdefault((item.path, item.session_id), [0] * len(alone))
-        counted[:] = _merged(counted, alone, 1)
+        self._uncount(item.path, item.session_id, item.index)  # read again from its start: counted once
+        self.reads.setdefault((item.path, item.session_id), {})[item.index] = alone
         self._count(alone, 1)
         if item.provisional:
             self.provisional[key] = (item.path, alone)
+
+    def _uncount(self, path: str, session: str, index: int) -> None:
+        """Take away what request ``index`` of ``session`` counted when it was read at ``path``
+        (nothing when it was not): it is counted again, as read now."""
+        counted = self.reads.get((path, session), {}).pop(index, None)
+        if counted is not None:
+            self._count(counted, -1)
 
     def _count(self, counted: list[float], sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) what some requests counted: requests, breaks, cost,
@@ -261,8 +259,8 @@ class WatchSummary:
         Example:
             >>> fields = ("cost_usd", "unpriced_requests", "cost_complete")
             >>> summary = WatchSummary()
-            >>> for cost, buckets in [(0.5, Costs(cache_miss=0.25, output=0.25)), (None, None)]:
-            ...     summary.add(WatchRequest(0, "s.jsonl", "s", None, 0, "loop", 1, 1, 1, None, None, None, None,
+            >>> for index, (cost, buckets) in enumerate([(0.5, Costs(cache_miss=0.25, output=0.25)), (None, None)]):
+            ...     summary.add(WatchRequest(0, "s.jsonl", "s", None, index, "loop", 1, 1, 1, None, None, None, None,
             ...                              None, None, cost, None, None, None, None, cost_buckets=buckets))
             >>> [summary.to_json()[k] for k in fields]
             [{'cache_miss': 0.25, 'cache_read': 0.0, 'cache_write': 0.0, 'output': 0.25, 'total': 0.5}, 1, False]

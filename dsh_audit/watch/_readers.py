@@ -17,7 +17,8 @@ made it conclude.
 
 A log read again (its reader retired, or its torn tail grew) is read from its first byte, silently
 up to the requests already shown (:class:`Shown`). A request shown as ``provisional`` (at a torn
-tail: its usage record had not come yet) comes again, as an ``update``, once what it says differs;
+tail: its usage record had not come yet; or awaiting the capture's usage,
+:func:`~dsh_audit.watch.follow_log`) comes again, as an ``update``, once what it says differs;
 a warning or note already said is not said again; a header that now names another session makes
 the log that session's, shown whole. A log that is empty, or whose first line is not whole yet,
 when its bytes stop is no error: it is not a log yet, and it is read again once it grows.
@@ -176,21 +177,22 @@ class _Reading:
         if item.index < self.skip:  # shown before: again only as the update of a provisional one
             before = self.open.get(item.index)
             if before is None or _plain(before) == _plain(item):
-                if before is not None and not late:
+                if before is not None and not late and not item.provisional:
                     del self.open[item.index]  # it is what was shown: nothing more will come
                 return None
-            update = replace(item, provisional=late, update=True)
-            if late:
-                self.open[item.index] = update
-            else:
-                del self.open[item.index]
-            return update
+            return self._opened(replace(item, provisional=late or item.provisional, update=True))
         self.requests = max(self.requests, item.index + 1)
         if item.history and not self.replay_history:
             return None
-        if late:
-            item = replace(item, provisional=True)
+        return self._opened(replace(item, provisional=True) if late else item)
+
+    def _opened(self, item: WatchRequest) -> WatchRequest:
+        """``item`` as shown, kept while it is provisional (at a torn tail, or awaiting the
+        capture's usage: :func:`~dsh_audit.watch.follow_log`'s) for the update that may follow it."""
+        if item.provisional:
             self.open[item.index] = item
+        else:
+            self.open.pop(item.index, None)
         return item
 
 

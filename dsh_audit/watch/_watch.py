@@ -23,22 +23,22 @@ beside a folder's ``session.jsonl.zstd``) is followed once, in the file the othe
 other's lines and more, the one still being written), with a ``note`` saying which; the files are
 compared only when one appears, goes, or a copy not followed changes, never at every look. A copy
 that grows past the followed file (it is the one being written) takes its place from the request
-where the other stopped, and so do a copy whose followed file goes and a log deleted here and
-written again there (moved): no request is shown or counted twice; the deletion is then a
-``note`` naming the file read now, and an ``error`` only when no file of its session went on from
-it within a few seconds (three rescans, two seconds at least). A log that appears while
-watching and whose name says no session another file's says (an export beside a followed log too:
-a log renamed or copied in its folder) shows nothing past its ``started`` note until that is
-decided (its header says its session), so that a copy of a followed log in
-another session folder shows none of its requests. A copy that stops holding only the followed
-file's lines (it grows by a line the other does not hold: garbage, another continuation) is not
-followed from its first byte as a log of its own: the followed file stays the one read, and a
-``note`` naming both says so once; a copy written anew as another session (its header's id
-changed) is followed as that session. A folder that cannot be listed (no permission) is reported
-once, as an ``error`` note naming it, and the rest of the tree is still watched (it is reported
-again only if it becomes readable and then unreadable again). Setting ``stop`` ends the watch: each
-stream hands over what it holds and ends, so torn tails are reported the way DSH would report them,
-and the iteration ends once every reader has finished.
+where the other stopped, and so do a copy whose followed file goes, a log deleted here and written
+again there (moved) and one rotated to its ``.zstd``: no request is shown or counted twice; the
+deletion is then a ``note`` naming the file read now, and an ``error`` only when no file of its
+session went on from it within a few seconds (three rescans, two seconds at least). A log that
+appears while watching and whose name says no session another file's says (an export beside a
+followed log too: a log renamed or copied in its folder) shows nothing past its ``started`` note
+until that is decided (its header says its session), so that a copy of a followed log in another
+session folder shows none of its requests. A copy that stops holding only the followed file's lines
+(it grows by a line the other does not hold: garbage, another continuation) is not followed from
+its first byte as a log of its own: the followed file stays the one read, and a ``note`` naming
+both says so once; a copy written anew as another session (its header's id changed) is followed as
+that session. A folder that cannot be listed (no permission) is reported once, as an ``error`` note
+naming it, and the rest of the tree is still watched (it is reported again only if it becomes
+readable and then unreadable again). Setting ``stop`` ends the watch: each stream hands over what
+it holds and ends, so torn tails are reported the way DSH would report them, and the iteration ends
+once every reader has finished.
 """
 
 from __future__ import annotations
@@ -71,6 +71,12 @@ def _last_active(path: str, mtime: float) -> float:
     reads only the file's two ends), else ``mtime`` for a log that records no time."""
     span = time_span(path)
     return mtime if span is None else span[1]
+
+
+def _rotated(path: str) -> str:
+    """The log ``path`` is the compressed form of (``session.jsonl`` of ``session.jsonl.zstd``:
+    DSH's rotation writes it, then removes the plain log); ``""`` for a file of another name."""
+    return path.removesuffix(".zstd") if path.endswith(".jsonl.zstd") else ""
 
 
 def _mtime(path: str) -> float:
@@ -198,10 +204,12 @@ class _Watch:
         # file's says) may be a copy or a moved log: decided once its header is read; so is an export
         # beside a followed log (a log renamed or copied in its folder). A file DSH names (a newer
         # generation, a child snapshot) beside a followed log is its folder's own: not gated (a newer
-        # generation takes the older one's place, below)
+        # generation takes the older one's place, below); the compressed form of a followed log is
+        # gated (DSH's rotation: it goes on from where that log stopped, :meth:`gated`)
         beside = {os.path.dirname(p) for p in self.readers.entries}
         for rank, path in enumerate(new):
-            own = os.path.dirname(path) in beside and preferred(Path(path)) > 0
+            own = (os.path.dirname(path) in beside and preferred(Path(path)) > 0
+                   and _rotated(path) not in self.readers.entries)
             self.start(path, existing=existing, eager=rank < self.readers.limit,
                        gate=not existing and path not in files.ids and not own)
         # A session folder's newer log generation takes the place of the older one (discover
@@ -326,9 +334,15 @@ class _Watch:
     def moved(self, before: str, path: str, sid: str | None, *, copy: bool = False) -> list[WatchNote]:
         """A ``note`` in place of the held error of ``before``, deleted, when ``path`` (another file
         of its session) goes on from where it stopped: the session was not lost. Its reader may
-        find it deleted only later (the new file was read first): the note is then kept for it."""
-        how = (f"deleted; its session is now read from {path}, a copy of it," if copy
-               else f"moved: now read from {path},")
+        find it deleted only later (the new file was read first): the note is then kept for it. A
+        log that went for its compressed form (``session.jsonl`` -> ``session.jsonl.zstd``, DSH's
+        rotation) was rotated, not deleted (fuzz round 26: the error counted it unreadable)."""
+        if _rotated(path) == before:
+            how = f"rotated to {os.path.basename(path)}: read on"
+        elif copy:
+            how = f"deleted; its session is now read from {path}, a copy of it,"
+        else:
+            how = f"moved: now read from {path},"
         note = WatchNote(time.time(), before, "note", f"{before}: {how} from where this file stopped", sid)
         if self.vanished.pop(before, None) is None:
             if before in self.readers.entries:  # its reader has not ended yet
@@ -404,7 +418,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
           poll: float = 0.05, idle_exit: float | None = None, exit_after: float | None = None, lenient: bool = False,
           max_version: int | None = None, prices: PriceBook | None = None,
           notifications: bool = True, routes: PiRoutes | None = None,
-          zero_data_retention: bool | None = None, readers: int = 32) -> Iterator[WatchItem]:
+          zero_data_retention: bool | None = None, readers: int = 32,
+          capture: str | os.PathLike[str] | None = None) -> Iterator[WatchItem]:
     """Follow every session log under ``paths`` (default ``$DSH_HOME/sessions``) until ``stop``.
 
     Logs that exist when watching begins are replayed silently up to their current end (their
@@ -449,6 +464,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             None: as the nearest ``pyproject.toml`` states it, else not stated).
         readers: the most logs read at once, each by a thread of its own (at least 1); a log that
             changes while all are taken takes the place of the one idle longest.
+        capture: what was sent, for every log (``--capture``; None: the ``wire.jsonl`` found beside
+            each log, none with ``--no-capture``): a request whose log holds no usage (a title
+            call) is priced and judged from the provider's usage in the captured response to its
+            send, as ``usage`` and ``cache`` price it (:func:`follow_log`).
 
     Raises:
         UnreadableError: a path is a symbolic link that leads nowhere (a loop, a missing target),
@@ -479,7 +498,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             yield WatchNote(time.time(), stream.path, "error", exc.message)
             return
         yield from follow_log(stream, prices=book, lenient=lenient, max_version=max_version, config=config,
-                              zero_data_retention=zero_data_retention)
+                              zero_data_retention=zero_data_retention, capture=capture)
 
     began = time.monotonic()
     state = _Watch(roots, stop=stop, since=since, rescan=rescan, poll=poll, notifications=notifications,

@@ -10,18 +10,17 @@ from __future__ import annotations
 import collections
 import functools
 import math
-import os
 import re
 import reprlib
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import UnreadableError, UsageError
-from ..log import open_regular
+from .._config_read import ConfigFileError, read_bytes
+from .._stamp import file_stamp
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     import yaml
@@ -228,10 +227,6 @@ class _Memo:
 
 #: The bytes of files whose parsed YAML :func:`_read_yaml` keeps.
 _MEMO_BYTES = 16 << 20
-#: How recently modified a file is not memoised (git's "racy" entries): a file system stamps a
-#: write with a coarse clock (a few ms; 2 s on FAT), so a same-size edit just after a read could
-#: keep its stamp.
-_RACY_NS = 2_000_000_000
 _MEMO = _Memo(_MEMO_BYTES)
 
 
@@ -242,21 +237,17 @@ def _read_yaml(name: str, hint: str, *, what: str = "route file", dialect: YamlD
     Raises:
         UsageError: the file cannot be read or is not YAML (a key named twice included).
     """
-    try:
-        info = os.stat(name)
-    except (OSError, ValueError):  # not there, or no such name: reading it says why
+    stamp = file_stamp(name)
+    if stamp is None:  # not there (reading it says why), or written too recently to tell
         return _parse_yaml(name, hint, what=what, dialect=dialect)
     key = (name, dialect, what, hint)
-    stamp = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
-    if time.time_ns() - info.st_mtime_ns < _RACY_NS:
-        return _parse_yaml(name, hint, what=what, dialect=dialect)  # see _RACY_NS
     found, outcome = _MEMO.get(key, stamp)
     if not found:
         try:
             outcome = _parse_yaml(name, hint, what=what, dialect=dialect)
         except UsageError as exc:
             outcome = exc
-        _MEMO.put(key, stamp, outcome, max(info.st_size, 1))
+        _MEMO.put(key, stamp, outcome, max(stamp[0], 1))  # its size
     if isinstance(outcome, UsageError):
         raise outcome.with_traceback(None)
     return outcome
@@ -265,15 +256,9 @@ def _read_yaml(name: str, hint: str, *, what: str = "route file", dialect: YamlD
 def _parse_yaml(name: str, hint: str, *, what: str, dialect: YamlDialect) -> Any:
     """:func:`_read_yaml` without the memo."""
     try:
-        with open_regular(name, what=what) as handle:  # a FIFO would hang: refused
-            raw = handle.read(MAX_ROUTE_FILE + 1)
-    except UnreadableError as exc:
-        raise UsageError(exc.message, path=name, hint=exc.hint or hint) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read the {what}: {exc.strerror or exc}", path=name, hint=hint) from None
-    if len(raw) > MAX_ROUTE_FILE:
-        raise UsageError(f"{what} is larger than {MAX_ROUTE_FILE >> 20} MiB; a route configuration is a few KiB",
-                         path=name, hint=hint)
+        raw = read_bytes(name, what=what, limit=MAX_ROUTE_FILE)  # a FIFO would hang: refused
+    except ConfigFileError as exc:
+        raise UsageError(_worded(exc, what), path=name, hint=exc.hint or hint) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -296,3 +281,13 @@ def _parse_yaml(name: str, hint: str, *, what: str, dialect: YamlDialect) -> Any
     except ValueError as exc:  # an integer past Python's digit limit
         problem = str(exc).splitlines()[0].split("; use ")[0]
         raise UsageError(f"{what} is not valid YAML: {problem}", path=name, hint=hint) from None
+
+
+def _worded(error: ConfigFileError, what: str) -> str:
+    """The message of a route file :func:`~dsh_audit._config_read.read_bytes` could not read, as
+    the route readers word it: the size a route file has, and "the" before the file a read failed on."""
+    if error.reason == "size":
+        return f"{error.message}; a route configuration is a few KiB"
+    if error.reason == "read":
+        return error.message.replace(f"cannot read {what}:", f"cannot read the {what}:", 1)
+    return error.message

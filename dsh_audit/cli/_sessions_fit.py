@@ -1,0 +1,232 @@
+"""How ``dsh-audit sessions``' table fits a terminal (:func:`narrowed`): what gives way while a row
+does not fit on one line, each id whole (its shortest unique prefix instead), then "project" and
+the headers' own words, then the title (wrapped, else cut at its end with "…"), a number column
+last; and the captions that say so. The rows themselves: :mod:`dsh_audit.cli._sessions`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..cache import SessionSummary
+from ..report.terminal import (cell_len, id_prefixes, middle_cut, rows_fit, short_ids, shown_chars, stdout_text,
+                               table_cell)
+from ._output import COUNT_SHORT
+from ._table_ids import id_caption, id_cell, id_names, widest
+
+__all__ = ["COLUMNS", "DROPPABLE", "PROJECT_MIN", "TITLE_MIN", "id_room", "id_text", "narrowed", "short_headers"]
+
+COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id")
+_SHORT_NOTE = id_caption("id")
+# The columns a narrow terminal leaves out, in this order, after those with no value in any row, when
+# not even a title cut to _TITLE_CUT leaves room for every number (ids that cannot be shortened, a
+# terminal narrower than 80 columns); else "project" alone (_KEPT_NUMBERS): a title gives way before a
+# number does (:func:`narrowed`).
+DROPPABLE = ("project", "hit ratio", "breaks", "requests")
+_KEPT_NUMBERS = ("project",)
+# The narrowest "project" is shown when it is kept for ids shortened (:func:`narrowed`): a path is cut
+# in its middle below its width, and this keeps its start and its end readable.
+PROJECT_MIN = 20
+# The title's narrowest width while it wraps between its words (its widest title, if narrower): in a
+# narrower room it is cut at its end with "…" instead, on one line (never a word a line).
+TITLE_MIN = 20
+# The narrowest a title is cut to (with its "…") before a number column is left out for it.
+_TITLE_CUT = 8
+_CUT_NOTE = "title: cut to fit (--json for whole titles)"
+# Both, as one line of 80 columns.
+_SHORT_CUT_NOTE = id_caption("id", cut="title")
+
+
+def id_text(summary: SessionSummary, *, copies: bool, names: dict[str, str] | None = None) -> str:
+    """The id cell of ``summary``: its id (as ``names`` shows it: :func:`id_cell`), ``ID (PATH)``
+    when the session is listed from several files (``copies``)."""
+    shown = id_cell(summary.session_id, names)
+    return f"{shown} ({summary.path})" if copies else shown
+
+
+def id_room(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str]) -> int:
+    """The widest id of ``rows`` (the last cell, :func:`id_text`) as the table shows it, its
+    `` (PATH)`` aside (a path is cut in its middle): print_table's ``least`` for the column, so
+    that it is never cut. The id itself is measured, a `` (`` in it its own."""
+    return widest(str(row[-1]).removesuffix(f" ({s.path})") if s.session_id in copies else row[-1]
+                  for row, s in zip(rows, listed))
+
+
+def narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str]
+             ) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
+    """The table's rows on the terminal, the columns it may leave out (none: every header in its
+    own words too, no :data:`COUNT_SHORT` form: :func:`short_headers`), the narrowest widths of its
+    columns and the captions that say how cells were shortened. What gives way, in this order, while a row does not fit on
+    one line: each id whole, when its shortest unique prefix (the one rule of :func:`id_prefixes`)
+    leaves the room for "project" (:data:`PROJECT_MIN` columns of it at least) and every header's
+    own words, as `check` shortens an id before a header (session 41: whole ids left "project"
+    out from 120 to 140 columns); else "project" and those words ("reqs", "hit"), then each id
+    whole, the title (wrapped between its words in a room of :data:`TITLE_MIN`
+    columns or more, else cut at its end with "…", down to :data:`_TITLE_CUT`); a number column
+    only when not even that leaves room for them all (then as print_table leaves columns out,
+    :data:`DROPPABLE`). A terminal too narrow for any table (a block of lines a row) has a line's
+    room for an id: only one holding a UUID is cut there, as every table cuts one (:func:`short_ids`)."""
+    titles = [_shown(row[1]) for row in rows]  # escaped once: every width below is the shown text's
+    longest = max(map(cell_len, titles))
+    kept = _kept(rows, listed, copies, titles, min(longest, TITLE_MIN))
+    if kept is not None:  # "project" and the headers' own words kept, the ids whole or cut
+        fitted, space, said = kept
+        width = _project_room(fitted, titles, space)
+        fitted = [(*row[:2], middle_cut(_shown(row[2]), width), *row[3:]) for row in fitted]
+        return _titled(fitted, titles, space, said, ())
+    room = _title_room(rows, titles, min(longest, TITLE_MIN))
+    captions: list[str] = []
+    if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
+        whole = rows
+        rows, captions = _with_ids(whole, listed, copies, id_names((s.session_id for s in listed), id_prefixes))
+        room = _title_room(rows, titles, min(longest, _TITLE_CUT))
+        if room is None and not _tabled(rows):  # a block a row: an id has a line's room
+            rows, captions = _with_ids(whole, listed, copies, id_names((s.session_id for s in listed), short_ids))
+    if room is None:  # no room for every number beside a title: columns are left out for the title
+        return rows, DROPPABLE, {"title": TITLE_MIN}, captions
+    return _titled(rows, titles, room, captions, _KEPT_NUMBERS)
+
+
+def short_headers(droppable: tuple[str, ...]) -> dict[str, str] | None:
+    """The short headers a table :func:`narrowed` laid out may use: none when it may leave out no
+    column (it kept "project" and every header's own words), else :data:`COUNT_SHORT`."""
+    return COUNT_SHORT if droppable else None
+
+
+def _kept(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str], titles: Sequence[str],
+          least: int) -> tuple[list[tuple[object, ...]], int, list[str]] | None:
+    """The rows (each id whole, else its shortest unique prefix), the title's room and the
+    captions of a table that keeps "project" (:data:`PROJECT_MIN` columns of it at least) and
+    every header's own words (:func:`_title_room`'s ``whole``); None when neither id leaves it."""
+    room = _title_room(rows, titles, least, whole=True)
+    if room is not None:
+        return rows, room, []
+    prefixed, said = _with_ids(rows, listed, copies, id_names((s.session_id for s in listed), id_prefixes))
+    room = _title_room(prefixed, titles, least, whole=True) if said else None
+    return None if room is None else (prefixed, room, said)
+
+
+def _project_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], room: int) -> int:
+    """The widest "project" (from :data:`PROJECT_MIN`, which :func:`_kept` found room for, up to
+    its widest cell) that still fits every row on one line beside titles cut to ``room``, each
+    header in its own words (halving the range: a narrower one never needs more room)."""
+    def fits(width: int) -> bool:
+        cut = [(row[0], _title_cut(title, room), middle_cut(_shown(row[2]), width), *row[3:])
+               for row, title in zip(rows, titles)]
+        return rows_fit(COLUMNS, cut, spare=())
+
+    low, high = PROJECT_MIN, max(PROJECT_MIN, *(cell_len(_shown(row[2])) for row in rows))
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def _titled(rows: list[tuple[object, ...]], titles: Sequence[str], room: int, captions: list[str],
+            droppable: tuple[str, ...]) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
+    """The rows with each title in ``room`` columns: wrapped between its words when that room is
+    :data:`TITLE_MIN` or more, else cut at its end (:func:`_title_cut`, the caption saying so)."""
+    cut = [_title_cut(title, room) for title in titles]
+    shown = max(map(cell_len, cut))  # the title column's width (a title cut after a word: narrower)
+    if shown >= TITLE_MIN and _longest_word(titles) <= shown:  # room to wrap each title between its words
+        return rows, droppable, {"title": shown}, captions
+    if cut != titles:
+        captions = [_SHORT_CUT_NOTE] if captions else [_CUT_NOTE]
+    return [(row[0], title, *row[2:]) for row, title in zip(rows, cut)], droppable, {"title": shown}, captions
+
+
+def _tabled(rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether ``rows`` are drawn as a table, leaving out what it must of "project" and
+    :data:`DROPPABLE` and wrapping titles and paths (:func:`rows_fit`), not a block of lines a row."""
+    return rows_fit(COLUMNS, rows, droppable=DROPPABLE, spare=DROPPABLE, wrapping=("title", "id"),
+                    short=COUNT_SHORT, short_first=True)
+
+
+def _with_ids(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str],
+              names: dict[str, str]) -> tuple[list[tuple[object, ...]], list[str]]:
+    """``rows`` with each id as ``names`` shows it (``ID (PATH)`` for one of ``copies``), and the
+    caption saying so when one is shortened."""
+    shown = [(*row[:-1], id_text(s, copies=s.session_id in copies, names=names)) for row, s in zip(rows, listed)]
+    return shown, [_SHORT_NOTE] if any(names[i] != i for i in names) else []
+
+
+def _shown(title: object) -> str:
+    """A title cell as a table measures it (:func:`table_cell`, as stdout can write it)."""
+    return stdout_text(table_cell(title))
+
+
+def _longest_word(titles: Sequence[str]) -> int:
+    """The widest word of ``titles`` (as shown): a title wraps between its words, never inside one."""
+    return max((cell_len(word) for title in titles for word in title.split()), default=0)
+
+
+def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], least: int, *,
+                whole: bool = False) -> int | None:
+    """The widest the titles of ``rows`` (``titles``, as shown) may be, cut with :func:`_title_cut` to a width from
+    ``least`` up to the widest title, for every row to fit on one line with every column but
+    "project" (:func:`rows_fit`): that width; None when not even ``least`` leaves that room.
+    Halving the range (a title cut narrower never needs more room), first over a few rows that
+    hold each column's widest cell and the longest titles (:func:`_probe`), then checked over
+    every row (each look at every row measures them all). With ``whole``, "project" and every
+    header's own words (no :data:`COUNT_SHORT` form) are kept too."""
+    def fits(width: int, among: Sequence[int]) -> bool:
+        cut = [(rows[k][0], _title_cut(titles[k], width), *rows[k][2:]) for k in among]
+        if whole:  # "project" kept, PROJECT_MIN columns of it at least (a path is cut in its middle)
+            kept = [(*row[:2], "x" * min(cell_len(_shown(row[2])), PROJECT_MIN), *row[3:]) for row in cut]
+            return rows_fit(COLUMNS, kept, spare=())
+        return rows_fit(COLUMNS, cut, droppable=_KEPT_NUMBERS, spare=_KEPT_NUMBERS, short=COUNT_SHORT,
+                        short_first=True)
+
+    def widest_fit(low: int, high: int, among: Sequence[int]) -> int | None:
+        if low > high or not fits(low, among):
+            return None
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle, among) else (low, middle - 1)
+        return low
+
+    every, probe = range(len(rows)), _probe(rows, titles)
+    high = max(least, max(map(cell_len, titles)))
+    room = widest_fit(least, high, every) if len(probe) == len(rows) else widest_fit(least, high, probe)
+    if room is not None and len(probe) < len(rows) and not fits(room, every):
+        room = widest_fit(least, room - 1, every)  # a row the probe did not hold needs more room
+    return room
+
+
+def _probe(rows: Sequence[tuple[object, ...]], titles: Sequence[str]) -> list[int]:
+    """A few of ``rows`` (their places) that lay a table out as all of them do, as far as the
+    widths go: the one with each column's widest cell, the longest titles (the widest once cut),
+    the longest title of up to 24 cells and the title with the longest word."""
+    chosen = {max(range(len(rows)), key=lambda k: cell_len(_shown(rows[k][at])))
+              for at in range(len(COLUMNS)) if at != 1}
+    chosen.update(sorted(range(len(rows)), key=lambda k: -cell_len(titles[k]))[:8])
+    chosen.add(max(range(len(rows)), key=lambda k: (cell_len(titles[k]) <= 24, cell_len(titles[k]))))
+    chosen.add(max(range(len(rows)), key=lambda k: max(map(cell_len, titles[k].split()), default=0)))
+    return sorted(chosen)
+
+
+def _title_cut(title: str, width: int) -> str:
+    """``title`` (as shown: escapes and all) if it fits ``width`` cells, else its start and a
+    ``…`` in ``width`` cells, cut after a word when that keeps two thirds of the room, an escape never
+    split.
+
+    Example:
+        >>> _title_cut("Count the bullet lines in the README", 20), _title_cut("Refactoring", 8)
+        ('Count the bullet…', 'Refacto…')
+    """
+    if cell_len(title) <= width:
+        return title
+    mark = stdout_text("…")
+    room = max(width - cell_len(mark), 0)
+    head, used = "", 0
+    if title.isascii() and title.isprintable() and "\\" not in title:  # a character a cell, no escape
+        head = title[:room]
+    else:
+        for piece in shown_chars(title):
+            used += cell_len(piece)
+            if used > room:
+                break
+            head += piece
+    at = head.rstrip().rfind(" ")
+    if at >= room * 2 // 3:
+        head = head[:at]
+    return head.rstrip() + mark

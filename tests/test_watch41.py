@@ -1,0 +1,211 @@
+"""``dsh-audit watch`` prices a request whose log holds no usage from the capture, as every other
+view does (issue 13).
+
+``usage``, ``cache``, ``sessions`` and ``requests`` price a title call (DSH logs no usage for it)
+from the provider's usage in the captured response to its send: the ``wire.jsonl`` found beside
+the log (live/a-chat: title call #0, 140 in / 5 out, $0.000024). The watch read no capture, so its
+summary was ``usage --no-capture``'s ($0.001261008, 1 unpriced) where ``usage`` said
+$0.001285008. Now it prices it by the same functions (``given_usage`` over ``given_capture``):
+``"usage_source": "capture"`` on its line, and the summary is ``usage --json``'s totals exactly;
+with no capture looked for (``--no-capture``'s setting) it is ``usage --no-capture``'s again. A
+capture that does not report the request yet (a proxy that writes the response after DSH logged
+it) shows it provisional, then as an update, priced, once it does.
+
+Real file reading, no mocks: a copy of the corpus session and its capture.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli import invoke
+from test_watch_fixes import SAFETY, _append
+
+from dsh_audit.cache import Tokens
+from dsh_audit.capture import NO_CAPTURE_ENV
+from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary, watch
+
+CHAT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "a-chat"
+WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling", "--json")
+needs_corpus = pytest.mark.skipif(not (CHAT / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
+#: The title call's price from the capture's usage (140 cache-miss, 5 output tokens at peak).
+TITLE = {"cache_miss": 0.000021, "cache_read": 0, "cache_write": 0, "output": 0.000003, "total": 0.000024}
+
+
+def _copy(tmp_path: Path, *, records: slice = slice(None)) -> Path:
+    """a-chat's log in ``tmp_path/chat/session-logs`` with (the ``records`` of) its wire.jsonl in
+    ``tmp_path/chat``, where every view finds it; the logs' folder."""
+    logs = tmp_path / "chat" / "session-logs"
+    logs.mkdir(parents=True)
+    for log in (CHAT / "session-logs").glob("*.jsonl"):
+        shutil.copyfile(log, logs / log.name)
+    lines = (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "chat" / "wire.jsonl").write_bytes(b"".join(lines[records]))
+    return logs
+
+
+def _totals(summary: dict[str, Any]) -> tuple[Any, ...]:
+    return summary["cost_usd"], summary["requests"], summary["unpriced_requests"], summary["cost_complete"]
+
+
+@needs_corpus
+@pytest.mark.parametrize("capture", [True, False], ids=["found", "no-capture"])
+def test_the_summary_is_usage_totals_with_the_capture_and_without(capture: bool, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A watch over a copy of a-chat: its summary is ``usage --json``'s totals exactly ($0.001285008,
+    nothing unpriced: the title call priced from the wire.jsonl beside it, its line marked
+    ``"usage_source": "capture"``); with no capture looked for, ``usage --no-capture``'s
+    ($0.001261008, 1 unpriced; the title call's source null)."""
+    logs = str(_copy(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    if not capture:
+        monkeypatch.setenv(NO_CAPTURE_ENV, "1")  # what --no-capture sets, for every command
+    code, out, _ = invoke(monkeypatch, capsys, "watch", logs, *WATCH)
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    requests = [line for line in lines if line["type"] == "request"]
+    assert [(r["index"], r["usage_source"], r["provisional"]) for r in requests] == [
+        (0, "capture" if capture else None, False), (1, "log", False), (2, "log", False)]
+    assert requests[0]["cost_usd"] == (TITLE if capture else None)
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", logs, *(() if capture else ("--no-capture",)))
+    assert code == 0
+    totals = json.loads(out)["totals"]
+    expected = {"cache_miss": 0.00123 if capture else 0.001209, "cache_read": 0.000023808, "cache_write": 0,
+                "output": 0.0000312 if capture else 0.0000282, "total": 0.001285008 if capture else 0.001261008}
+    assert _totals(lines[-1]) == _totals(totals) == (expected, 3, 0 if capture else 1, capture)
+
+
+@needs_corpus
+@pytest.mark.parametrize("mode", ["complete", "grows", "ends"])
+def test_a_request_the_capture_reports_late_is_provisional_then_updated(mode: str, tmp_path: Path) -> None:
+    """The capture holds a-chat's two loop requests, not yet the title call's. A log complete when
+    the watch began (``complete``) is priced from the capture as it was then, read once: the title
+    call is unpriced, not provisional, and never comes again. Written after the watch began, the
+    title call is shown provisional and unpriced; its record is written to the capture, and it
+    comes again, as an update priced from it: as the log shows its next request (``grows``: before
+    it, settled), or as the watch ends, before its summary (``ends``: provisional still, as
+    everything a log shows as the watch ends is). The summary counts it once, priced:
+    $0.001285008 (``complete``: $0.001261008, 1 unpriced, as ``usage`` said when the watch began)."""
+    logs = _copy(tmp_path, records=slice(None, None, 2))  # records 1 and 3: not the title call's (2)
+    title = (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)[1]
+    log = next(logs.glob("*.jsonl"))
+    lines = log.read_bytes().splitlines(keepends=True)
+    if mode != "complete":
+        log.write_bytes(b"".join(lines[:13]))  # up to the title call's request: no request yet
+    stop, items = threading.Event(), []
+    for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False):
+        items.append(item)
+        if isinstance(item, WatchNote) and item.level == "watching" and mode != "complete":
+            _append(log, b"".join(lines[13:26] if mode == "grows" else lines[13:]))()
+        if isinstance(item, WatchRequest) and item.index == (2 if mode == "ends" else 1):
+            _append(logs.parent / "wire.jsonl", title)()
+            if mode == "grows":
+                _append(log, b"".join(lines[26:]))()
+        if isinstance(item, WatchRequest) and item.index == 2:
+            stop.set()
+    shown = [(i.index, i.provisional, i.update, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
+    assert shown[0] == (0, mode != "complete", False, None, None), shown
+    assert [index for index, *_ in shown] == {"complete": [0, 1, 2], "grows": [0, 1, 0, 2], "ends": [0, 1, 2, 0]}[mode]
+    if mode != "complete":
+        assert shown[2 if mode == "grows" else 3] == (0, mode == "ends", True, "capture", 0.000024), shown
+    summary = _summary(items)
+    assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (
+        (0.001261008, 3, 1) if mode == "complete" else (0.001285008, 3, 0))
+
+
+def _summary(items: list[WatchItem]) -> dict[str, Any]:
+    summary = WatchSummary()
+    for item in items:
+        summary.add(item)
+    assert not [i for i in items if isinstance(i, WatchNote) and i.level == "error"]
+    return summary.to_json()
+
+
+def _has_capture_options() -> bool:
+    from dsh_audit.cli._watch import watch_command
+
+    return any(param.name == "capture" for param in watch_command.params)
+
+
+@needs_corpus
+@pytest.mark.skipif(not _has_capture_options(), reason="watch's --capture/--no-capture: /tmp/b41/watchcap/cli_watch.patch")
+def test_the_lines_mark_the_capture_s_usage_and_say_so_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The title call's line marks its prompt tokens and cost ``*``, a caption in `requests`' words
+    under it, once; --no-capture leaves it unpriced (``$?``, the total a lower bound), and
+    --capture gives the capture back."""
+    logs = str(_copy(tmp_path))
+    monkeypatch.setenv("COLUMNS", "250")
+    plain = WATCH[:-1]  # no --json
+    code, out, err = invoke(monkeypatch, capsys, "watch", logs, *plain)
+    assert code == 0
+    title = out.splitlines()[0]
+    assert "#0 title  deepseek-v4-flash  prompt 140*  cache 0 of 0 reusable (0 expected)  $0.000024*  as_expected" \
+        in title
+    assert err.count("*: the capture's usage (the log holds none), as usage prices the request") == 1
+    assert err[-1] == "watched 1 session(s): 3 request(s), 0 break(s), $0.0013"
+    code, out, err = invoke(monkeypatch, capsys, "watch", logs, *plain, "--no-capture")
+    assert "prompt ?  cache ? of 0 reusable (0 expected)  $?  usage_unknown" in out.splitlines()[0]
+    assert err[-1] == "watched 1 session(s): 3 request(s), 0 break(s), ≥$0.0013 (1 unpriced)"
+    code, out, err = invoke(monkeypatch, capsys, "watch", logs, *plain, "--no-capture",
+                            "--capture", str(tmp_path / "chat" / "wire.jsonl"))
+    assert err[-1] == "watched 1 session(s): 3 request(s), 0 break(s), $0.0013"
+
+
+RETRY = Path(__file__).resolve().parents[1] / "sample_logs" / "sessions" / "--home-dev-projects-demo--" / \
+    "session-sample-retry" / "session.jsonl.zstd"
+
+
+@needs_corpus
+def test_a_failed_attempt_is_not_held_for_the_capture(tmp_path: Path) -> None:
+    """session-sample-retry's attempts #0 and #2 failed (HTTP 503, a connection reset): no response
+    of theirs will report usage, so, written after the watch began beside a capture (a-chat's, which
+    matches none of its requests), they are shown unpriced at once, not provisional (they were held,
+    and each wait read the log and the capture again)."""
+    logs = _copy(tmp_path)
+    for log in logs.glob("*.jsonl"):
+        log.unlink()
+    stop, items = threading.Event(), []
+    for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False):
+        items.append(item)
+        if isinstance(item, WatchNote) and item.level == "watching":
+            shutil.copyfile(RETRY, logs / "session.jsonl.zstd")
+        if isinstance(item, WatchRequest) and item.index == 3:
+            stop.set()
+    shown = [(i.index, i.provisional, i.update, i.usage_source) for i in items if isinstance(i, WatchRequest)]
+    assert shown == [(0, False, False, None), (1, False, False, "log"), (2, False, False, None),
+                     (3, False, False, "log")]
+
+
+@needs_corpus
+def test_a_capture_change_reads_the_capture_again_not_the_log(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The title call, which the capture does not report yet, asked for again once its record is
+    written: the capture is read again and aligned with the session read before (the log is read
+    once: a 30 MB log took 1.37 s a read, at each change of the capture)."""
+    import dsh_audit.watch._captured as captured
+    from dsh_audit.session import read_session
+
+    logs = _copy(tmp_path, records=slice(None, None, 2))
+    log = str(next(logs.glob("*.jsonl")))
+    reads: list[str] = []
+
+    def counted(path: str, **options: Any) -> Any:
+        reads.append(path)
+        return read_session(path, **options)
+
+    monkeypatch.setattr(captured, "read_session", counted)
+    usage = captured.CapturedUsage(log, None, lenient=False, max_version=4)
+    session = read_session(log)
+    assert not isinstance(session, Exception) and hasattr(session, "requests")
+    title = session.requests[0]
+    assert not isinstance(usage(title), Tokens)
+    _append(logs.parent / "wire.jsonl", (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)[1])()
+    assert usage(title) == Tokens(140, output=5)
+    assert (reads, usage.reads) == ([log], 2)
