@@ -81,6 +81,25 @@ def test_requests_refuses_a_capture_it_cannot_read(tmp_path: Path, monkeypatch: 
 
 
 @needs_corpus
+def test_requests_warns_of_a_capture_of_another_session_as_usage_does(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: exit 0, the title row "?" and nothing said; `usage` warns that the capture matched no
+    request of the session. Once for each session it matched none of (not a-chat's, which it prices)."""
+    b_tools = next((CORPUS / "live" / "b-tools" / "session-logs").glob("*.jsonl"))
+    warned = "warning: 1 request(s) unpriced: usage not logged; the capture matched no request of this session"
+    capture = str(A_CHAT / "wire.jsonl")
+    for flags in ((), ("--json",)):
+        code, out, err = invoke(monkeypatch, capsys, "requests", "--capture", capture, str(b_tools), *flags)
+        assert (code, err) == (0, [warned]) and out
+        assert invoke(monkeypatch, capsys, "usage", "--capture", capture, str(b_tools), *flags)[::2] == (0, [warned])
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--capture", capture, str(b_tools), str(A_CHAT),
+                            "--json")
+    assert code == 0 and len(err) == 2 and err[0].startswith("note: one session in two files") and err[1] == warned
+    assert [(r["kind"], r["usage_source"]) for r in map(json.loads, out.splitlines())][::9] == [
+        ("title", None), ("title", "capture")]  # b-tools' nine requests, then a-chat's priced title call
+
+
+@needs_corpus
 def test_requests_passes_no_capture_to_its_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """--no-capture reaches a remote worker as an argument: its environment is its own."""
     from dsh_audit.capture import NO_CAPTURE_ENV

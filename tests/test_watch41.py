@@ -209,3 +209,41 @@ def test_a_capture_change_reads_the_capture_again_not_the_log(tmp_path: Path,
     _append(logs.parent / "wire.jsonl", (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)[1])()
     assert usage(title) == Tokens(140, output=5)
     assert (reads, usage.reads) == ([log], 2)
+
+
+@needs_corpus
+@pytest.mark.parametrize("start", [26, 0, 13], ids=["history", "complete", "title-later"])
+def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Fuzz round 27 W-A: no wire.jsonl beside the log when the watch began (its first ``start``
+    lines, 0: the whole log; 13: not yet the title call's request), the rest written after it
+    began, then the capture. The title call, judged with no capture there, is shown unpriced, not
+    provisional; the capture is looked for again as the watch ends, and the title call comes again
+    as an update priced from it, before the summary: the summary is ``usage --json``'s totals
+    exactly ($0.001285008, nothing unpriced; it said $0.001261008, 1 unpriced)."""
+    logs = _copy(tmp_path)
+    wire = logs.parent / "wire.jsonl"
+    records = wire.read_bytes()
+    wire.unlink()
+    log = next(logs.glob("*.jsonl"))
+    lines = log.read_bytes().splitlines(keepends=True)
+    if start:
+        log.write_bytes(b"".join(lines[:start]))
+    stop, items = threading.Event(), []
+    for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False):
+        items.append(item)
+        if isinstance(item, WatchNote) and item.level == "watching" and start:
+            _append(log, b"".join(lines[start:]))()
+        if isinstance(item, WatchRequest) and item.index == 2:
+            wire.write_bytes(records)
+            stop.set()
+    shown = [(i.index, i.update, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
+    assert shown == [(0, False, None, None), (1, False, "log", 0.00121275), (2, False, "log", 0.000048258),
+                     (0, True, "capture", 0.000024)], shown
+    assert [i.history for i in items if isinstance(i, WatchRequest) and i.index == 0] == [start != 13] * 2
+    assert [i.provisional for i in items if isinstance(i, WatchRequest)][:3] == [False, False, False]
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", str(logs))
+    assert code == 0
+    assert _totals(_summary(items)) == _totals(json.loads(out)["totals"])
+    assert _totals(_summary(items))[1:] == (3, 0, True)

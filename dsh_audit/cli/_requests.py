@@ -24,6 +24,7 @@ from ._one_request import REQUEST_INDEX, RequestCommand, one_request
 from ._options import (capture_option, engine_options, jobs_option, json_option, listing_options, lenient_option,
                        pager_option)
 from ._output import CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count, place_text, session_title
+from ._priced import echo_capture_use
 from ._when import time_options
 
 if TYPE_CHECKING:
@@ -97,11 +98,13 @@ def _writes(request: Request, captured: Tokens | None = None) -> bool:
     return isinstance(usage, dict) and "cacheWriteTokens" in usage
 
 
-def _captured(session: Session, capture: str | None) -> dict[int, Tokens]:
+def _captured(session: Session, capture: str | None) -> tuple[dict[int, Tokens], dict[str, int]]:
     """Request index -> the tokens the capture (``capture``, else the ``wire.jsonl`` found beside
     the log) reports for each request of ``session`` whose log holds no usage: the one source
     `usage`, `sessions` and `cache` price from (:func:`dsh_audit.cache.given_usage`,
-    :func:`dsh_audit.cache.entry_usage`), never in place of a logged usage. The capture is aligned
+    :func:`dsh_audit.cache.entry_usage`), never in place of a logged usage; and how many of those
+    the capture leaves unpriced, by why (it matched no request of the session, or its usage is
+    damaged), which `usage` warns of, as `requests` does (:func:`_report`). The capture is aligned
     with :func:`_lent_copies` of the requests, so that what alignment lends a title or compaction
     call to render it (its route's context) is not in its ``--json`` line: that line is the one
     ``--no-capture`` writes, but for its usage."""
@@ -110,11 +113,14 @@ def _captured(session: Session, capture: str | None) -> dict[int, Tokens]:
     copied = replace(session, requests=_lent_copies(session.requests))
     found = given_usage([copied], given_capture([copied], capture)).get(session.id, {})
     picked: dict[int, Tokens] = {}
+    unpriced: dict[str, int] = {}
     for request in session.requests:
         tokens, _, source, _ = entry_usage(request, found.get(request.index))
         if source == "capture" and tokens is not None:
             picked[request.index] = tokens
-    return picked
+        elif source is None and (why := getattr(found.get(request.index), "why", None)):  # an UnusableUsage's
+            unpriced[why] = unpriced.get(why, 0) + 1
+    return picked, unpriced
 
 
 def _lent_copies(requests: Sequence[Request]) -> list[Request]:
@@ -184,6 +190,7 @@ class _View:
     caption: str | None = None
     writes: bool = False  # a request logged cache writes: the "cache write" column is shown
     captured: bool = False  # a row holds the capture's counts (CAPTURED_MARK): the caption says so
+    unpriced: tuple[tuple[str, int], ...] = ()  # the requests the capture leaves unpriced, by why (_captured)
 
 
 def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False,
@@ -216,7 +223,7 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     try:
         session = read_session(path, lenient=lenient, max_version=max_version, on_request=None if whole else take,
                                keep=whole)
-        captured = _captured(session, capture) if whole and isinstance(session, Session) else {}
+        captured, unpriced = _captured(session, capture) if whole and isinstance(session, Session) else ({}, {})
         for request in session.requests if whole and isinstance(session, Session) else ():
             take(request, captured.get(request.index))
     except BaseException:
@@ -229,12 +236,14 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
             lines.close()  # a log DSH refuses prints no request
         return _View(session.path, warnings, error=session.error)
     if as_json:
-        return _View(session.path, warnings, lines=lines if isinstance(lines, LineSpool) else tuple(lines))
+        return _View(session.path, warnings, lines=lines if isinstance(lines, LineSpool) else tuple(lines),
+                     unpriced=tuple(unpriced.items()))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     caption = "; ".join(text for text in (("steps without a response: " + "; ".join(notes)) if notes else None,
                                           _CAPTURED_NOTE if captured else None) if text) or None
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
-                 session_id=session.id, rows=tuple(rows), caption=caption, writes=writes)
+                 session_id=session.id, rows=tuple(rows), caption=caption, writes=writes,
+                 unpriced=tuple(unpriced.items()))
 
 
 def _json_line(path: str) -> Callable[[Request, Tokens | None], str]:
@@ -303,6 +312,8 @@ def _in_short(tables: Iterable[_Table]) -> bool:
 def _report(view: _View, *, as_json: bool, in_short: bool | None = None, table: _Table | None = None) -> None:
     for warning in view.warnings:
         echo_warning(warning)
+    if view.unpriced:  # in usage's words: a capture of another session prices none of this one's title call
+        echo_capture_use([{"unpriced": dict(view.unpriced)}])
     if view.error is not None:
         echo_error(view.error)
         return

@@ -21,6 +21,7 @@ from typing import BinaryIO, cast
 from ..attribution import Transition, attribute_log
 from ..cache import (CacheVerdict, LedgerEntry, LedgerTotals, ParentRequest, PriceBook, Tokens, attribution_causes,
                      entry_usage, iter_cache_verdicts, load_prices, price_entry)
+from ..capture import captures_ignored
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
 from ..replay import Request
@@ -76,13 +77,19 @@ def _describe(request: Request, transition: Transition | None, verdict: CacheVer
 _LOOKS = 5
 
 
-def _may_come(request: Request, history: bool) -> bool:
-    """Whether the capture may still report ``request``'s usage later: a request that failed (its
-    attempt finished with an error or was aborted) got no usage to report, and one the log held
-    when watching began got its response before the watch (priced from the capture as it was
-    then), but for a loop attempt still under way then (no finish logged: the log's tail)."""
+def _failed(request: Request) -> bool:
+    """Whether ``request``'s attempt finished with an error or was aborted: no response of it
+    reports usage, whatever capture comes."""
     finish = request.finish.get("kind") if isinstance(request.finish, dict) else None
-    if finish in ("error", "aborted"):
+    return finish in ("error", "aborted")
+
+
+def _may_come(request: Request, history: bool) -> bool:
+    """Whether the capture may still report ``request``'s usage later: a request that failed
+    got no usage to report, and one the log held when watching began got its response before the
+    watch (priced from the capture as it was then, or as it is when it is first found), but for a
+    loop attempt still under way then (no finish logged: the log's tail)."""
+    if _failed(request):
         return False
     return not history or (request.kind == "loop" and request.finish is None)
 
@@ -96,27 +103,50 @@ class _Awaited:
     the log: :class:`~dsh_audit.watch._captured.CapturedUsage`) only when its file changed, until
     it has changed :data:`_LOOKS` times without it (it skipped this one: it stays provisional and
     unpriced, and the capture is not read again for it). Its verdict stays the one judged without
-    the capture's usage (the judge has moved on): only its price changes."""
+    the capture's usage (the judge has moved on): only its price changes.
+
+    A request judged while no capture was there (none found beside the log, ``--capture``'s file
+    not made yet) is shown unpriced, not provisional (most logs never get one), and kept
+    (:attr:`unfound`, without its messages): a capture written later (a proxy started after the
+    watch) is looked for where a capture is looked for anyway, as a request whose log holds no
+    usage is judged, and when the watch ends (a few ``stat`` calls, never per line); once there,
+    it prices each it reports, as an update, and the others wait for it as above (:func:`_may_come`;
+    one the log held when watching began: priced from the capture as it was first found)."""
 
     def __init__(self, usage: CapturedUsage) -> None:
         self.usage = usage
         # each request held, with how many times the capture had been read when it was held
         self.held: dict[int, tuple[Request, Transition | None, CacheVerdict, bool, int]] = {}
+        self.unfound: dict[int, tuple[Request, Transition | None, CacheVerdict, bool]] = {}
+
+    def due(self) -> bool:
+        """Whether a look may price something: a request held, or one judged before the capture
+        that has been found since (an attribute test: no file is looked at)."""
+        return bool(self.held) or (bool(self.unfound) and self.usage.mark is not None)
 
     def wait(self, request: Request, transition: Transition | None, verdict: CacheVerdict, history: bool,
              found: Tokens | None) -> bool:
         """Hold ``request`` when a capture is there and reports no usable usage of it (``found``:
         what it reported, None for nothing; one that matched no request of the session yet is
         held too); whether it was held."""
-        if self.usage.mark is None or entry_usage(request, found)[2] is not None:
-            return False  # no capture, or the log or the capture priced the request
+        if entry_usage(request, found)[2] is not None:
+            return False  # the log or the capture priced the request
+        if self.usage.mark is None:  # no capture yet: looked for again later, shown unpriced now
+            if not _failed(request) and not (self.usage.capture is None and captures_ignored()):
+                slim = replace(request, messages=(), message_seqs=())  # what pricing it again reads
+                self.unfound[request.index] = (slim, transition, verdict, history)
+            return False
         if not _may_come(request, history):
             return False  # priced from the capture as it is, at once: unpriced when it holds none
         self.held[request.index] = (request, transition, verdict, history, self.usage.reads)
         return True
 
-    def priced(self, prices: PriceBook) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
-        """The requests held that the capture reports now, each with its new price."""
+    def priced(self, prices: PriceBook, *, look: bool = False
+               ) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
+        """The requests held that the capture reports now, each with its new price; ``look``: the
+        watch ends, a capture not found yet is looked for once more."""
+        if self.unfound and (look or self.usage.mark is not None):
+            yield from self._found(prices)
         for index, (request, transition, verdict, history, reads) in list(self.held.items()):
             tokens = self.usage(request)
             if entry_usage(request, tokens)[2] == "capture":
@@ -124,6 +154,20 @@ class _Awaited:
                 yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
             elif self.usage.reads - reads >= _LOOKS:
                 del self.held[index]  # the capture changed again and again without it: it will not come
+
+    def _found(self, prices: PriceBook) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
+        """The requests judged while no capture was there that the capture found now reports, each
+        with its price; the others it may still report are held (:meth:`wait`'s rule), the rest
+        dropped. Nothing when still no capture is found (looked for once, not per request)."""
+        for index, (request, transition, verdict, history) in list(self.unfound.items()):
+            tokens = self.usage(request)
+            if self.usage.mark is None:
+                return
+            del self.unfound[index]
+            if entry_usage(request, tokens)[2] == "capture":
+                yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
+            elif entry_usage(request, tokens)[2] is None and _may_come(request, history):
+                self.held[index] = (request, transition, verdict, history, self.usage.reads)
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
                max_version: int | None = None, config: PiRoutes | None = None,
@@ -229,14 +273,15 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
                 routes.release(last_title[0])
             last_title[0] = request.first_chunk_seq
 
-    def updates() -> Iterator[WatchItem]:
-        """The requests shown provisional for want of the capture's usage that it reports now."""
-        for request, transition, verdict, entry, history in awaited.priced(prices):
+    def updates(look: bool = False) -> Iterator[WatchItem]:
+        """The requests shown provisional (or unpriced, no capture there yet) for want of the
+        capture's usage that it reports now; ``look``: the watch ends (:meth:`_Awaited.priced`)."""
+        for request, transition, verdict, entry, history in awaited.priced(prices, look=look):
             yield replace(_describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
                                     history=history), update=True)
 
     def settled() -> Iterator[WatchItem]:
-        if pending and awaited.held:
+        if pending and awaited.due():
             yield from updates()
         while pending and pending[0].index in transitions:
             request = pending.popleft()
@@ -266,7 +311,7 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             yield from settled()
         transitions.update((request.index, None) for request in pending)  # none should be left; never hang on one
         yield from settled()
-        yield from updates()  # the watch ends: what the capture reports now, for the summary
+        yield from updates(look=True)  # the watch ends: what the capture reports now, for the summary
     except LogReplaced as exc:
         yield WatchNote(time.time(), path, "replaced", exc.message, sid)
         return
