@@ -115,3 +115,18 @@ def test_a_request_id_never_keeps_a_planted_quad(numbers: list[int], before: str
     tail = quad.split(".", 1)[1]  # its last three octets: no placeholder holds two-digit ones
     assert tail not in written and tail not in unquote(written) and tail not in unquote(unquote(written))
     assert unquote(written, errors="strict").isprintable() or not unquote(value).isprintable()
+
+
+# --- fuzz 27: a bidi override, a control or an unassigned character decoded in a request id -----------------------
+
+UNREADABLE = {  # each such character, raw or escaped (its bytes one escape), a letter as in a Via comment
+    "%E2%80%AE10.1.2.3": "%6610.0.9.0", "req-%E2%80%AEabc": "req-%66abc", "req-%e2%80%8bab": "req-%7aab",
+    "req-%07x-abcd": "req-%77x-cdab", "x%00y": "x%70y", "a%C2%85b": "a%64b", "%CD%B8xx": "%75xx",
+    "req-\u202eabc": "req-fabc", "req_%41-%2E~": "req_%41-%2E~"}
+
+
+def test_a_request_id_keeps_no_bidi_control_or_unassigned_character_decoded_from_its_escapes() -> None:
+    r = Redactor(Placeholders(b"b41"))
+    assert {value: pseudonym(value, r) for value in UNREADABLE} == UNREADABLE
+    assert host_value("via", "1.1 gw (%E2%80%AE10.1.2.3)", r) == "1.1 ii (%6610.0.9.0)"
+    assert [_readable(pseudonym(value, r)) for value in list(UNREADABLE)[:3]] == ["f10.0.9.0", "req-fabc", "req-zab"]

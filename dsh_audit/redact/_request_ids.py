@@ -4,7 +4,8 @@ hosts in it take their placeholders first (fuzz 24: ``gw-10.77.66.55-7f3a`` kept
 characters or fewer being kept), then each run of letters and digits its pseudonym. Letters and digits of any
 script count (fuzz 25: ``хост-бд.внутр:5432``, ``١٠.٠.٠.٥:٨٠٨٠`` and ``１０.０.０.５`` kept their hosts): a host is
 found in the text its digits and compatibility forms are folded to ASCII in (:func:`_folded`), and a run past ASCII
-is replaced however short. An id is read percent-decoded (issue 17: ``req-10%2E0%2E0%2E7`` kept its address, each
+is replaced however short, as is any character between runs that is no printable ASCII (fuzz 27: a bidi override,
+a control: :func:`_between`). An id is read percent-decoded (issue 17: ``req-10%2E0%2E0%2E7`` kept its address, each
 run of it 3 characters or fewer), each escape written back an escape (:func:`._addresses.in_decoded`), but for the
 hosts that stand in it as written, found first (review 41: decoded, ``req-10.0.0.7%2Eab`` held no address and kept
 it; ``fe80::1%12-x`` no zone, and kept its name): a UTF-8 character's escapes are one character
@@ -149,9 +150,18 @@ def _runs(value: str, start: int, end: int, redactor: Redactor) -> str:
     (:func:`_token`), read in the whole ``value``: the ``=`` after a name counts when an address follows it."""
     out, at = [], start
     for match in _ID_TOKEN.finditer(value, start, end):
-        out += [value[at:match.start()], _token(match, redactor)]
+        out += [_between(value[at:match.start()], redactor), _token(match, redactor)]
         at = match.end()
-    return "".join(out) + value[at:end]
+    return "".join(out) + _between(value[at:end], redactor)
+
+
+def _between(text: str, redactor: Redactor) -> str:
+    """The text between two runs of letters and digits of a request id: kept when it is printable ASCII
+    (punctuation), else as a ``Via`` comment's text is (:func:`._pseudonyms.redact_ascii`: each other character a
+    lowercase letter), so no bidi override, control or unassigned character, raw or decoded from its escapes, is
+    kept (fuzz 27: ``%E2%80%AE10.1.2.3`` kept its U+202E; :func:`._addresses.in_decoded` writes its letter back as
+    one escape)."""
+    return text if text.isascii() and text.isprintable() else redact_ascii(text, redactor)
 
 
 def _token(match: re.Match[str], redactor: Redactor) -> str:

@@ -298,11 +298,14 @@ class Sessions:
         self.recheck.add(path)
 
     def decide(self, sid: str, group: list[str], *, followed: Container[str],
-               end: Callable[[str], None]) -> list[WatchNote] | None:
+               end: Callable[[str], None], leaving: Container[str] = ()) -> list[WatchNote] | None:
         """Decide which file of session ``sid`` to follow (:func:`one_each`); None when one file
         could not be looked at (decided at a later look). A followed file left out (a copy now holds
         its lines and more) is ended (``end``), and the file chosen instead takes its place
-        (``instead``). A ``note`` for each copy newly left out."""
+        (``instead``). A file of ``followed`` whose reader is still ending (``leaving``: a copy
+        left out) takes the place of the file that went once it has ended: else, found ended, it
+        would never be followed again (session 41: a copy that grew after the log was deleted,
+        looked at before its reader's end was taken). A ``note`` for each copy newly left out."""
         before = self.chosen_for.get(sid)
         # of two followed files with the same lines, the one followed first (it showed the requests)
         decided = one_each(group, followed=[before] if before is not None and before in followed else followed)
@@ -334,10 +337,11 @@ class Sessions:
         listed = self._each_listed(sid, group, kept, differ)
         notes.extend(WatchNote(time.time(), chosen, "note", note, sid) for note in [*said, *listed])
         self.chosen_for[sid] = chosen
+        free = chosen not in followed or chosen in leaving  # no reader shows it from now on
         if before is None and ended and chosen not in followed:
             self.instead[chosen] = ended[0]  # the first decision: the file followed so far hands over
         elif (before is not None and before not in kept and (len(kept) == 1 or chosen in was_copy)
-                and chosen not in followed and not self._moved_on(before, sid, followed)):
+                and free and not self._moved_on(before, sid, followed)):
             self.instead[chosen] = before  # its requests shown in ``before`` are not shown again
         return notes
 

@@ -167,7 +167,9 @@ class _Watch:
         for sid, group in grouped.items():
             if files.changed(sid, group):  # else nothing is read again
                 following = [path for path in group if path in self.readers.entries]
-                notes += files.decide(sid, group, followed=self.readers.entries, end=self.end) or []
+                leaving = [path for path in following if self.readers.entries[path].ending]
+                notes += files.decide(sid, group, followed=self.readers.entries, end=self.end,
+                                      leaving=leaving) or []
                 if files.chosen_for.get(sid) in following:  # its own history holds what a copy followed held
                     for path in following:
                         if path in files.copies:
@@ -242,6 +244,8 @@ class _Watch:
         after = self.files.waiting.pop(path, None)
         if entry is None or self.stop.is_set():
             return
+        if path in self.files.instead:
+            self.notifier.rescan.set()  # it takes another file's place now that its reader has ended
         gone = None if item.stream.gone else item.stream.identity
         if after is not None:
             self.readers.forget(path)
