@@ -85,13 +85,14 @@ def test_the_summary_is_usage_totals_with_the_capture_and_without(capture: bool,
 @pytest.mark.parametrize("mode", ["complete", "grows", "ends"])
 def test_a_request_the_capture_reports_late_is_provisional_then_updated(mode: str, tmp_path: Path) -> None:
     """The capture holds a-chat's two loop requests, not yet the title call's. A log complete when
-    the watch began (``complete``) is priced from the capture as it was then, read once: the title
-    call is unpriced, not provisional, and never comes again. Written after the watch began, the
+    the watch began (``complete``) is priced from the capture as it was then: the title call is
+    unpriced, not provisional, and comes again, priced, once the capture changes (as the watch
+    ends, provisional as in ``ends``: its loop requests were judged together; it said $0.001261008,
+    1 unpriced, as ``usage`` said when the watch began). Written after the watch began, the
     title call is shown provisional and unpriced; its record is written to the capture, and it
     comes again, as an update priced from it: as the log shows its next request (``grows``: before
     it, settled), or as the watch ends, before its summary (``ends``: provisional still, as
-    everything a log shows as the watch ends is). The summary counts it once, priced:
-    $0.001285008 (``complete``: $0.001261008, 1 unpriced, as ``usage`` said when the watch began)."""
+    everything a log shows as the watch ends is). The summary counts it once, priced: $0.001285008."""
     logs = _copy(tmp_path, records=slice(None, None, 2))  # records 1 and 3: not the title call's (2)
     title = (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)[1]
     log = next(logs.glob("*.jsonl"))
@@ -111,12 +112,10 @@ def test_a_request_the_capture_reports_late_is_provisional_then_updated(mode: st
             stop.set()
     shown = [(i.index, i.provisional, i.update, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
     assert shown[0] == (0, mode != "complete", False, None, None), shown
-    assert [index for index, *_ in shown] == {"complete": [0, 1, 2], "grows": [0, 1, 0, 2], "ends": [0, 1, 2, 0]}[mode]
-    if mode != "complete":
-        assert shown[2 if mode == "grows" else 3] == (0, mode == "ends", True, "capture", 0.000024), shown
+    assert [index for index, *_ in shown] == {"complete": [0, 1, 2, 0], "grows": [0, 1, 0, 2], "ends": [0, 1, 2, 0]}[mode]
+    assert shown[2 if mode == "grows" else 3] == (0, mode != "grows", True, "capture", 0.000024), shown
     summary = _summary(items)
-    assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (
-        (0.001261008, 3, 1) if mode == "complete" else (0.001285008, 3, 0))
+    assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (0.001285008, 3, 0)
 
 
 def _summary(items: list[WatchItem]) -> dict[str, Any]:
@@ -212,8 +211,9 @@ def test_a_capture_change_reads_the_capture_again_not_the_log(tmp_path: Path,
 
 
 @needs_corpus
-@pytest.mark.parametrize("start", [26, 0, 13], ids=["history", "complete", "title-later"])
-def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int, tmp_path: Path,
+@pytest.mark.parametrize(("start", "empty"), [(26, False), (0, False), (13, False), (26, True)],
+                         ids=["history", "complete", "title-later", "empty-wire"])
+def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int, empty: bool, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """Fuzz round 27 W-A: no wire.jsonl beside the log when the watch began (its first ``start``
@@ -221,11 +221,16 @@ def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int
     began, then the capture. The title call, judged with no capture there, is shown unpriced, not
     provisional; the capture is looked for again as the watch ends, and the title call comes again
     as an update priced from it, before the summary: the summary is ``usage --json``'s totals
-    exactly ($0.001285008, nothing unpriced; it said $0.001261008, 1 unpriced)."""
+    exactly ($0.001285008, nothing unpriced; it said $0.001261008, 1 unpriced). ``empty``: an empty
+    wire.jsonl there when the watch began, filled after (fuzz 27 ``wireonly``): the title call it
+    was silent on is looked at again as the capture changes, the same way."""
     logs = _copy(tmp_path)
     wire = logs.parent / "wire.jsonl"
     records = wire.read_bytes()
-    wire.unlink()
+    if empty:
+        wire.write_bytes(b"")
+    else:
+        wire.unlink()
     log = next(logs.glob("*.jsonl"))
     lines = log.read_bytes().splitlines(keepends=True)
     if start:

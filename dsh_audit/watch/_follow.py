@@ -111,13 +111,17 @@ class _Awaited:
     watch) is looked for where a capture is looked for anyway, as a request whose log holds no
     usage is judged, and when the watch ends (a few ``stat`` calls, never per line); once there,
     it prices each it reports, as an update, and the others wait for it as above (:func:`_may_come`;
-    one the log held when watching began: priced from the capture as it was first found)."""
+    one the log held when watching began: priced from the capture as it was first found). One the
+    log held when watching began that a capture there does not report (a proxy that writes its
+    file late, an empty ``wire.jsonl`` at start) is kept the same way, until the capture changes
+    once: priced then, as an update, when the capture reports it, else left unpriced."""
 
     def __init__(self, usage: CapturedUsage) -> None:
         self.usage = usage
         # each request held, with how many times the capture had been read when it was held
         self.held: dict[int, tuple[Request, Transition | None, CacheVerdict, bool, int]] = {}
-        self.unfound: dict[int, tuple[Request, Transition | None, CacheVerdict, bool]] = {}
+        # each request judged before the capture reported it, with how many times it had been read then
+        self.unfound: dict[int, tuple[Request, Transition | None, CacheVerdict, bool, int]] = {}
 
     def due(self) -> bool:
         """Whether a look may price something: a request held, or one judged before the capture
@@ -129,15 +133,15 @@ class _Awaited:
         """Hold ``request`` when a capture is there and reports no usable usage of it (``found``:
         what it reported, None for nothing; one that matched no request of the session yet is
         held too); whether it was held."""
-        if entry_usage(request, found)[2] is not None:
-            return False  # the log or the capture priced the request
-        if self.usage.mark is None:  # no capture yet: looked for again later, shown unpriced now
-            if not _failed(request) and not (self.usage.capture is None and captures_ignored()):
+        if entry_usage(request, found)[2] is not None or _failed(request):
+            return False  # the log or the capture priced the request, or no response reports usage
+        if self.usage.mark is None or not _may_come(request, history):
+            # no capture yet, or one silent on a request answered before the watch: shown unpriced
+            # now, looked at again once the capture is found or changes (:meth:`_found`)
+            if not (self.usage.mark is None and self.usage.capture is None and captures_ignored()):
                 slim = replace(request, messages=(), message_seqs=())  # what pricing it again reads
-                self.unfound[request.index] = (slim, transition, verdict, history)
+                self.unfound[request.index] = (slim, transition, verdict, history, self.usage.reads)
             return False
-        if not _may_come(request, history):
-            return False  # priced from the capture as it is, at once: unpriced when it holds none
         self.held[request.index] = (request, transition, verdict, history, self.usage.reads)
         return True
 
@@ -156,13 +160,16 @@ class _Awaited:
                 del self.held[index]  # the capture changed again and again without it: it will not come
 
     def _found(self, prices: PriceBook) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
-        """The requests judged while no capture was there that the capture found now reports, each
-        with its price; the others it may still report are held (:meth:`wait`'s rule), the rest
-        dropped. Nothing when still no capture is found (looked for once, not per request)."""
-        for index, (request, transition, verdict, history) in list(self.unfound.items()):
+        """The requests judged while no capture was there, or while it was silent on them, that the
+        capture found or changed since reports, each with its price; the others it may still report
+        are held (:meth:`wait`'s rule), the rest dropped. One the capture was not read again for
+        (none found yet, its file unchanged: a ``stat``) stays."""
+        for index, (request, transition, verdict, history, reads) in list(self.unfound.items()):
             tokens = self.usage(request)
             if self.usage.mark is None:
-                return
+                return  # still no capture: looked for once, not per request
+            if self.usage.reads == reads:
+                continue
             del self.unfound[index]
             if entry_usage(request, tokens)[2] == "capture":
                 yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
