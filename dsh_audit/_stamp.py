@@ -1,4 +1,4 @@
-"""Has a file changed since it was read? The one answer of every per-process cache keyed by a file
+"""Has a file changed since it was read? The answer of the per-process caches keyed by a file
 (the price files, the YAML route files, the nearest ``pyproject.toml``, a bundle's manifest).
 
 A file's :func:`file_stamp` is its size, modification and change times, inode and device: an edit,

@@ -11,8 +11,8 @@ import click
 from ..errors import UsageError
 from ..report.terminal import Amount
 
-__all__ = ["CAPTURED_MARK", "COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text",
-           "captured_count", "session_title", "stdout_target", "write_output"]
+__all__ = ["CAPTURED_MARK", "CAPTURED_NOTE", "COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT",
+           "output_help", "place_text", "captured_count", "session_title", "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
@@ -32,6 +32,8 @@ COUNT_SHORT = {"requests": "reqs", "hit ratio": "hit"}
 #: captured response to its send), after the number as every table shows it (``175*``: `cache`'s
 #: timeline, `requests`), each with a caption that says so.
 CAPTURED_MARK = "*"
+#: The caption under rows whose usage the capture gave (``requests``, ``watch``).
+CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage (the log holds none), as usage prices the request"
 
 
 def captured_count(count: int) -> Amount:

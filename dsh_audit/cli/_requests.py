@@ -23,7 +23,7 @@ from ._logs import log_progress, newest_first, one_log, selected_logs, session_p
 from ._one_request import REQUEST_INDEX, RequestCommand, one_request
 from ._options import (capture_option, engine_options, jobs_option, json_option, listing_options, lenient_option,
                        pager_option)
-from ._output import CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count, place_text, session_title
+from ._output import CAPTURED_MARK, CAPTURED_NOTE, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count, place_text, session_title
 from ._priced import echo_capture_use
 from ._when import time_options
 
@@ -70,7 +70,6 @@ def _written(usage: dict[str, Any] | None) -> Amount:
 _NATIVE_DEEPSEEK = "deepseek-official"
 
 #: The caption of the counts the capture gave (:data:`CAPTURED_MARK`), as `cache` and `usage` read them.
-_CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage (the log holds none), as usage prices the request"
 
 
 def _row(request: Request, captured: Tokens | None = None) -> tuple[object, ...]:
@@ -240,7 +239,7 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
                      unpriced=tuple(unpriced.items()))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     caption = "; ".join(text for text in (("steps without a response: " + "; ".join(notes)) if notes else None,
-                                          _CAPTURED_NOTE if captured else None) if text) or None
+                                          CAPTURED_NOTE if captured else None) if text) or None
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id, rows=tuple(rows), caption=caption, writes=writes,
                  unpriced=tuple(unpriced.items()))

@@ -22,7 +22,7 @@ from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo
 from ._logs import session_ref
 from ._on_break import _Hooks
 from ._options import capture_option, lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
-from ._output import CAPTURED_MARK
+from ._output import CAPTURED_MARK, CAPTURED_NOTE
 from ._when import _parse_when
 
 __all__ = ["watch_command"]
@@ -96,7 +96,7 @@ def _fields(item: WatchRequest, short_id: str | None, relation: str | None) -> l
         fields.append(("  ", " ".join(part for part in (led, item.title) if part)))
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
-    mark = CAPTURED_MARK if item.usage_source == "capture" else ""  # the capture's usage: _CAPTURED_NOTE
+    mark = CAPTURED_MARK if item.usage_source == "capture" else ""  # the capture's usage: CAPTURED_NOTE
     cost = ("  ", Costs.shown(item.cost, requests=1, unpriced=item.cost is None) + mark)
     prompt = f"prompt {_tokens(item.prompt_tokens)}{mark if item.prompt_tokens is not None else ''}"
     fields += [("  ", f"#{item.index} {where}"), ("  ", item.model or "?"),
@@ -164,7 +164,6 @@ _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a n
            "the previous request left cached: lost is measured from it) and the expected ones, cost, verdict; "
            "a break: BREAK, its cause, the tokens it lost (their cost), the changed fields and the evidence seqs")
 #: The caption of :data:`CAPTURED_MARK`, in `requests`' words, printed once under the first line marked.
-_CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage (the log holds none), as usage prices the request"
 
 
 @click.command("watch")
@@ -340,7 +339,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
                         echo(line)
                 if item.usage_source == "capture" and not captured[0]:
                     captured[0] = True
-                    for line in fit_lines(_CAPTURED_NOTE):
+                    for line in fit_lines(CAPTURED_NOTE):
                         echo(line, err=True)
             if hooks is not None and isinstance(item, WatchRequest) and item.is_break:
                 hooks.start(item)

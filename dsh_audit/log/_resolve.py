@@ -129,6 +129,8 @@ def names_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> bo
     Example:
         >>> names_session("session-sample-chat", root="sample_logs/sessions"), names_session("a/b", root="sample_logs")
         (True, False)
+        >>> names_session("sample-chat\u2026", root="sample_logs/sessions")  # a cut without its session-, as resolved
+        True
     """
     folder = Path(root) if root is not None else default_sessions_root()
     if os.path.lexists(ref) or not is_folder(folder):
@@ -136,7 +138,7 @@ def names_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> bo
     scanned = _scan(ref, folder)
     forms = _forms(ref)
     cuts = [form.removesuffix(_CUT) for form in forms if form.endswith(_CUT) and form != _CUT]
-    named = any(sid in forms or any(sid.startswith(cut) for cut in cuts) for sid, _, _ in scanned[0])
+    named = any(sid in forms or any(_starts(sid, cut) for cut in cuts) for sid, _, _ in scanned[0])
     if named:
         _scanned.append((ref, folder, scanned))
     return named

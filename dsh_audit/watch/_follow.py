@@ -171,9 +171,10 @@ class _Awaited:
             if self.usage.reads == reads:
                 continue
             del self.unfound[index]
-            if entry_usage(request, tokens)[2] == "capture":
+            source = entry_usage(request, tokens)[2]
+            if source == "capture":
                 yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
-            elif entry_usage(request, tokens)[2] is None and _may_come(request, history):
+            elif source is None and _may_come(request, history):
                 self.held[index] = (request, transition, verdict, history, self.usage.reads)
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
