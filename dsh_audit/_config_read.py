@@ -40,7 +40,9 @@ class ConfigFileError(UsageError):
     ``encoding``: not UTF-8; ``syntax``: not valid TOML or JSON; ``nesting``: nested past Python's
     recursion limit); ``line`` and ``column`` (1-based) locate a syntax error when the parser says
     where it is (``line`` a TOML file's byte that is not UTF-8 too, at offset ``byte``).
-    ``message`` is worded with the caller's name for the file (``what``).
+    ``message`` is worded with the caller's name for the file (``what``); ``detail`` holds the
+    system's words of a failed read (reason ``read``), so a caller that names the file otherwise
+    builds its own message from them.
     """
 
     def __init__(self, message: str, *, path: str, reason: str, line: int | None = None,
@@ -49,6 +51,7 @@ class ConfigFileError(UsageError):
         self.reason = reason
         self.column = column
         self.byte = 0  # the offset of the first byte that is not UTF-8 (reason ``encoding``)
+        self.detail = ""  # the system's words of a failed read (reason ``read``)
 
 
 def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_CONFIG_FILE) -> bytes:
@@ -65,7 +68,9 @@ def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_CONF
     except UnreadableError as exc:
         raise ConfigFileError(exc.message, path=name, reason="open", hint=exc.hint) from None
     except OSError as exc:
-        raise ConfigFileError(f"cannot read {what}: {exc.strerror or exc}", path=name, reason="read") from None
+        error = ConfigFileError(f"cannot read {what}: {exc.strerror or exc}", path=name, reason="read")
+        error.detail = exc.strerror or str(exc)
+        raise error from None
     if len(raw) > limit:
         size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
         raise ConfigFileError(f"{what} is larger than {size}", path=name, reason="size")

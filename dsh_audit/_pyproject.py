@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ._config_read import ConfigFileError, read_bytes, read_toml
+from ._show import cut
 from ._stamp import Stamp, file_stamp
 from .errors import UsageError
 from .log import special_kind
@@ -63,20 +64,20 @@ POLICY_KEYS = ("adapter", "allowed-break-causes", "capture-fail", "capture-kinds
 #: The hint of an error in a policy key or its value: where the keys and their forms are described.
 POLICY_HINT = "see the Policy section of docs/ci.md"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-#: The longest text read from a configuration file that an error quotes whole (:func:`said`).
+#: The longest text read from a configuration file that an error quotes whole (:func:`said`, :func:`_key_said`).
 _LONGEST_SAID = 60
 
 
 def said(text: str) -> str:
     """``text``, read from a configuration file or an option (a rule id, a key, a value), as an
     error line quotes it: its repr (control characters escaped), cut after :data:`_LONGEST_SAID`
-    characters around the ``…`` every cut text ends with, so a 5,000-character id is no message.
+    characters (:func:`~dsh_audit._show.cut`), so a 5,000-character id is no message.
 
     Example:
         >>> said("DSH9"), said("D" * 100) == repr("D" * 59 + "…")
         ("'DSH9'", True)
     """
-    return repr(text if len(text) <= _LONGEST_SAID else text[:_LONGEST_SAID - 1] + "…")
+    return repr(cut(text, longest=_LONGEST_SAID))
 
 
 def found_hint(table: str) -> str:
@@ -129,7 +130,18 @@ def table_parts(name: str) -> tuple[str, ...]:
 
 def _table_name(name: str, key: str) -> str:
     """``[tool.dsh-audit.<key>]`` (``[<key>]`` at a plain policy file's top level, ``name`` empty), quoted as TOML would."""
-    return f"[{dotted_key(*table_parts(name), key)}]"
+    return f"[{_key_said(*table_parts(name), key)}]"
+
+
+def _key_said(*parts: str) -> str:
+    """The dotted key of ``parts`` (:func:`dotted_key`) as an error line quotes it: cut as
+    :func:`said` cuts, so a 10 KB key read from the file is no message.
+
+    Example:
+        >>> _key_said("tool", "dsh-audit", "check", "b" * 100) == "tool.dsh-audit.check." + "b" * 38 + "…"
+        True
+    """
+    return cut(dotted_key(*parts), longest=_LONGEST_SAID)
 
 
 def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> UsageError:
@@ -195,7 +207,7 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
     for item in value:
         if item in keys:
             continue
-        dotted = dotted_key(*table_parts(name), key, item)
+        dotted = _key_said(*table_parts(name), key, item)
         line = key_line(source, (*table_parts(name), key), item, value[item])
         if item in policy_keys:
             raise UsageError(f"{dotted} is a policy key, read only {where}", path=source, line=line,

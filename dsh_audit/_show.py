@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ._json import json_type
 from .jsjson import js_number, stringify
 
-__all__ = ["MISSING", "Opaque", "member", "missing_or", "named", "shown"]
+__all__ = ["MISSING", "Opaque", "cut", "member", "missing_or", "named", "shown", "typed"]
 
 #: the longest value text a message shows before cutting it short
 _LONGEST = 200
@@ -41,6 +42,18 @@ class Opaque:
     can be a dict key and is shown as the log spells it, never equal to a string value)."""
 
     text: str
+
+
+def cut(text: str, *, longest: int = _LONGEST) -> str:
+    """``text`` whole when it has at most ``longest`` characters, else its first ``longest - 1``
+    and the ``…`` that says it was cut: the one cut of every message quoting what a user or a log
+    wrote (:func:`shown`, ``dsh_audit._pyproject.said``), so a 10 KB value is no error line.
+
+    Example:
+        >>> cut("abc", longest=3), cut("abcd", longest=3)
+        ('abc', 'ab…')
+    """
+    return text if len(text) <= longest else text[:longest - 1] + "…"
 
 
 def shown(value: Any) -> str:
@@ -71,7 +84,22 @@ def shown(value: Any) -> str:
             text = stringify(value)
         except (TypeError, ValueError, RecursionError):  # not a parsed JSON value: never a crash
             text = f"<{type(value).__name__}>"
-    return text if len(text) <= _LONGEST else text[:_LONGEST - 1] + "…"
+    return cut(text)
+
+
+def typed(value: Any) -> str:
+    """A JSON value where one of another type belongs, its type named and the value shown: the one
+    wording of a warning or refusal that says what type a field is (``createdAt is a string
+    "17"``), an importer's and a DSH header's alike.
+
+    Example:
+        >>> typed(5), typed([1]), typed(None), typed(True), typed({"a": 1})
+        ('a number 5', 'an array [1]', 'null', 'a boolean true', 'an object {"a":1}')
+    """
+    if value is None:
+        return "null"
+    kind = json_type(value)
+    return f"{'an' if kind[0] in 'ao' else 'a'} {kind} {shown(value)}"
 
 
 def member(record: Any, key: str) -> Any:

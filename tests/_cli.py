@@ -108,3 +108,10 @@ def sigint_as_a_terminal_gives_it() -> None:
     inherited across exec, and Python installs its KeyboardInterrupt handler only where SIGINT is not
     ignored, so such a run's Ctrl-C tests could not interrupt anything."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def short_salt(salt: str) -> str:
+    """The warning ``redact`` ends with when a bundle is written with a given salt shorter than 16 characters
+    (session 42b: the salt undoes every placeholder, and the manifest's salt id confirms a guess)."""
+    return (f"warning: the salt given is {len(salt)} character(s) long: whoever guesses it undoes every placeholder "
+            "(the manifest's salt id confirms a guess): give a long random one, e.g. `openssl rand -hex 16`")

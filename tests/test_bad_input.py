@@ -117,7 +117,8 @@ def test_seq_gap_after_the_last_turn_end_is_a_torn_tail(tmp_path, monkeypatch, c
     last = len(lines)
     assert (code, len(rows)) == (0, N_REQUESTS)
     assert err == [f"warning: {path}:{last}: corrupt session log: seq gap in committed region at line {last - 1} "
-                   f"(expected {last - 2}, got {last - 1}); no turn/end follows, so DSH treats the rest as a "
+                   f"(expected {last - 2}, got {last - 1}); \"line {last - 1}\" is DSH's count of event lines (the header is "
+                   f"not one); no turn/end follows, so DSH treats the rest as a "
                    f"crash-damaged tail: 1 record(s) after seq {last - 3} ignored"]
 
 
@@ -129,7 +130,7 @@ def test_a_gap_at_the_first_event_says_so_not_seq_minus_one(tmp_path, monkeypatc
     code, rows, err = run(monkeypatch, capsys, str(path))
     assert (code, rows) == (0, [])
     assert err == [f"warning: {path}:2: corrupt session log: seq gap in committed region at line 1 (expected 0, "
-                   "got 1); no turn/end follows, so DSH treats the rest as a crash-damaged tail: 1 record(s) from "
+                   "got 1); \"line 1\" is DSH's count of event lines (the header is not one); no turn/end follows, so DSH treats the rest as a crash-damaged tail: 1 record(s) from "
                    "the first event on ignored"]
 
 
@@ -156,7 +157,8 @@ def test_seq_gap_before_a_turn_end(tmp_path, monkeypatch, capsys):
     del lines[10]
     path = write(tmp_path / "session.jsonl", lines)
     assert_error(run(monkeypatch, capsys, str(path)), path, 11, 10,  # the record's own seq (session 40)
-                 "corrupt session log: seq gap in committed region at line 10 (expected 9, got 10)")
+                 "corrupt session log: seq gap in committed region at line 10 (expected 9, got 10); \"line 10\" is DSH's "
+                 "count of event lines (the header is not one)")
 
 
 def test_duplicate_seq(tmp_path, monkeypatch, capsys):
@@ -164,19 +166,39 @@ def test_duplicate_seq(tmp_path, monkeypatch, capsys):
     lines.insert(11, lines[10])
     path = write(tmp_path / "session.jsonl", lines)
     assert_error(run(monkeypatch, capsys, str(path)), path, 12, 9,  # the record's own seq (session 40)
-                 "corrupt session log: seq gap in committed region at line 11 (expected 10, got 9)")
+                 "corrupt session log: seq gap in committed region at line 11 (expected 10, got 9); \"line 11\" is DSH's "
+                 "count of event lines (the header is not one)")
 
 
-def test_replace_whose_range_is_not_on_the_surface(tmp_path, monkeypatch, capsys):
+_SEED = "; `dsh-audit validate FILE` lists every surface fault ({}); DSH calls each event of the log it loads a seed event"
+
+
+@pytest.mark.parametrize("op, said, hint", [
+    ({"op": "replace", "start": 3, "end": 3}, "surface replace: start seq 3 not found in surface",  # a step/start
+     "replace only nodes on the surface now, start not after end" + _SEED.format("DSH304, DSH305")),
+    # session 42: a mistyped op was "invalid surfaceOp" with a hint about the surface, not the field
+    ("add", 'session event "user/message" carries an invalid surfaceOp: surfaceOp is a string "add", not "append" '
+            "or a replace", 'write surfaceOp "append" or {"op":"replace","start":SEQ,"end":SEQ}' + _SEED.format("DSH303")),
+    # session 42: "invalid replace surfaceOp" said the replace was "not "append" or a replace"
+    *[(op, 'session event "user/message" carries an invalid replace surfaceOp: surfaceOp ' + fault,
+       'write a replace as {"op":"replace","start":SEQ,"end":SEQ}, those members only, start and end the seqs of '
+       "surface nodes" + _SEED.format("DSH303")) for op, fault in [
+        ({"op": "replace", "start": 3, "end": "x"},
+         '{"op":"replace","start":3,"end":"x"} is a replace whose end is a string "x", not a seq'),
+        ({"op": "replace", "end": 3}, '{"op":"replace","end":3} is a replace with no start'),
+        ({"op": "replace", "start": 3, "end": 3, "at": 1},
+         '{"op":"replace","start":3,"end":3,"at":1} is a replace with a member "at" besides op, start and end'),
+        ({"op": "append"}, '{"op":"append"} has op "append", not "replace"')]],
+])
+def test_a_surface_op_dsh_refuses_names_the_fault_and_the_fix(tmp_path, monkeypatch, capsys, op, said, hint):
     lines = plain_lines()
     seq = len(lines) - 1
     message = {"content": [{"type": "text", "text": "summary"}], "source": {"kind": "user"}, "role": "user", "id": "m"}
-    lines.append(event_line(seq, "user/message", message, sourceEventSeqs=[3],
-                            surfaceOp={"op": "replace", "start": 3, "end": 3}))  # seq 3 is a step/start
+    lines.append(event_line(seq, "user/message", message, sourceEventSeqs=[3], surfaceOp=op))
     lines.append(event_line(seq + 1, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}))
     path = write(tmp_path / "session.jsonl", lines)
-    assert_error(run(monkeypatch, capsys, str(path)), path, seq + 2, seq,
-                 f"invalid seed event at index {seq}: surface replace: start seq 3 not found in surface")
+    assert run(monkeypatch, capsys, str(path)) == (2, [], [
+        f"error: {path}:{seq + 2} seq {seq}: invalid seed event at index {seq}: {said} (hint: {hint})"])
 
 
 def test_replace_failure_does_not_hide_an_earlier_stage_refusal(tmp_path, monkeypatch, capsys):
@@ -300,8 +322,7 @@ def test_missing_delegation_depth_is_refused_unless_lenient(tmp_path, monkeypatc
     lines[0] = lines[0].replace(',"delegationDepth":0', "")
     path = write(tmp_path / "session.jsonl", lines)
     result = run(monkeypatch, capsys, str(path))
-    assert_error(result, path, 1, None, "corrupt session log: first line is not a session header")
-    assert "delegationDepth" in result[2][0]
+    assert_error(result, path, 1, None, "corrupt session log: first line is not a session header: no delegationDepth")
     code, rows, err = run(monkeypatch, capsys, "--lenient", str(path))
     assert (code, len(rows), err) == (0, N_REQUESTS, [])
 

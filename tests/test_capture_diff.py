@@ -400,11 +400,11 @@ def test_classification_rules():
 def test_exported_names():
     assert capture_pkg.__all__ == sorted(capture_pkg.__all__) == [
         "AlignedCapture", "CAPTURE_KINDS", "CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "COMPACTION_PREFIX",
-        "CaptureLoader", "CaptureRead", "CapturedRequest", "LOADERS", "NO_CAPTURE_ENV", "PIAI_SESSION_HEADERS", "Pairing", "RequestDiff", "TITLE_PREFIX", "align",
+        "CaptureLoader", "CaptureOffset", "CaptureRead", "CapturedRequest", "LOADERS", "NO_CAPTURE_ENV", "PIAI_SESSION_HEADERS", "Pairing", "RequestDiff", "TITLE_PREFIX", "align",
         "align_capture", "capture_for", "capture_state",
         "captured_bodies", "captures_ignored", "classify", "compare_capture", "find_capture", "gate_ok", "held_sessions",
         "last_user_text", "load_capture",
-        "read_capture", "session_captures", "sessions_by_capture", "sniff_capture", "unreadable_capture",
+        "read_capture", "read_capture_tail", "session_captures", "sessions_by_capture", "sniff_capture", "unreadable_capture",
         "usage_capture"]
     assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "captures_said", "diff_bodies", "format_path",
                                    "requests_said"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, short_salt
 from test_piai_images import reply
 
 from dsh_audit.session import open_session
@@ -227,5 +227,5 @@ def test_redact_counts_no_unreadable_body_of_this_session_as_another_sessions(
                             "--capture", str(wire))
     assert (code, err) == (0, [
         "note: 3 of 4 captured request(s) match none of the log's requests (1 of another session, 1 not LLM "
-        "call(s)): they are redacted as content, and prove nothing about this log"])
+        "call(s)): they are redacted as content, and prove nothing about this log", short_salt("s")])
     assert out.splitlines()[-3] == "verdicts of requests, breaks, cache, diff: unchanged"

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,40 @@ def test_a_file_of_mode_000_read_without_the_capabilities_that_bypass_it(tmp_pat
     assert [(f["rule"], f["path"], f["message"], f["fails"]) for f in report["findings"]] == [
         ("DSH810", GOOD, "no capture given or found beside the log (wire.jsonl)", False),
         ("DSH801", BAD, "cannot open: Permission denied", True)]
+
+
+FORK = CORPUS / "live" / "f-fork" / "session-logs"
+FORK_CHILD = "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7.jsonl"
+FORK_PARENT = "session-ef87ee25-88b4-4f9c-a682-fd2071e3f0d6.jsonl"
+
+
+@pytest.mark.skipif(not FORK.is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize("ignored", [False, True])
+def test_a_policy_that_ignores_dsh603_keeps_no_seed_chain(ignored: bool, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Session 42: a fork child whose seed differs from its parent's prefix is DSH603, unless the
+    policy ignores the rule: then no log keeps its seed chain and no child is paired, the run passing."""
+    from dsh_audit.gate import _run
+
+    (tmp_path / "p").mkdir()
+    shutil.copy(FORK / FORK_CHILD, tmp_path / "p" / FORK_CHILD)
+    parent = (FORK / FORK_PARENT).read_text("utf-8")  # its event 1 a millisecond later than the child's seed
+    (tmp_path / "p" / FORK_PARENT).write_text(parent.replace('"seq":1,"time":1796209397804',
+                                                             '"seq":1,"time":1796209397805', 1), "utf-8")
+    (tmp_path / "pol.toml").write_text('ignore = ["DSH603"]\n' if ignored else "", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    groups: list[Any] = []
+    real, paired = _run.check_group, _run.lineage_findings
+    monkeypatch.setattr(_run, "check_group", lambda *a, **k: groups.append(real(*a, **k)) or groups[-1])
+    monkeypatch.setattr(_run, "lineage_findings", lambda *a, **k: groups.append("paired") or paired(*a, **k))
+    code, _, err = invoke(monkeypatch, capsys, "check", "p", "--policy", "pol.toml", "--json-report", "r.json")
+    findings = json.loads(Path("r.json").read_text("utf-8"))["findings"]
+    child, parent_path = f"p/{FORK_CHILD}", f"p/{FORK_PARENT}"
+    assert (code, err, [(f["rule"], f["path"], f["line"], f["fails"]) for f in findings]) == (
+        (0, [], [("DSH810", child, None, False), ("DSH810", parent_path, None, False)]) if ignored else
+        (1, [], [("DSH810", child, None, False), ("DSH603", child, 3, True), ("DSH810", parent_path, None, False)]))
+    lineages = [[(path, lineage is not None and bool(lineage.chain)) for path, lineage in group.lineages]
+                for group in groups if group != "paired"]
+    assert lineages == ([[]] if ignored else [[(child, True), (parent_path, True)]])
+    assert groups.count("paired") == (0 if ignored else 1)

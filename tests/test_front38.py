@@ -146,21 +146,24 @@ def test_a_v1_header_dsh_refuses_says_what_dsh_audit_finds_wrong(tmp_path, monke
     name = _header_edited(tmp_path, "v1.jsonl", version=1, delegationDepth=None)
     for lenient in ((), ("--lenient",)):
         assert invoke(monkeypatch, capsys, "requests", name, *lenient) == (2, "", [
-            'error: v1.jsonl:1: session "s-v" uses log format v1, but this harness reads only v0: the log was written '
-            "by a newer harness — upgrade the harness to open it; its header is not a valid v1 header either (hint: "
-            "dsh-audit reads v1 logs, not this header: no delegationDepth; --lenient fills a missing "
+            "error: v1.jsonl:1: corrupt session log: first line is not a session header of v1: no delegationDepth; "
+            'DSH 0.1.0-rc.8, which reads only v0, refuses it as: session "s-v" uses log format v1, but this harness '
+            "reads only v0: the log was written by a newer harness — upgrade the harness to open it (hint: a v1 "
+            'header needs type "session", version, a string id, integer createdAt and delegationDepth; '
+            "`dsh-audit validate FILE` lists every header field DSH refuses (DSH209); --lenient fills a missing "
             "version/delegationDepth of a v0 header only; nor is it a session the claude-code or codex importer "
             "recognises)"])
     name = _header_edited(tmp_path, "v2.jsonl", version=2, id=7)
     assert invoke(monkeypatch, capsys, "requests", name)[2][0].endswith(
-        "(hint: dsh-audit reads v2 logs, not this header: id is a number 7, not a string; --lenient fills a missing "
-        "version/delegationDepth of a v0 header only; nor is it a session the claude-code or codex importer "
-        "recognises)")
+        "(hint: write id as a string; `dsh-audit validate FILE` lists every header field DSH refuses (DSH207); nor "
+        "is it a session the claude-code or codex importer recognises)")
 
 
 @pytest.mark.parametrize("missing, said", [
-    (("delegationDepth",), "no delegationDepth: --lenient reads it as 0"),
-    (("version", "delegationDepth"), "no version and no delegationDepth: --lenient reads them as 0"),
+    (("delegationDepth",), "no delegationDepth (hint: write delegationDepth (0 for a top-level session), or "
+                           "--lenient reads it as 0"),
+    (("version", "delegationDepth"), "no version; no delegationDepth (hint: write version and delegationDepth (0 for "
+                                     "a top-level session), or --lenient reads them as 0"),
 ])
 def test_a_header_lenient_reads_names_lenient(tmp_path, monkeypatch, capsys, missing, said):
     """The tokenised test fixtures' v0 headers: the hint says --lenient reads this one (it said
@@ -168,7 +171,7 @@ def test_a_header_lenient_reads_names_lenient(tmp_path, monkeypatch, capsys, mis
     monkeypatch.chdir(tmp_path)
     name = _header_edited(tmp_path, "v0.jsonl", **dict.fromkeys(missing))
     assert invoke(monkeypatch, capsys, "requests", name) == (2, "", [
-        f"error: v0.jsonl:1: corrupt session log: first line is not a session header (hint: the header has {said}, "
+        f"error: v0.jsonl:1: corrupt session log: first line is not a session header: {said}, "
         "as DSH's test oracle does; nor is it a session the claude-code or codex importer recognises)"])
     assert invoke(monkeypatch, capsys, "requests", name, "--lenient")[0] == 0
 

@@ -67,13 +67,13 @@ def test_a_gzip_request_capture_pairs_as_its_plain_twin(tmp_path, monkeypatch, c
     code, _out, _err = invoke(monkeypatch, capsys, "redact", str(CHAT), "-o", str(out_log), "--capture", str(wire),
                               "--salt", "fuzz24")
     assert code == 0
-    redacted = [json.loads(line) for line in (tmp_path / "red" / "chat.jsonl.wire.jsonl").read_text("utf-8").splitlines()]
+    redacted = [json.loads(line) for line in (tmp_path / "red" / "wire.jsonl").read_text("utf-8").splitlines()]
     sent = [base64.b64decode(r["body_base64"]) for r in redacted]
     assert [(r["headers"]["content-encoding"], r["body_bytes"], r["body_sha256"]) for r in redacted] == [
         ("gzip", len(b), hashlib.sha256(b).hexdigest()) for b in sent]
     assert all(json.loads(gzip.decompress(b))["model"] == "deepseek-v4-flash" for b in sent)
     code, out, _err = invoke(monkeypatch, capsys, "diff", str(out_log), "--capture",
-                             str(tmp_path / "red" / "chat.jsonl.wire.jsonl"))
+                             str(tmp_path / "red" / "wire.jsonl"))
     assert (code, out.splitlines()[-1]) == (0, "3 request(s): 3 identical; 0 capture(s) unexplained, 0 foreign: OK")
 
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, short_salt
 from test_piai_images import reply
 from test_routes_layers import make_home
 
@@ -274,7 +274,7 @@ def test_redact_keeps_arguments_too_deep_to_parse_unrenderable(tmp_path, monkeyp
             reply(b, "anthropic", "claude-sonnet-4-5", "anthropic-messages", "Done.")
     log = b.write_jsonl(tmp_path / "session.jsonl")
     code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "r.jsonl"), "--salt", "s")
-    assert (code, err, out.splitlines()[-3]) == (0, [], "verdicts of requests, breaks, cache: unchanged")
+    assert (code, err, out.splitlines()[-3]) == (0, [short_salt("s")], "verdicts of requests, breaks, cache: unchanged")
 
 
 # -- the sweep: cases that held, each with its exact outcome ----------------------------------------

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 import zstandard
-from _cli import chat_log, invoke
-from test_tables38 import named_logs
+from _cli import chat_log, invoke, short_salt
+from test_tables38 import named_logs, no_capture
 from test_piai_images import reply
 
 from dsh_audit.testing import LogBuilder
@@ -359,7 +359,7 @@ def test_redact_alone_names_a_hostile_parent_escaped(parent_id, child_id, tmp_pa
                             "--alone")
     assert (code, err) == (0, [
         f"note: redacted alone: its verdicts were compared without its parent log {parent} (beside it, breaks compares "
-        "the two); redact the parent too, with the same salt, to give the recipient both"])
+        "the two); redact the parent too, with the same salt, to give the recipient both", short_salt("s")])
     assert _clean(out) and out.splitlines()[-3] == "verdicts of requests, breaks, cache: unchanged"
     code, out, err = invoke(monkeypatch, capsys, "redact", "--check", str(tmp_path / "c.jsonl"))
     assert (code, err) == (0, [])
@@ -375,9 +375,10 @@ def test_redact_any_capture_takes_another_sessions_capture_as_content(tmp_path, 
         f"error: {wire}: none of the 3 captured request(s) is one of this log's (3 of another session): is it the "
         "capture of another session? (hint: pass the capture of this session (or --any-capture to redact it anyway))"])
     code, out, err = invoke(monkeypatch, capsys, *args, "--any-capture")
-    assert (code, out.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache, diff: unchanged")
-    assert err[-1] == ("note: 3 of 3 captured request(s) match none of the log's requests (3 of another session): "
-                       "they are redacted as content, and prove nothing about this log")
+    # session 42b: the capture is c.jsonl.wire.jsonl (wire.jsonl there would be the original's), named for the views
+    assert (code, out.splitlines()[-4]) == (0, "verdicts of requests, breaks, cache, diff: unchanged")
+    assert err[-2:] == ["note: 3 of 3 captured request(s) match none of the log's requests (3 of another session): "
+                        "they are redacted as content, and prove nothing about this log", short_salt("s")]
 
 
 # -- validate --json and check's table at 80 columns over hostile ids ------------------------------
@@ -401,7 +402,9 @@ def test_check_table_at_80_columns_shows_hostile_ids_inert(tmp_path, monkeypatch
         "PASSED: 7 log(s), 7 request(s), 0 error(s), 0 warning(s), 7 info, 0 failing", "(policy: defaults)"])
     # each log's path whole on its own line under the table (session 38: never cut, nor left out)
     logs = named_logs(sorted(sessions.rglob("session.jsonl")))
-    assert lines[-2 - len(logs):-2] == logs
+    assert lines[-5 - len(logs):-5] == logs
+    # then the info finding the "findings" column counts, said once for the 7 logs (session 42)
+    assert lines[-5:-2] == no_capture(7)
     assert _clean(out) and max(len(line) for line in lines if line not in logs) <= 80
     # each id cut at its end to its shortest unique prefix (of 8 characters or more, as every table
     # cuts one: session 40), which keeps capture and cost, never inside an escape

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, short_salt
 from test_piai_images import reply
 
 from dsh_audit.testing import LogBuilder, ToolCall
@@ -328,7 +328,7 @@ def test_redact_takes_encoded_secrets_from_a_kept_system_prompt(tmp_path, monkey
     out_path.parent.mkdir()
     code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out_path), "--salt", "s", "--keep",
                             "system")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("s")])
     assert out.splitlines()[-4:-2] == [  # before the recipient's two commands
         "secrets removed: authorization 1 (1 occurrence(s)), aws_access_key_id 1 (1 occurrence(s)), github_token 1 "
         "(1 occurrence(s)), openai_api_key 4 (4 occurrence(s)), url_credentials 2 (2 occurrence(s))",
@@ -355,7 +355,7 @@ def test_redact_takes_a_key_cut_across_two_tool_results(tmp_path, monkeypatch, c
     out_path.parent.mkdir()
     code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out_path), "--salt", "s", "--keep",
                             "tools")
-    assert (code, err, out.splitlines()[-4]) == (0, [], "secrets removed: openai_api_key 1 (1 occurrence(s))")
+    assert (code, err, out.splitlines()[-4]) == (0, [short_salt("s")], "secrets removed: openai_api_key 1 (1 occurrence(s))")
     assert "Sp1itAcr0ss" not in out_path.read_text("utf-8") and "ItemsQw9x" not in out_path.read_text("utf-8")
 
 
@@ -366,7 +366,7 @@ def test_redact_writes_no_raw_c1_or_bidi_from_a_session_id(tmp_path, monkeypatch
     code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "r1" / "out.jsonl"),
                             "--salt", "s")
     text = (tmp_path / "r1" / "out.jsonl").read_text("utf-8")
-    assert (code, err) == (0, []) and not any(c in text for c in "\x9b\u202e\u2066")
+    assert (code, err) == (0, [short_salt("s")]) and not any(c in text for c in "\x9b\u202e\u2066")
     assert {json.loads(line).get("id") for line in text.splitlines()} >= {"sid-\x9b\u202e\u2066-x"}
 
 

@@ -58,6 +58,11 @@ PYPROJECT_ERRORS = [
      '1: [tool.dsh-audit."chec\\u001bk"] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?) '
      f"(hint: {TABLES_HINT})"),
     ('[tool.dsh-audit.check]\n"a b\\u202e" = 1\n', f'2: unknown key tool.dsh-audit.check."a b\\u202e" (hint: {CHECK_HINT})'),
+    # a 10 KB table or key name is cut as every quoted key is (_pyproject.said): no 10 KB error line
+    (f"[tool.dsh-audit.{'t' * 10_000}]\n",
+     f"1: [tool.dsh-audit.{'t' * 44}…] is not a table dsh-audit reads (hint: {TABLES_HINT})"),
+    (f"[tool.dsh-audit.check]\n{'k' * 10_000} = 1\n",
+     f"2: unknown key tool.dsh-audit.check.{'k' * 38}… (hint: {CHECK_HINT})"),
 ]
 
 

@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, short_salt
 
 from dsh_audit.importers import record_span
 
@@ -66,6 +66,8 @@ def test_check_fails_a_flat_folders_logs_that_cannot_be_opened(flat: Path, monke
         f"directory {DSH801_HINT}",
         "F/session-fifo.jsonl: DSH801 error (fails the gate: fail-on-refusal): is a FIFO, not a log file (hint: only "
         "regular files are read)",
+        "F/session-good.jsonl: DSH810 info: no capture given or found beside the log (wire.jsonl) (hint: pass "
+        "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)",
         f"F/session-loop.jsonl: DSH801 error (fails the gate: fail-on-refusal): cannot open: symlink loop {DSH801_HINT}",
         "FAILED: 4 log(s), 1 request(s), 3 error(s), 0 warning(s), 1 info, 3 failing (policy: defaults)"])
 
@@ -180,7 +182,7 @@ def bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
     log = chat_log(tmp_path / "in" / "session.jsonl", "s-bundle")
     monkeypatch.chdir(tmp_path)
     code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", "r.jsonl", "--salt", "s17")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("s17")])
     return tmp_path / "r.jsonl.manifest.json"
 
 

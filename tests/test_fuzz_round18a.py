@@ -13,7 +13,7 @@ from _cli import invoke
 
 from dsh_audit.cache import Tokens, response_tokens, usage_tokens
 from dsh_audit.cache._captured_usage import UNMATCHED, UnusableUsage
-from dsh_audit.cache._money import MAX_TOKENS, is_count
+from dsh_audit._usage_rule import MAX_TOKENS, is_count
 from dsh_audit.capture import read_capture
 
 
@@ -38,7 +38,7 @@ def test_the_bound_holds_any_real_count_and_refuses_10_18() -> None:
     ({"usage": {"input_tokens": -10, "output_tokens": 5}}, "input_tokens -10"),
     ({"usage": {"input_tokens": "10", "output_tokens": 5}}, "input_tokens a string"),
     ({"usage": {"input_tokens": True, "output_tokens": 5}}, "input_tokens true"),
-    ({"usage": {"input_tokens": 10.0, "output_tokens": 5}}, "input_tokens 10.0"),
+    ({"usage": {"input_tokens": 10.5, "output_tokens": 5}}, "input_tokens 10.5"),  # 10.0 is 10: test_fuzz_round29b
     ({"usage": [10, 5]}, "usage a list"),
     ({"usage": {"prompt_tokens": 10, "completion_tokens": 1, "prompt_cache_hit_tokens": 500,
                 "prompt_cache_miss_tokens": 500}},

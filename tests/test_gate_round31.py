@@ -135,10 +135,9 @@ def test_sarif_level_follows_the_policy_and_only_plain_logs_have_regions(tmp_pat
 
 # -- 3: DSH813/DSH814 say why, and their hint is a command that runs as typed --------------------
 
-@needs_live
-def test_an_unmatched_request_says_why_and_its_diff_command_runs_as_typed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = tmp_path / "sp ace"  # the command quotes it
+def _unmatched(folder: Path) -> str:
+    """A live log copied into ``folder`` with a capture beside it whose third send names another
+    model (request 2 unmatched, DSH813; the send unexplained, DSH814); the log's file name."""
     folder.mkdir()
     log = shutil.copy(next((TOOLS / "session-logs").glob("session-*.jsonl")), folder)
     records = (TOOLS / "wire.jsonl").read_text("utf-8").splitlines()
@@ -147,8 +146,14 @@ def test_an_unmatched_request_says_why_and_its_diff_command_runs_as_typed(
     third.pop("body_sha256", None)
     records[2] = json.dumps(third)
     (folder / "wire.jsonl").write_text("\n".join(records) + "\n", "utf-8")
+    return Path(log).name
+
+
+@needs_live
+def test_an_unmatched_request_says_why_and_its_diff_command_runs_as_typed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    name = _unmatched(tmp_path / "sp ace")  # the command quotes it
     monkeypatch.chdir(tmp_path)
-    name = Path(log).name
     code, _, err = invoke(monkeypatch, capsys, "check", "sp ace", "--format", "csv")
     assert code == 1
     command = f"dsh-audit diff 'sp ace/{name}' --capture 'sp ace/wire.jsonl'"
@@ -165,6 +170,26 @@ def test_an_unmatched_request_says_why_and_its_diff_command_runs_as_typed(
     # diff's verdict on the mismatch, not a usage error
     assert (code, err) == (1, ["9 request(s): 8 identical, 1 unmatched; 1 capture(s) unexplained, 0 foreign: FAILED"])
     assert "deepseek-v4-flasH" in out
+
+
+@needs_live
+def test_markdown_shows_the_diff_command_the_finding_carries_as_code_and_no_span_of_a_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command is the finding's own (``Finding.commands``), never read back out of its hint: a
+    folder named like a command opens no span, a backtick in the quoted path closes none."""
+    name = _unmatched(tmp_path / "a`b `dsh-audit x` c")
+    monkeypatch.chdir(tmp_path)
+    code, _, _ = invoke(monkeypatch, capsys, "check", "a`b `dsh-audit x` c", "--markdown", "out.md")
+    markdown = (tmp_path / "out.md").read_text("utf-8").split("### Failing findings (2)\n\n", 1)[1]
+    command = f"dsh-audit diff 'a`b `dsh-audit x` c/{name}' --capture 'a`b `dsh-audit x` c/wire.jsonl'"
+    assert (code, markdown) == (1, (
+        "- **DSH813** error: loop request 2 is unmatched: no captured loop send of this session left on its route "
+        f"(deepseek-chat-completions, model deepseek-v4-flash) — a\\`b \\`dsh-audit x\\` c/{name}:35 seq 36 request 2\n"
+        f"  - hint: run ``{command}`` for the alignment (check that the capture covers the whole session)\n"
+        "- **DSH814** error: captured loop request 2 (a\\`b \\`dsh-audit x\\` c/wire.jsonl line 3) is explained by no "
+        f"request of the checked logs: no rebuilt loop request of session {name[:-6]} left for POST /chat/completions, "
+        "model deepseek-v4-flasH — a\\`b \\`dsh-audit x\\` c/wire.jsonl:3\n"
+        f"  - hint: run ``{command}`` for the alignment (the log is missing events for a call that was sent)\n"))
 
 
 # -- 5: JUnit testcases are unique per log --------------------------------------------------------

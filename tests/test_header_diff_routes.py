@@ -68,13 +68,18 @@ def _switch(tmp_path: Path, provider: str, api: str | None, before: tuple[str, s
 
 # -- native DeepSeek: thinking as DeepSeek sends it ------------------------------------------------
 
-@pytest.mark.parametrize("adapter", ["auto", None])
-def test_native_deepseek_tells_thinking(tmp_path, adapter):
-    t = _switch(tmp_path, "deepseek-official", None, ("deepseek-v4-pro", "high"), ("deepseek-v4-pro", "off"),
+@pytest.mark.parametrize("adapter, after, thinking, said", [
+    ("auto", "off", "disabled", "thinking enabled → disabled"),
+    (None, "off", "disabled", "thinking enabled → disabled"),
+    # session 42: high → max said "thinking enabled → enabled"
+    ("auto", "max", "enabled", 'thinking stays enabled, at effort "high" → "max"'),
+])
+def test_native_deepseek_tells_thinking(tmp_path, adapter, after, thinking, said):
+    t = _switch(tmp_path, "deepseek-official", None, ("deepseek-v4-pro", "high"), ("deepseek-v4-pro", after),
                 adapter=adapter)
-    assert _effort(t).to_json() == {"field": "reasoningEffort", "before": "high", "after": "off",
-                                    "prompt_affecting": True, "changes": {"thinking": ["enabled", "disabled"]}}
-    assert _effort_line(t) == '  reasoningEffort: "high" → "off" (prompt); thinking enabled → disabled'
+    assert _effort(t).to_json() == {"field": "reasoningEffort", "before": "high", "after": after,
+                                    "prompt_affecting": True, "changes": {"thinking": ["enabled", thinking]}}
+    assert _effort_line(t) == f'  reasoningEffort: "high" → "{after}" (prompt); {said}'
 
 
 # -- pi-ai's Anthropic Messages: budget thinking on 4.5, adaptive thinking with an effort on 4.6 -----

@@ -7,13 +7,17 @@ never a traceback, a hang or unbounded work.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import pytest
 
+from dsh_audit import _config_read
 from dsh_audit.cache import usd_cost
-from _cli import chat_log, invoke
+from dsh_audit.errors import UsageError
+from dsh_audit.wire._piai_yaml import _parse_yaml
+from _cli import chat_log, invoke, short_salt
 
 ROUTE_HINT = "(hint: give --routes a YAML file with DSH's llm-pi-ai route configuration)"
 SHAPE_HINT = "(hint: see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models)"
@@ -105,6 +109,20 @@ def test_route_file_over_1_mib_is_refused_before_parsing(tmp_path, monkeypatch, 
     routes.write_text("# " + "x" * (1 << 20) + "\n" + route(), encoding="utf-8")
     assert invoke(monkeypatch, capsys, "render", str(log), "0", "--routes", str(routes)) == \
         (2, "", [f"error: {routes}: route file is larger than 1 MiB; a route configuration is a few KiB {ROUTE_HINT}"])
+
+
+def test_a_route_file_whose_read_fails_is_named_the_route_file(tmp_path, monkeypatch):
+    """The failed read is worded from its parts (the system's words), "the" before the file."""
+    def failing(path, *, what):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    routes = tmp_path / "routes.yml"
+    routes.write_text(route(), encoding="utf-8")
+    monkeypatch.setattr(_config_read, "open_regular", failing)
+    with pytest.raises(UsageError) as caught:
+        _parse_yaml(str(routes), "give --routes a route file", what="route file", dialect="js-yaml")
+    assert str(caught.value) == (f"{routes}: cannot read the route file: {os.strerror(errno.EIO)} "
+                                 "(hint: give --routes a route file)")
 
 
 def test_a_valid_route_file_with_headers_compat_and_input_still_renders(tmp_path, monkeypatch, capsys):
@@ -301,7 +319,7 @@ def test_a_salt_that_is_not_utf8_redacts_with_its_bytes(tmp_path, monkeypatch, c
     out = tmp_path / "cli.jsonl"
     salt = b"\xff\xfe".decode("utf-8", "surrogateescape")
     code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "--salt", salt, "-o", str(out))
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt(salt)])
     redact(log, tmp_path / "api.jsonl", salt=b"\xff\xfe")
     assert out.read_bytes() == (tmp_path / "api.jsonl").read_bytes()
 

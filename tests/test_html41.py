@@ -76,7 +76,7 @@ def test_the_static_summary_says_headline_totals_and_sessions_escaped(tmp_path):
         '<table class="break-causes">\n<tr><th>break cause</th><th>breaks</th><th>tokens lost</th><th>cost</th>'
         "<th>lost nothing</th></tr>\n",
         '<tr><td>header_change</td><td class="num">1</td><td class="num">0 + ? (1 unknown)</td>'
-        '<td class="num">$0.0000</td><td class="num">0</td></tr>\n</table>\n',
+        '<td class="num">$?</td><td class="num">0</td></tr>\n</table>\n',
         "<h2>Sessions (3)</h2>\n",
         '<table class="session-list">\n<tr><th>verdict</th><th>session</th><th>id</th><th>project</th>'
         "<th>requests</th><th>cost</th><th>breaks</th></tr>\n",
@@ -111,6 +111,23 @@ def test_chromium_shows_the_summary_only_with_javascript_off_and_runs_no_log_tex
     assert browser.find_elements(By.ID, "static-summary") == []  # script on: the noscript block is text
     assert browser.find_element(By.ID, "headline").text.startswith("check failed: 1 validation finding(s)")
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
+    # the script's breaks by cause say what the static summary says: an unknown loss costs $?, never $0
+    causes = browser.find_elements(By.CSS_SELECTOR, "#totals table.break-causes tr")[1]
+    assert [td.text for td in causes.find_elements(By.TAG_NAME, "td")] == [
+        "header_change", "1", "0 + ? (1 unknown)", "$?", "0"]
+    # the script's cost of a log (costUsd, as the session list reads it) is the static summary's (Costs.shown) for
+    # every total (known, none) and unpriced count (none, some, all), those the ledger never writes too
+    from dsh_audit.report._html_assets import SCRIPT
+    from dsh_audit.report._html_static import _cost
+
+    functions = "\n".join(re.findall(r"^function (?:fixed|usd|costUsd)\(.*?(?=^\S)", SCRIPT, re.S | re.M))
+    costs = [None, *({"requests": 2, "cost_usd": total, "unpriced_requests": n}
+                     for total in ({"total": 0.25}, None) for n in (0, 1, 2)),
+             {"requests": 0, "cost_usd": {"total": 0.0}, "unpriced_requests": 0}]
+    scripted = browser.execute_script(functions + "\nreturn arguments[0].map(function(c){"
+                                      "return costUsd(c&&c.cost_usd?c.cost_usd.total:null,c);});", costs)
+    assert scripted == list(map(_cost, costs)) == [
+        "n/a", "$0.2500", "≥$0.2500", "$?", "n/a", "$?", "$?", "$0.0000"]
     try:
         browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
         browser.get(out.as_uri())

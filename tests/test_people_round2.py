@@ -19,8 +19,8 @@ from dsh_audit.cli import cli
 from dsh_audit.report.terminal import listing, print_table
 from dsh_audit.testing import LogBuilder
 
-from _cli import invoke
-from test_tables38 import named_logs
+from _cli import invoke, short_salt
+from test_tables38 import named_logs, no_capture
 from _golden import CORPUS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,7 +146,7 @@ def test_redact_takes_a_session_folder_and_a_reference(home: Path, tmp_path: Pat
     folder = Path(_log_of(home, "a", "session-aaa1")).parent
     for given, target in ((str(folder), tmp_path / "r1.jsonl"), ("latest", tmp_path / "r2.jsonl")):
         code, out, err = invoke(monkeypatch, capsys, "redact", given, "-o", str(target), "--salt", "s")
-        assert (code, err) == (0, []) and out.splitlines()[0].startswith(f"wrote {target} (format v"), given
+        assert (code, err) == (0, [short_salt("s")]) and out.splitlines()[0].startswith(f"wrote {target} (format v"), given
         assert target.is_file()
     project = folder.parent.parent  # two sessions below: not one log
     _log(project / "--home-me-a--" / "session-aaa9" / "session.jsonl", "session-aaa9", 1_800_000_000_000)
@@ -236,6 +236,7 @@ def test_check_at_80_columns_is_a_table(home: Path, monkeypatch: pytest.MonkeyPa
         "ok        2  session-ccc3         1  none          0  n/a          $?         1",
         "ok        3  session-aaa1         1  none          0  n/a          $?         1",
         *named_logs(_log_of(home, p, s) for p, s in (("b", "session-bbb2"), ("c", "session-ccc3"), ("a", "session-aaa1"))),
+        *no_capture(3),
         "PASSED: 3 log(s), 3 request(s), 0 error(s), 0 warning(s), 3 info, 0 failing",
         "(policy: defaults)"]
 
@@ -257,6 +258,7 @@ def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monk
         "session: shortest unique prefix of its id (--json for whole ids)",
         "narrow terminal: hit ratio (no values) not shown (widen it, or use --json)",
         *named_logs(tmp_path / "s" / "--p--" / session_id / "session.jsonl" for session_id in ids),
+        *no_capture(2),
         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing", "(policy: defaults)"]
 
 

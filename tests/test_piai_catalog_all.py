@@ -38,6 +38,21 @@ ANTHROPIC_SDK = [("x-stainless-retry-count", "0"), ("x-stainless-timeout", "600"
                  ("accept", "application/json"), ("anthropic-dangerous-direct-browser-access", "true")]
 
 
+#: A route's ``timeoutMs`` and the ``x-stainless-timeout`` both SDKs send for it (None: no header): JavaScript
+#: divides doubles and spells the result its way (node: ``String(Math.trunc(1e24 / 1000))`` is ``1e+21``, and
+#: 9007199254740993000 reads as the double 9007199254740993024).
+TIMEOUTS = ((120000, "120"), (0, None), (999, "0"), (1500, "1"), (10**24, "1e+21"),
+            (9007199254740993000, "9007199254740994"))
+
+
+def timed(sdk: list[tuple[str, str]], seconds: str | None) -> list[tuple[str, str]]:
+    """``sdk``'s headers with ``x-stainless-timeout: seconds`` right after ``x-stainless-retry-count``
+    (None: without the header), as both SDKs write it for a request ``timeout`` (``buildHeaders``)."""
+    rest = [header for header in sdk if header[0] != "x-stainless-timeout"]
+    at = rest.index(("x-stainless-retry-count", "0")) + 1
+    return [*rest[:at], *([("x-stainless-timeout", seconds)] if seconds is not None else []), *rest[at:]]
+
+
 def pi_reply(b: LogBuilder, text: str, *, api: str, provider: str, model: str, reasoning: str | None = None,
              signature: str | None = None) -> None:
     """An assistant reply through pi-ai with the replay envelope DSH writes."""
@@ -141,23 +156,31 @@ def test_a_declared_model_of_a_catalog_route_lays_the_catalog_entry_under_it() -
     ("nvidia", "meta/llama-3.3-70b-instruct", "openai-completions", None, {}, "/v1/chat/completions",
      [*OPENAI_SDK, ("nvcf-poll-seconds", "3600"), ("user-agent", AGENT), ("content-type", "application/json")]),
     # a route header of another case replaces the model's and moves to the route header's place
-    ("nvidia", "meta/llama-3.3-70b-instruct", "openai-completions", None, {"x-team": "a", "nvcf-poll-seconds": "5"},
-     "/v1/chat/completions",
+    ("nvidia", "meta/llama-3.3-70b-instruct", "openai-completions", None,
+     {"headers": {"x-team": "a", "nvcf-poll-seconds": "5"}}, "/v1/chat/completions",
      [*OPENAI_SDK, ("x-team", "a"), ("nvcf-poll-seconds", "5"), ("user-agent", AGENT),
       ("content-type", "application/json")]),
     # anthropic-messages.js createClient: mergeHeaders({accept, ...}, model.headers, optionsHeaders); the
     # model's User-Agent (KimiCLI/1.5) gives way to DSH's user-agent
     ("kimi-coding", "kimi-for-coding", "anthropic-messages", "high", {}, "/coding/v1/messages",
      [*ANTHROPIC_SDK, ("user-agent", AGENT), ("content-type", "application/json")]),
-    ("kimi-coding", "k3", "anthropic-messages", "high", {"X-Team": "a"}, "/coding/v1/messages",
+    ("kimi-coding", "k3", "anthropic-messages", "high", {"headers": {"X-Team": "a"}}, "/coding/v1/messages",
      [*ANTHROPIC_SDK, ("x-team", "a"), ("user-agent", AGENT), ("content-type", "application/json")]),
+    # a route's timeoutMs is the SDK's request timeout: x-stainless-timeout trunc(ms / 1000), none for 0,
+    # Anthropic's 600 included (pi-ai 0.82.1 with the real SDKs; no timeoutMs: the rows above)
+    *[("nvidia", "meta/llama-3.3-70b-instruct", "openai-completions", None, {"timeoutMs": ms}, "/v1/chat/completions",
+       [*timed(OPENAI_SDK, seconds), ("nvcf-poll-seconds", "3600"), ("user-agent", AGENT),
+        ("content-type", "application/json")]) for ms, seconds in TIMEOUTS],
+    *[("kimi-coding", "k3", "anthropic-messages", "high", {"timeoutMs": ms}, "/coding/v1/messages",
+       [*timed(ANTHROPIC_SDK, seconds), ("user-agent", AGENT), ("content-type", "application/json")])
+      for ms, seconds in TIMEOUTS],
 ])
 def test_a_catalog_models_headers_reach_the_request_as_pi_ai_sends_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], provider: str,
-        model: str, api: str, effort: str | None, profile: dict[str, str], path: str,
+        model: str, api: str, effort: str | None, profile: dict[str, Any], path: str,
         headers: list[tuple[str, str]]) -> None:
     log = two_turns(tmp_path, provider, model, api, effort=effort)
-    routes = routes_file(tmp_path, {provider: {"apiKeyEnv": "KEY", **({"headers": profile} if profile else {})}})
+    routes = routes_file(tmp_path, {provider: {"apiKeyEnv": "KEY", **profile}})
     output, _ = rendered(monkeypatch, capsys, str(log), "0", "--routes", routes, "--headers")
     assert header_lines(output) == (f"POST {path}", headers)
 

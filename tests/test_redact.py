@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from _cli import short_salt
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -166,6 +167,7 @@ def test_the_cli_summary_names_kinds_never_values(tmp_path):
     assert lines[0].startswith(f"wrote {out} (format v0, zstd): ")
     assert lines[1:] == [f"wrote {out}.manifest.json",
                          lines[2],
+                         short_salt("s"),  # stderr, mixed in by CliRunner
                          "verdicts of requests, breaks, cache: unchanged",
                          f"a recipient verifies it with: dsh-audit redact --check {out}",
                          f"and audits it with: dsh-audit check {out}"]
@@ -386,7 +388,7 @@ def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, c
         shown = log if case == "capture-output-log" else wire
         if case == "capture-output-symlink":
             refused.symlink_to(wire)
-    elif case == "capture-default":  # OUTPUT.wire.jsonl, the default, is a link to the capture itself
+    elif case == "capture-default":  # OUTPUT.wire.jsonl, the default (wire.jsonl beside it is the input), links to it
         target, option, refused, shown = tmp_path / "red.jsonl.zstd", None, tmp_path / "red.jsonl.zstd.wire.jsonl", wire
         refused.symlink_to(wire)
     args = ["redact", str(log), "-o", str(target), "--capture", str(wire), "--salt", "s", "--force"]
@@ -394,7 +396,8 @@ def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, c
         args += ["--capture-output", str(refused)]
     what = {"-o": "output", "--capture-output": "capture output", None: "capture output"}[option]
     hint = {"-o": "write it to another path", "--capture-output": "write it to another path",  # as every command says it
-            None: "pass --capture-output (the default is OUTPUT.<the capture's name>)"}[option]
+            None: "pass --capture-output (the default is wire.jsonl beside OUTPUT for a wire.jsonl, when that name is "
+                  "free, else OUTPUT.<the capture's name>)"}[option]
     if case == "manifest":
         what, hint = "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"
     else:

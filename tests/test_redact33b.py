@@ -2,7 +2,8 @@
 
 1. The redacted capture was named after the input capture (``wire.jsonl``, the name of every DSH
    capture), so two bundles in one folder wrote the same file, and ``--force`` broke the first one's
-   ``--check`` with a bare MISMATCH. It is now ``OUT.<the capture's name>``, as the manifest
+   ``--check`` with a bare MISMATCH. The first bundle's is ``wire.jsonl`` (where the views find a log's
+   capture: session 42), a later one's ``OUT.<the capture's name>``, as the manifest
    (``OUT.manifest.json``) and the route file (``OUT.routes.yml``) are named; a bundle of the earlier
    naming still checks (its manifest names its capture), and a capture of another session is named.
 2. ``redact`` ends with the commands a recipient runs (``check`` does not find ``OUT.wire.jsonl`` or
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _cli import invoke
+from _cli import invoke, short_salt
 
 from dsh_audit.redact import check_bundle, redact
 
@@ -40,10 +41,10 @@ def test_two_bundles_in_one_folder_each_carry_their_own_capture_and_both_check(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     a = redact(_log(A), tmp_path / "a.jsonl.zstd", capture=A / "wire.jsonl", salt="s")
     b = redact(_log(B), tmp_path / "b.jsonl.zstd", capture=B / "wire.jsonl", salt="s")
-    assert (a.capture, b.capture) == (tmp_path / "a.jsonl.zstd.wire.jsonl", tmp_path / "b.jsonl.zstd.wire.jsonl")
+    assert (a.capture, b.capture) == (tmp_path / "wire.jsonl", tmp_path / "b.jsonl.zstd.wire.jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "a.jsonl.zstd", "a.jsonl.zstd.manifest.json", "a.jsonl.zstd.wire.jsonl",
-        "b.jsonl.zstd", "b.jsonl.zstd.manifest.json", "b.jsonl.zstd.wire.jsonl"]
+        "a.jsonl.zstd", "a.jsonl.zstd.manifest.json",
+        "b.jsonl.zstd", "b.jsonl.zstd.manifest.json", "b.jsonl.zstd.wire.jsonl", "wire.jsonl"]
     for result in (a, b):
         code, text, err = invoke(monkeypatch, capsys, "redact", "--check", str(result.output))
         assert (code, err, text.splitlines()[-1]) == (
@@ -74,7 +75,7 @@ def test_a_pi_ai_capture_of_another_session_is_named_by_its_requests(tmp_path: P
     c1.capture.write_bytes(c3.capture.read_bytes())
     check = check_bundle(c1.output)
     assert (check.mismatched, check.capture_note) == (("diff",), (
-        "none of the 6 request(s) of the capture c1.jsonl.zstd.wire.jsonl is one of "
+        "none of the 6 request(s) of the capture wire.jsonl is one of "
         "session-514c4bc2-e0ec-419e-84d4-2f666d536239's: it holds another session's"))
 
 
@@ -90,13 +91,13 @@ def test_redact_ends_with_the_recipients_commands_and_names_the_capture_it_left_
         f"a recipient verifies it with: dsh-audit redact --check '{out}'\n"
         f"and audits it with: dsh-audit check '{out}'\n"),
         [f"note: the capture {A / 'wire.jsonl'}, which `check` finds for this log, was not redacted: pass --capture "
-         f"{A / 'wire.jsonl'} to include it"])
+         f"{A / 'wire.jsonl'} to include it", short_salt("s")])
     code, text, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s", "--force",
                              "--capture", str(A / "wire.jsonl"))
-    assert (code, err, text.splitlines()[-3:]) == (0, [], [
+    assert (code, err, text.splitlines()[-3:]) == (0, [short_salt("s")], [
         "verdicts of requests, breaks, cache, diff: unchanged",
         f"a recipient verifies it with: dsh-audit redact --check '{out}'",
-        f"and audits it with: dsh-audit check '{out}' --capture '{out}.wire.jsonl'"])
-    code, text, err = invoke(monkeypatch, capsys, "check", str(out), "--capture", f"{out}.wire.jsonl")
+        f"and audits it with: dsh-audit check '{out}' --capture {tmp_path / 'wire.jsonl'}"])
+    code, text, err = invoke(monkeypatch, capsys, "check", str(out))  # its capture found beside it
     assert (code, err, text.splitlines()[-1]) == (  # its title call is priced from the capture
         0, ["note: 1 request(s) priced from the capture's usage (their log holds none)"], "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 0 info, 0 failing (policy: defaults)")

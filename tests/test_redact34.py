@@ -26,6 +26,7 @@ from dsh_audit.redact._addresses import octets as _octets
 from dsh_audit.redact._hosts import ADDRESS_HEADERS, _port, host_value, redact_host, redact_url
 from dsh_audit.redact._pseudonyms import redact_ascii
 from dsh_audit.redact._routes import redacted_routes
+from dsh_audit.session._home_routes import _manifest_route_name
 from dsh_audit.wire._piai_routes import parse_routes
 
 SALT = b"redact34"
@@ -109,7 +110,7 @@ def test_a_capture_with_proxy_headers_keeps_its_verdicts_and_no_address(tmp_path
     (tmp_path / "out").mkdir()
     result = redact(log, tmp_path / "out" / "r.jsonl", salt="redact34", capture=capture)
     assert result.mismatched == () and set(result.verdicts) == {"requests", "breaks", "cache", "diff"}
-    written = [json.loads(line) for line in (tmp_path / "out" / "r.jsonl.wire.jsonl").read_text("utf-8").splitlines()]
+    written = [json.loads(line) for line in (tmp_path / "out" / "wire.jsonl").read_text("utf-8").splitlines()]
     assert len(written) == len(records)
     for before, after in zip(records, written):
         assert {k: v for k, v in after["headers"].items() if k in PLANTED} == REDACTED
@@ -257,18 +258,18 @@ def test_force_replaces_only_this_bundles_own_capture(
                   "--capture", str(capture))[0] == 0
     before = _tree(out)
     refused = {  # an output -> what it would replace
-        ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "other.jsonl.wire.jsonl")):
-            f"error: {out}/other.jsonl.wire.jsonl: the capture output would overwrite the bundle other.jsonl's "
-            f"capture {out}/other.jsonl.wire.jsonl (hint: write it to another path)",
+        ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "wire.jsonl")):
+            f"error: {out}/wire.jsonl: the capture output would overwrite the bundle other.jsonl's "
+            f"capture {out}/wire.jsonl (hint: write it to another path)",
         ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "other.jsonl")):
             f"error: {out}/other.jsonl: the capture output would overwrite the bundle other.jsonl's log "
             f"{out}/other.jsonl (hint: write it to another path)",
         ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "other.jsonl.manifest.json")):
             f"error: {out}/other.jsonl.manifest.json: the capture output would overwrite the bundle other.jsonl's "
             f"manifest {out}/other.jsonl.manifest.json (hint: write it to another path)",
-        ("-o", str(out / "other.jsonl.wire.jsonl")):
-            f"error: {out}/other.jsonl.wire.jsonl: the output would overwrite the bundle other.jsonl's capture "
-            f"{out}/other.jsonl.wire.jsonl (hint: write it to another path)",
+        ("-o", str(out / "wire.jsonl")):
+            f"error: {out}/wire.jsonl: the output would overwrite the bundle other.jsonl's capture "
+            f"{out}/wire.jsonl (hint: write it to another path)",
     }
     for args, message in refused.items():
         code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), *args, "--force", "--salt", "t",
@@ -278,8 +279,8 @@ def test_force_replaces_only_this_bundles_own_capture(
     # its own bundle again, with --force: its capture replaced
     code, stdout, _ = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out / "other.jsonl"), "--force",
                              "--salt", "t", "--capture", str(capture))
-    assert code == 0 and f"wrote {out}/other.jsonl.wire.jsonl: " in stdout
-    assert _tree(out)[("other.jsonl.wire.jsonl")] != before["other.jsonl.wire.jsonl"]
+    assert code == 0 and f"wrote {out}/wire.jsonl: " in stdout  # its own capture, where the views find it
+    assert _tree(out)[("wire.jsonl")] != before["wire.jsonl"]
 
 
 # --- 5. the DSH815 hint of a redacted bundle names its route file -----------------------------------------------
@@ -295,9 +296,11 @@ def test_the_routes_hint_of_a_bundle_names_its_route_file(tmp_path: Path) -> Non
     assert Judge(Policy()).routes_hint(str(log), hint) == (
         f"pass --routes {tmp_path}/r.jsonl.routes.yml (DSH's llm-pi-ai route configuration), the redacted route "
         "file of this bundle (its manifest names it)")
-    for named in ("../x.yml", "", None):  # a name outside the bundle's folder, or none: the plain hint
+    # a name outside the bundle's folder, none, or one with a NUL (file_name refuses it): the plain hint
+    for named in ("../x.yml", "", None, "r.jsonl.routes.yml\0"):
         (tmp_path / "r.jsonl.manifest.json").write_text(json.dumps({"tool": "dsh-audit", "route_file": named}))
         assert Judge(Policy()).routes_hint(str(log), hint).startswith(f"{hint}, or record")
+        assert _manifest_route_name(str(tmp_path / "r.jsonl.manifest.json")) is None
     assert Judge(Policy(), routes="x.yml").routes_hint(str(log), hint) == hint  # check renders with one already
 
 
@@ -307,12 +310,11 @@ def test_check_of_a_c3_bundle_names_its_route_file(
     monkeypatch.chdir(tmp_path)
     log = next((C3 / "session-logs").glob("*.jsonl"))
     redact(log, "r.jsonl", salt="redact34", capture=C3 / "wire.jsonl", routes=C3 / "inputs" / "pi-ai-routes.patch.yml")
-    code, out, _ = invoke(monkeypatch, capsys, "check", "r.jsonl", "--capture", "r.jsonl.wire.jsonl")
+    code, out, _ = invoke(monkeypatch, capsys, "check", "r.jsonl")  # its capture found beside it
     hints = set(re.findall(r"DSH815 .*?\(hint: (.*)\)$", out, flags=re.MULTILINE))
     assert (code, hints) == (1, {"pass --routes r.jsonl.routes.yml (DSH's llm-pi-ai route configuration), the "
                                  "redacted route file of this bundle (its manifest names it)"})
-    code, out, _ = invoke(monkeypatch, capsys, "check", "r.jsonl", "--capture", "r.jsonl.wire.jsonl",
-                          "--routes", "r.jsonl.routes.yml")
+    code, out, _ = invoke(monkeypatch, capsys, "check", "r.jsonl", "--routes", "r.jsonl.routes.yml")
     assert code == 0 and "DSH815" not in out
 
 

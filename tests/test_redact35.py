@@ -78,7 +78,8 @@ def test_redact_opens_the_capture_once(tmp_path: Path, fmt: str) -> None:
     result = _opens(capture, ["redact", str(log), "-o", str(out), "--capture", str(capture), "--salt", "s"])
     # the loader's one open, sniffed and read there: a read of redact's own, or a separate sniff, fails here
     assert (result["opens"], result["exit"]) == (1, 0), result["output"]
-    written = out.parent / f"session.jsonl.{capture.name}"
+    # a wire.jsonl lands where the views find a log's capture, a HAR as OUTPUT.<its name>
+    written = out.parent / ("wire.jsonl" if capture.name == "wire.jsonl" else f"session.jsonl.{capture.name}")
     (redacted,) = load_capture(written)
     assert "authorization" not in redacted.headers and b"sk-proj-" not in written.read_bytes()
 

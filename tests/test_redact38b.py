@@ -61,13 +61,13 @@ def test_the_install_id_of_a_shared_capture_is_one_pseudonym_and_the_bundle_prov
     assert (result.identity_headers, result.dropped_headers, result.mismatched) == (
         ("x-deepseek-harness-user-id",), (), ())
     before = [json.loads(line) for line in (C_CHANGE / "wire.jsonl").read_text("utf-8").splitlines()]
-    after = [json.loads(line) for line in (tmp_path / "cc.jsonl.wire.jsonl").read_text("utf-8").splitlines()]
+    after = [json.loads(line) for line in (tmp_path / "wire.jsonl").read_text("utf-8").splitlines()]
     assert {r["headers"]["x-deepseek-harness-user-id"] for r in before} == {USER}
     assert {r["headers"]["x-deepseek-harness-user-id"] for r in after} == {"afa44387-0196-723d-03cb-c81554462cc7"}
     assert [r["headers"]["x-deepseek-harness-session-id"] for r in after] == \
         [r["headers"]["x-deepseek-harness-session-id"] for r in before]
     assert {r["headers"]["host"] for r in after} == {"127.9.0.8:33542"}  # was 127.0.0.1:18092: loopback stays so
-    assert USER not in (tmp_path / "cc.jsonl.wire.jsonl").read_text("utf-8")
+    assert USER not in (tmp_path / "wire.jsonl").read_text("utf-8")
     check = check_bundle(tmp_path / "cc.jsonl")
     assert (check.ok, check.compared, check.unproven) == (True, 8, None)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from _cli import invoke
+from _cli import invoke, short_salt
 
 ROOT = Path(__file__).resolve().parent.parent
 C3 = ROOT.parent / "shared" / "corpus" / "live-pi" / "c3-openai-compat"
@@ -41,7 +41,7 @@ def test_redact_without_routes_says_it_once_and_prints_an_audit_command_that_pas
     assert (code, err) == (0, [
         "warning: 6 request(s) cannot be rendered without DSH's route configuration: give redact --routes FILE to "
         "bundle it redacted; without it their diff verdicts compared nothing, so the redacted capture is not proven "
-        "to match the redacted log"])
+        "to match the redacted log", short_salt("s")])
     assert text.splitlines()[-2:] == [
         "a recipient verifies it with: dsh-audit redact --check red/c3.jsonl",
         "and audits it without its capture (check would report its 6 unrendered request(s), DSH815): "
@@ -71,7 +71,7 @@ def test_the_copy_is_compressed_as_its_name_says_and_checks(
     monkeypatch.chdir(tmp_path)
     code, text, err = invoke(monkeypatch, capsys, "redact", f"in{''.join(source.suffixes)}", "-o", name, "--salt", "s")
     assert (code, err, text.splitlines()[0].split(": ")[0]) == (
-        0, [] if note is None else [note], f"wrote {name} (format v0, {'zstd' if zstd else 'plain'})")
+        0, ([] if note is None else [note]) + [short_salt("s")], f"wrote {name} (format v0, {'zstd' if zstd else 'plain'})")
     data = (tmp_path / name).read_bytes()
     assert (data[:4] == ZSTD_MAGIC, data[:2]) == (zstd, data[:2] if zstd else b'{"')
     if zstd:  # as DSH writes it: the header line alone in frame 1, every frame whole lines

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_audit.redact import Placeholders, Redactor
@@ -102,15 +102,25 @@ def test_an_address_with_escapes_around_it_in_a_request_id_or_via_loses_every_oc
         "100::80%g9-dlf", "100::80%lb-spc", "100::80%60-y45", "100::80%37-z"]
 
 
-@settings(max_examples=60, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+#: What stands right before a planted quad (fuzz 28): a bare ``%`` (``%41.77.66.55``: as written ``41.77.66.55``,
+#: decoded ``A.77.66.55``), one after a digit (``9%35.77.66.55``: decoded ``95.77.66.55``), one its decoding makes an
+#: escape of (``%2%322.33.44.55``: decoded ``%222.33.44.55``), an escaped ``%`` (``%2522.33.44.55``).
+PERCENT_BEFORE = ("", "%", "x%", "9%", "12%", "%2", "x%2", "%25", "%%")
+
+
+@settings(max_examples=60, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=list(HealthCheck))
 @given(st.lists(st.integers(20, 99).filter(lambda n: n != 51), min_size=4, max_size=4),
-       st.text("%GZgw-x_.:abAB", max_size=4), st.text("%GZgw-x_.:abAB", max_size=4),
+       st.text("%GZgw-x_.:abAB", max_size=4), st.sampled_from(PERCENT_BEFORE), st.text("%GZgw-x_.:abAB", max_size=4),
        st.lists(st.sampled_from(("", "upper", "lower")), min_size=30, max_size=30))
-def test_a_request_id_never_keeps_a_planted_quad(numbers: list[int], before: str, after: str,
+@example([41, 77, 66, 55], "req-", "%", "", [""] * 30).via("fuzz 28: a letter's escape")
+@example([35, 77, 66, 55], "req-123", "%", "", [""] * 30).via("fuzz 28: a digit's escape after a digit")
+@example([22, 33, 44, 55], "", "%2", "", [""] * 2 + ["upper"] + [""] * 27).via("fuzz 28: an escape decoded")
+def test_a_request_id_never_keeps_a_planted_quad(numbers: list[int], before: str, percent: str, after: str,
                                                   escaped: list[str]) -> None:
     quad = ".".join(map(str, numbers))
     value = "".join(c if how == "" else f"%{ord(c):02X}" if how == "upper" else f"%{ord(c):02x}"
-                    for c, how in zip(before + quad + after, escaped + [""] * 30))
+                    for c, how in zip(before + percent + quad + after, escaped + [""] * 40))
     written = pseudonym(value, Redactor(Placeholders(b"b41")))
     tail = quad.split(".", 1)[1]  # its last three octets: no placeholder holds two-digit ones
     assert tail not in written and tail not in unquote(written) and tail not in unquote(unquote(written))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from _cli import invoke
+from _cli import invoke, short_salt
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 C3 = CORPUS / "live-pi" / "c3-openai-compat"
@@ -23,7 +23,7 @@ def test_a_hand_declared_route_is_redacted_and_checked_with_its_route_file(
     code, text, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--routes", routes,
                              "--salt", "s1")
     assert (code, err) == (0, [f"note: the capture {C3 / 'wire.jsonl'}, which `check` finds for this log, was not "
-                               f"redacted: pass --capture {C3 / 'wire.jsonl'} to include it"])
+                               f"redacted: pass --capture {C3 / 'wire.jsonl'} to include it", short_salt("s1")])
     assert text.endswith(f"verdicts of requests, breaks, cache: unchanged\n"
                          f"a recipient verifies it with: dsh-audit redact --check {out}\n"
                          f"and audits it with: dsh-audit check {out} --routes {out}.routes.yml\n")
@@ -61,4 +61,4 @@ def test_redacting_a_hand_declared_route_without_its_route_file_says_the_capture
     assert (code, err) == (0, [  # a warning, not a note (session 38): the bundle is unproven; one line (session 40)
         "warning: 6 request(s) cannot be rendered without DSH's route configuration: give redact --routes FILE to "
         "bundle it redacted; without it their diff verdicts compared nothing, so the redacted capture is not proven "
-        "to match the redacted log"])
+        "to match the redacted log", short_salt("s1")])

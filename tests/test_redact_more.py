@@ -183,9 +183,12 @@ def test_the_cli_redacts_a_body_folder_beside_the_log(tmp_path, monkeypatch, cap
     assert _run(monkeypatch, ["redact", str(log), "-o", str(out), "--salt", "s", "--capture", str(bodies)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == f"wrote {out}.bodies: auth headers dropped: authorization, x-api-key"
-    assert lines[-3:] == ["verdicts of requests, breaks, cache, diff: unchanged",
+    assert lines[-4:] == ["verdicts of requests, breaks, cache, diff: unchanged",
                           f"a recipient verifies it with: dsh-audit redact --check {out}",
-                          f"and audits it with: dsh-audit check {out} --capture {out}.bodies"]
+                          f"and audits it with: dsh-audit check {out} --capture {out}.bodies",
+                          f"and prices it as the original with: --capture {out}.bodies for each of breaks "
+                          "--accounting, cache, explain, index, report, requests, sessions, usage and watch (they do "
+                          "not find that capture by themselves)"]
     assert json.loads(Path(f"{out}.bodies/1.meta.json").read_text()) == {"headers": {}}
 
 

@@ -87,7 +87,7 @@ def test_an_oauth_bundle_keeps_its_key_type_and_checks_as_the_original(
         f"requests: match ({requests} request(s))", f"breaks: match ({requests} request(s), {breaks} break(s))",
         f"cache: match ({requests} request(s))", f"diff: match ({requests} diff row(s))",
         f"OK: every verdict of {out} matches its manifest"])
-    bundle_wire = out.parent / "session.jsonl.wire.jsonl"
+    bundle_wire = out.parent / "wire.jsonl"
     reports = []
     for args in ((str(log), "--capture", str(wire), "--routes", str(routes)),
                  (str(out), "--capture", str(bundle_wire), "--routes", str(bundle_routes))):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import dsh_audit.redact
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, short_salt
 from dsh_audit.redact import CONTENT_KEYS, HEADER_KEYS, Placeholders, Redactor
 from dsh_audit.redact._bodies import redact_body
 from dsh_audit.redact._response import redact_response_text
@@ -45,7 +45,8 @@ def test_a_redacted_copy_writes_c1_del_and_bidi_controls_as_escapes(tmp_path, mo
     log.write_text(text, encoding="utf-8")
     out = tmp_path / "r1" / "out.jsonl"
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s")
-    assert (code, err, stdout.splitlines()[-3:]) == (0, [], ["verdicts of requests, breaks, cache: unchanged",
+    assert (code, err, stdout.splitlines()[-3:]) == (0, [short_salt("s")], [
+        "verdicts of requests, breaks, cache: unchanged",
                                                              f"a recipient verifies it with: dsh-audit redact --check {out}",
                                                              f"and audits it with: dsh-audit check {out}"])
     data = out.read_bytes().decode("utf-8")
@@ -90,11 +91,11 @@ def test_a_child_whose_parent_id_holds_a_lone_surrogate_is_redacted_with_its_man
     out = tmp_path / "out"
     out.mkdir()
     code, _, err = invoke(monkeypatch, capsys, "redact", str(parent), "-o", str(out / "parent.jsonl"), "--salt", "s")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("s")])
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(child), "-o", str(out / "child.jsonl"), "--salt", "s")
     assert (code, stdout.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache: unchanged")
     assert err == [f"note: verdicts compared with the parent session session-p\\ud800x on both sides: {parent} and "
-                   f"its redaction {out / 'parent.jsonl'}"]
+                   f"its redaction {out / 'parent.jsonl'}", short_salt("s")]
     manifest = (out / "child.jsonl.manifest.json").read_text(encoding="utf-8")
     assert '\n  "parent": "session-p\\ud800x",\n' in manifest
     assert json.loads(manifest)["parent"] == "session-p\ud800x"
@@ -120,7 +121,7 @@ def test_a_plain_copy_of_the_parent_beside_the_output_is_no_redaction_of_it(tmp_
     # the parent's redaction beside it (its manifest tells it) is taken
     (out / "parent-backup.jsonl").unlink()
     code, _, err = invoke(monkeypatch, capsys, "redact", str(parent), "-o", str(out / "parent.jsonl"), "--salt", "s")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("s")])
     code, stdout, _ = invoke(monkeypatch, capsys, "redact", str(child), "-o", str(out / "child.jsonl"), "--salt", "s")
     assert (code, stdout.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache: unchanged")
 
@@ -226,8 +227,8 @@ def test_another_sessions_capture_loses_the_content_under_structural_names(tmp_p
                                "--capture", str(wire), "--any-capture")
     assert (code, stdout.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache, diff: unchanged")
     assert err == ["note: 1 of 1 captured request(s) match none of the log's requests: they are redacted as content, "
-                   "and prove nothing about this log"]
-    written = (out / "s.jsonl.wire.jsonl").read_text(encoding="utf-8")
+                   "and prove nothing about this log", short_salt("s")]
+    written = (out / "wire.jsonl").read_text(encoding="utf-8")
     assert [word for word in WORDS if word in written] == [] and ACTIVE.findall(written) == []
     record = json.loads(written)
     assert list(record) == ["seq", "method", "path", "body", "headers"] and record["headers"] == {}
@@ -279,7 +280,7 @@ def test_a_secret_in_a_tool_results_meta_goes_and_is_counted(tmp_path, monkeypat
     log = b.write_jsonl(tmp_path / "in" / "s.jsonl", packed=False)
     out = tmp_path / "o.jsonl"
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("s")])
     assert stdout.splitlines()[-4:] == ["secrets removed: anthropic_api_key 1 (1 occurrence(s))",
                                         "verdicts of requests, breaks, cache: unchanged",
                                         f"a recipient verifies it with: dsh-audit redact --check {out}",

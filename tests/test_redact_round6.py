@@ -4,7 +4,9 @@ a capture of another session is refused."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import zstandard
 from _cli import chat_log, invoke
 from dsh_audit.errors import UsageError
 from dsh_audit.redact import Placeholders, check_bundle, redact, session_verdicts
+from dsh_audit.redact._family import salt_cause
 from dsh_audit.session import open_session
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -110,9 +113,10 @@ def test_a_child_beside_its_parent_needs_the_parent_redacted_beside_it_or_alone(
         redact(CHILD, out / "c.jsonl", salt="s")
     assert str(caught.value) == (
         f"{CHILD}: this log is a child of {PARENT}, beside it, which its breaks and cache verdicts there compare it "
-        "with, and no redaction of that parent lies beside the output (hint: redact the parent first, with the same "
-        "salt, into the layout the logs have (the child's -o beside it, as breaks finds a parent); or pass --alone to "
-        "compare this child's verdicts without its parent)")
+        "with, and no redaction of that parent lies beside the output (hint: redact the parent first, then this "
+        "child, with one salt you choose (the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both: the default salt is "
+        "random), into the layout the logs have (the child's -o beside it, as breaks finds a parent); or pass --alone "
+        "to compare this child's verdicts without its parent)")
     assert sorted(p.name for p in out.iterdir()) == []
 
 
@@ -131,11 +135,36 @@ def test_a_child_redacted_beside_its_redacted_parent_proves_its_verdicts_with_it
     # the same child compared alone records other verdicts: its bundle proves what it was compared with
     alone = redact(CHILD, tmp_path / "alone.jsonl", salt="s", alone=True)
     assert alone.verdicts["breaks"] != child.verdicts["breaks"] and alone.parent is None
-    # a parent redacted with another salt is not the child's: the verdicts move, and redact says so
+    # a parent redacted with another salt is not the child's: the verdicts move, redact says why (the parent's
+    # manifest records its salt's id, never the salt), and writes nothing (session 42: the bundle was written)
     other = tmp_path.parent.parent / "other"
     other.mkdir()
-    redact(PARENT, other / PARENT.name, salt="another")
-    assert redact(CHILD, other / CHILD.name, salt="s").mismatched == ("breaks", "cache")
+    redact(PARENT, other / PARENT.name)  # the default: a random salt
+    manifest = json.loads((other / f"{PARENT.name}.manifest.json").read_text("utf-8"))
+    assert (manifest["salt"], manifest["salt_id"][:7], len(manifest["salt_id"])) == ("random", "scrypt:", 7 + 32)
+    code, text, err = invoke(monkeypatch, capsys, "redact", str(CHILD), "-o", str(other / CHILD.name), "--salt", "s")
+    assert (code, text, err[-1:]) == (1, "", [
+        f"FAILED: breaks, cache verdicts differ on the redacted copy, so nothing was written: the parent's redaction "
+        f"{other / PARENT.name} was made with another salt than this run's (a random one, which no run can repeat) "
+        "(hint: redact the parent again with --force, then this child, with one salt you choose: the same --salt S, "
+        "or DSH_AUDIT_REDACT_SALT=S, for both)"])
+    assert sorted(p.name for p in other.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
+    redact(PARENT, other / PARENT.name, salt="another", force=True)  # a salt given: recorded as given
+    moved = redact(CHILD, other / CHILD.name, salt="s")
+    assert moved.cause == (
+        f"the parent's redaction {other / PARENT.name} was made with another salt than this run's (another given salt)")
+    # session 42b: the id is slow to make (scrypt, N=2**14, r=8, p=1, a fixed salt: each guess at a short salt costs
+    # as much; one fast BLAKE2b let `acme7` be found in 4 s), and an older manifest's blake2b: id is still compared
+    parent_manifest = other / f"{PARENT.name}.manifest.json"
+    recorded = json.loads(parent_manifest.read_text("utf-8"))
+    identity = "scrypt:" + hashlib.scrypt(b"another", salt=b"dsh-audit-salt-id", n=2 ** 14, r=8, p=1, dklen=16).hex()
+    assert recorded["salt_id"] == identity
+    older = "blake2b:" + hashlib.blake2b(b"another", digest_size=16, person=b"dsh-audit-salt").hexdigest()
+    parent_manifest.write_text(json.dumps({**recorded, "salt_id": older}), "utf-8")
+    assert salt_cause(other / PARENT.name, b"another", identity) is None
+    assert salt_cause(other / PARENT.name, b"s", moved.salt_id) == (
+        f"the parent's redaction {other / PARENT.name} was made with another salt than this run's (another given salt)")
+    assert redact(CHILD, other / CHILD.name, salt="another").mismatched == ()  # the family again, with one salt
     # a bundle whose parent is gone is a usage error of --check, not a mismatch
     (tmp_path / PARENT.name).unlink()
     with pytest.raises(UsageError, match="whose redacted log is not beside it"):
@@ -205,3 +234,34 @@ def test_a_capture_of_another_session_is_refused(tmp_path: Path, monkeypatch: py
     result = redact(log, tmp_path / "o.jsonl", salt="s", capture=A_CHAT_WIRE, any_capture=True)
     assert result.notes == ("3 of 3 captured request(s) match none of the log's requests (3 of another session): "
                             "they are redacted as content, and prove nothing about this log",)
+
+
+# -- 5. the default capture's name taken while the redaction ran (session 42b) ---------------------
+
+
+@pytest.mark.skipif(not CHANGE.is_file(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize("links", [True, False], ids=["hard-links", "no-hard-links"])
+def test_a_default_capture_name_another_run_took_meanwhile_is_refused_and_nothing_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool) -> None:
+    import dsh_audit.redact._redact as redacting
+    import dsh_audit.redact._staging as staging
+
+    other = b'{"another": "bundle"}\n'
+    load = redacting.load_capture
+
+    def meanwhile(*args: object, **kwargs: object) -> object:  # another redaction into the folder ends first
+        (tmp_path / "wire.jsonl").write_bytes(other)
+        return load(*args, **kwargs)  # type: ignore[arg-type]
+
+    def no_link(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(redacting, "load_capture", meanwhile)
+    if not links:
+        monkeypatch.setattr(staging.os, "link", no_link)
+    with pytest.raises(UsageError) as caught:
+        redact(CHANGE, tmp_path / "r.jsonl", salt="s", capture=CHANGE.parent.parent / "wire.jsonl")
+    assert str(caught.value) == (
+        f"{tmp_path / 'wire.jsonl'}: another run wrote the capture output while this redaction ran, so nothing was "
+        "written (hint: pass --capture-output PATH to name another file for the redacted capture)")
+    assert sorted(os.listdir(tmp_path)) == ["wire.jsonl"] and (tmp_path / "wire.jsonl").read_bytes() == other

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, short_salt
 
 import dsh_audit.redact._bodies as bodies_module
 from dsh_audit.capture import CapturedRequest, align, compare_capture, load_capture
@@ -60,10 +60,10 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
     out = tmp_path / "out.jsonl"
     code, text, err = invoke(monkeypatch, capsys, "redact", str(_c3_log()), "-o", str(out),
                              "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
-    assert (code, err) == (0, [C3_NOTE])
+    assert (code, err) == (0, [C3_NOTE, short_salt("s1")])
     assert text == (f"wrote {out} (format v0, plain): 206 content string(s) replaced in the log, "
                     "677 more in the capture\n"
-                    f"wrote {out}.wire.jsonl: auth headers dropped: none\n"
+                    f"wrote {tmp_path / 'wire.jsonl'}: auth headers dropped: none\n"
                     f"wrote {out}.manifest.json\n"
                     "secrets removed: none found\n"
                     "verdicts of requests, breaks, cache: unchanged; diff: unchanged, but 6 captured request(s) "
@@ -94,7 +94,7 @@ def test_a_bundle_made_without_routes_renders_with_them_as_the_original_does(
     assert result.mismatched == () and len(result.unrendered) == 6
     original = _diff_rows(_c3_log(), C3 / "wire.jsonl", C3_ROUTES)
     assert [row[2] for row in original] == ["identical"] * 6
-    assert result.capture == tmp_path / "out.jsonl.wire.jsonl"
+    assert result.capture == tmp_path / "wire.jsonl"
     assert _diff_rows(result.output, result.capture, C3_ROUTES) == original
     code, text, err = invoke(monkeypatch, capsys, "check", str(result.output), "--capture",
                              str(result.capture), "--routes", str(C3_ROUTES))
@@ -108,11 +108,11 @@ def test_redact_with_routes_renders_every_request_and_claims_every_verdict(
     out = tmp_path / "out.jsonl"
     code, text, err = invoke(monkeypatch, capsys, "redact", str(_c3_log()), "-o", str(out), "--capture",
                              str(C3 / "wire.jsonl"), "--salt", "s1", "--routes", str(C3_ROUTES))
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("s1")])
     assert text.splitlines()[-3] == "verdicts of requests, breaks, cache, diff: unchanged"
     manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text("utf-8"))
     assert (manifest["routes"], manifest["unrendered"]) == (True, {"count": 0, "requests": []})
-    assert _diff_rows(out, Path(f"{out}.wire.jsonl"), C3_ROUTES) == _diff_rows(_c3_log(), C3 / "wire.jsonl", C3_ROUTES)
+    assert _diff_rows(out, tmp_path / "wire.jsonl", C3_ROUTES) == _diff_rows(_c3_log(), C3 / "wire.jsonl", C3_ROUTES)
 
 
 def test_a_text_the_log_kept_and_replaced_is_redacted_by_where_it_stands_in_an_unrendered_body() -> None:
@@ -222,7 +222,7 @@ def test_the_capture_rewriting_pairs_by_route_too(tmp_path: Path, monkeypatch: p
     result = redact(session.path, tmp_path / "out" / "session.jsonl", capture=wire, salt="s")
     assert given == [["deepseek-chat-completions"]]
     redacted = open_session(result.output)
-    assert load_capture(tmp_path / "out" / "session.jsonl.wire.jsonl")[1].body == route_renderer([redacted])(redacted.requests[0], {})
+    assert load_capture(tmp_path / "out" / "wire.jsonl")[1].body == route_renderer([redacted])(redacted.requests[0], {})
 
 
 # --- every corpus session with its capture ------------------------------------------------------------
@@ -251,5 +251,5 @@ def test_every_corpus_session_keeps_its_verdicts_with_its_capture(tmp_path: Path
     assert (check.ok, sorted(check.found)) == (True, ["breaks", "cache", "diff", "requests"])
     # the redacted pair diffs as the original pair, with the route file too when there is one
     for config in {routes, C3_ROUTES if log.parent.parent == C3 else None}:
-        assert _diff_rows(result.output, Path(f"{result.output}.{capture.name}"), config) == \
+        assert _diff_rows(result.output, tmp_path / "wire.jsonl", config) == \
             _diff_rows(log, capture, config)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _cli import invoke
+from _cli import invoke, short_salt
 from _properties import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -183,7 +183,7 @@ def test_secrets_cut_over_the_content_blocks_of_a_message_are_gone_and_counted_o
     assert sum(log.read_text().count(json.dumps(block)[1:-1]) for block in BLOCKS) == 8
     out = tmp_path / "out.jsonl"
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "r5")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [short_salt("r5")])
     # each secret in the two records that write the message: 2 occurrences, 1 distinct value
     assert stdout.splitlines()[2:] == [
         "secrets removed: authorization 1 (2 occurrence(s)), env_assignment 1 (2 occurrence(s)), "

@@ -10,7 +10,8 @@ import pytest
 
 from _cli import chat_log, invoke
 
-REFUSAL = ("corrupt session log: first line is not a session header (hint: the header needs type \"session\", "
+REFUSAL = ("corrupt session log: first line is not a session header: no version; no string id; no createdAt; "
+           "no delegationDepth (hint: the header needs type \"session\", "
            "version, id, createdAt and delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
            "version/delegationDepth)")
 

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _cli import invoke
+from _cli import invoke, short_salt
 
 from dsh_audit.redact._log import name_compression
 
@@ -61,5 +61,5 @@ def test_a_plain_log_written_to_a_name_in_capitals_is_zstd_with_its_note(
     monkeypatch.chdir(tmp_path)
     code, text, err = invoke(monkeypatch, capsys, "redact", "in.jsonl", "-o", "R.JSONL.ZSTD", "--salt", "s")
     assert (code, err, text.splitlines()[0].split(": ")[0]) == (
-        0, ["note: written zstd: the log was plain; -o R.JSONL keeps it"], "wrote R.JSONL.ZSTD (format v0, zstd)")
+        0, ["note: written zstd: the log was plain; -o R.JSONL keeps it", short_salt("s")], "wrote R.JSONL.ZSTD (format v0, zstd)")
     assert (tmp_path / "R.JSONL.ZSTD").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"

@@ -165,6 +165,10 @@ def test_profile_headers_go_before_the_attribution_and_cannot_replace_it(tmp_pat
                            "(off, minimal, low, medium, high, xhigh, max)"),
     ("thinkingBudgets:\n  high: lots", "providers.local-openai.thinkingBudgets.high: must be a whole number of tokens"),
     ("headers:\n  X-A: [1]", "providers.local-openai.headers: must map header names to string values"),
+    # config.ts ``timeoutMs: z.natural()``: a whole number of milliseconds, 0 or more
+    ("timeoutMs: soon", "providers.local-openai.timeoutMs: must be a whole number of milliseconds"),
+    ("timeoutMs: -1", "providers.local-openai.timeoutMs: must be a whole number of milliseconds"),
+    ("timeoutMs: 1500.5", "providers.local-openai.timeoutMs: must be a whole number of milliseconds"),
 ])
 def test_a_bad_profile_setting_is_a_one_line_usage_error(tmp_path: Path, setting: str, message: str,
                                                         monkeypatch: pytest.MonkeyPatch,
@@ -186,13 +190,16 @@ def test_the_route_file_profile_is_carried_by_each_model_of_its_route_only(tmp_p
     path = tmp_path / "routes.yml"
     path.write_text("providers:\n  anthropic:\n    cacheRetention: none\n    reasoning: 'off'\n"
                     "    thinkingBudgets: {high: 5, xhigh: 9}\n    headers: {user-agent: x, X-B: 'y'}\n"
+                    "    timeoutMs: 120000.0\n"
                     "  local-openai:\n    api: openai-completions\n    baseURL: http://h/v1\n"
                     "    models: [{id: m}]\n")
     routes = load_routes(path)
     profile = RouteProfile(reasoning="off", cache_retention="none", thinking_budgets={"high": 5},
-                           headers=(("X-B", "y"),))
+                           headers=(("X-B", "y"),), timeout_ms=120000)
     assert routes.models["anthropic", "claude-sonnet-4-5"].profile == profile
     assert routes.models["anthropic", "claude-sonnet-4-6"].profile == profile
+    read = routes.models["anthropic", "claude-sonnet-4-5"].profile
+    assert read is not None and type(read.timeout_ms) is int  # YAML's 120000.0 is one JavaScript number
     assert routes.models["local-openai", "m"].profile is None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import invoke
+from _cli import invoke, short_salt
 
 from dsh_audit.capture import CapturedRequest, align
 from dsh_audit.capture._evidence import log_routes
@@ -186,9 +186,9 @@ def test_a_captured_gateway_credential_is_never_printed_and_redact_drops_it(
     redacted.parent.mkdir()
     code, text, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(redacted), "--salt", "s",
                              "--capture", str(capture))
-    assert (code, err) == (0, [])
-    assert text.splitlines()[1] == f"wrote {tmp_path / 'out' / 's.jsonl.wire.jsonl'}: auth headers dropped: cf-aig-authorization"
-    written = (tmp_path / "out" / "s.jsonl.wire.jsonl").read_text("utf-8")
+    assert (code, err) == (0, [short_salt("s")])
+    assert text.splitlines()[1] == f"wrote {tmp_path / 'out' / 'wire.jsonl'}: auth headers dropped: cf-aig-authorization"
+    written = (tmp_path / "out" / "wire.jsonl").read_text("utf-8")
     assert json.loads(written)["headers"] == {"x-session-affinity": "cf32", "content-type": "application/json"}
     assert GATEWAY_KEY not in text + written + "".join(p.read_text("utf-8") for p in (tmp_path / "out").iterdir())
 

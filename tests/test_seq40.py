@@ -27,6 +27,7 @@ GAP_HINT = _TAIL + ("seqs must run 0, 1, 2, … with no gap or repeat; `dsh-audi
 TYPE_HINT = _TAIL + ("write each seq as an integer, the record's place 0, 1, 2, …; `dsh-audit validate FILE` lists "
                      "every seq that is no integer (DSH111)")
 GAP = "corrupt session log: seq gap in committed region at line"
+COUNTED = '; "line {}" is DSH\'s count of event lines (the header is not one)'  # DSH's number, labelled
 
 
 def _swapped(lines: list[str]) -> None:
@@ -50,23 +51,23 @@ def _not_an_object(lines: list[str]) -> None:
 
 # name, change, the refusal's place and words, its hint, the validation finding check no longer lists
 CASES = {
-    "swap": (_swapped, "8 seq 7", f"{GAP} 7 (expected 6, got 7)", GAP_HINT,
+    "swap": (_swapped, "8 seq 7", f"{GAP} 7 (expected 6, got 7){COUNTED.format(7)}", GAP_HINT,
              "9: seq 6: DSH108 error (fails the gate: validation-fail-severity): seq 6 comes after seq 7 (line 8): the "
              "two events are written in each other's place (hint: write the events in seq order)"),
-    "gap": (lambda lines: lines.pop(5), "6 seq 5", f"{GAP} 5 (expected 4, got 5)", GAP_HINT,
+    "gap": (lambda lines: lines.pop(5), "6 seq 5", f"{GAP} 5 (expected 4, got 5){COUNTED.format(5)}", GAP_HINT,
             "6: seq 5: DSH107 error (fails the gate: validation-fail-severity): seq gap: expected 4, got 5 (hint: "
             "renumber the events 0, 1, 2, ... without gaps (packed rows count once per member))"),
-    "string": (_seq("4"), "6 seq 4", f'{GAP} 5 (expected 4, got "4"): seq is a string, not an integer', TYPE_HINT,
+    "string": (_seq("4"), "6 seq 4", f'{GAP} 5 (expected 4, got "4"): seq is a string, not an integer{COUNTED.format(5)}', TYPE_HINT,
                '6: seq 4: DSH111 error (fails the gate: validation-fail-severity): seq "4" is not a non-negative safe '
                "integer (hint: write Date.now() milliseconds and the position as integers)"),
-    "null": (_seq(None), "6 seq 4", f"{GAP} 5 (expected 4, got undefined): the event has no seq", TYPE_HINT,
+    "null": (_seq(None), "6 seq 4", f"{GAP} 5 (expected 4, got undefined): the event has no seq{COUNTED.format(5)}", TYPE_HINT,
              "6: seq 4: DSH111 error (fails the gate: validation-fail-severity): event has no seq (hint: write "
              "Date.now() milliseconds and the position as integers)"),
-    "boolean": (_seq(True), "6 seq 4", f"{GAP} 5 (expected 4, got true): seq is a boolean, not an integer",
+    "boolean": (_seq(True), "6 seq 4", f"{GAP} 5 (expected 4, got true): seq is a boolean, not an integer{COUNTED.format(5)}",
                 TYPE_HINT,
                 "6: seq 4: DSH111 error (fails the gate: validation-fail-severity): seq true is not a non-negative safe "
                 "integer (hint: write Date.now() milliseconds and the position as integers)"),
-    "array": (_not_an_object, "6 seq 4", f"{GAP} 5 (expected 4, got undefined): the record is a JSON array",
+    "array": (_not_an_object, "6 seq 4", f"{GAP} 5 (expected 4, got undefined): the record is a JSON array{COUNTED.format(5)}",
               _TAIL + "write each event as a JSON object with its seq; `dsh-audit validate FILE` lists every record "
               "that is no event (DSH112)",
               "6: seq 4: DSH112 error (fails the gate: validation-fail-severity): event is not a JSON object (hint: "

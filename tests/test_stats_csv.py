@@ -246,7 +246,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | s-mixed | {path} | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 1920 | $0.0006 | ≥$0.0013 | $0.0006 |
 
-ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens
+ranked by lost $, costliest first (≥\$x by x); then lost $? by lost tokens
 
 ### costliest cache breaks
 
@@ -254,7 +254,7 @@ ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens
 | --- | --- | ---: | --- | --- | ---: | ---: |
 | s-mixed | {path} | 2 | deepseek-v4-flash | header\_change | 1920 | $0.0006 |
 
-ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens; 1 break(s) that cost nothing (no token lost, or at $0) left out
+ranked by lost $, costliest first (≥\$x by x); then lost $? by lost tokens; 1 break(s) that cost nothing (no token lost, or at $0) left out
 """
 
 

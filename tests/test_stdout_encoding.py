@@ -213,6 +213,10 @@ def test_check_records_and_status_ascii(run, folder):
         "ok     |s-caf\\u00e9-\\u2192 |   3 |none    |   1 |0.0% |\\u2265$0.0001 |    1",
         "session: shortest unique prefix of its id (--json for whole ids)",
         "log: s/session.jsonl",  # the log named under the table (session 38: never left out)
+        # the finding "finds" counts, info too (session 42: it was counted, not listed)
+        "s/session.jsonl: DSH810 info: no capture given or found beside the log",
+        "  (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding the log's",
+        "  requests beside it or up to four folders above it)",
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
         "(policy: defaults)",
     ]

@@ -36,6 +36,19 @@ def named_logs(paths: Iterable[object], width: int = 80) -> list[str]:
     return lines
 
 
+#: The line `check` lists under its table for every log it read without a capture, said once
+#: (session 42: counted in "findings", not listed), whole.
+NO_CAPTURE = ("DSH810 info: {} logs: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, "
+              "or put a wire.jsonl holding the log's requests beside it or up to four folders above it)")
+
+
+def no_capture(logs: int) -> list[str]:
+    """:data:`NO_CAPTURE` for ``logs`` logs as `check` wraps it at 80 columns."""
+    return [f"DSH810 info: {logs} logs: no capture given or found beside the log (wire.jsonl)",
+            "  (hint: pass --capture FILE, or put a wire.jsonl holding the log's requests",
+            "  beside it or up to four folders above it)"]
+
+
 @pytest.fixture
 def long_titles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A DSH home ($DSH_HOME) holding :data:`LONG`, ten minutes apart."""
@@ -139,9 +152,10 @@ def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, 
         "ok        2  session-86ef2d28-9b1c     1  none        0  0.0%  $0.000036      1",
         "session: shortest unique prefix of its id (--json for whole ids)",
         *named_logs(logs),
+        *no_capture(2),
         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing",
         "(policy: defaults)"]
-    assert lines[-4:-2] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
+    assert lines[-7:-5] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
     # one log: no column of numbers, the log named under the table
     assert _table(monkeypatch, capsys, 60, "check", str(logs[0]))[1:8] == [
         "status  session           reqs  brks   hit       cost  finds",
@@ -156,6 +170,43 @@ def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, 
     assert [line.split("│")[2:4] for line in wide[4:6]] == [
         [f" {logs[0]}{' ' * (len(str(logs[1])) - len(str(logs[0])))} ", " session-86ef2d28-6e7a "],
         [f" {logs[1]} ", " session-86ef2d28-9b1c "]]
-    assert wide[7:] == ["session: shortest unique prefix of its id (--json for whole ids)",
+    assert wide[7:] == ["session: shortest unique prefix of its id (--json for whole ids)", NO_CAPTURE.format(2),
                         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing "
                         "(policy: defaults)"]
+
+
+#: The row of `check`'s one-log table at 80 columns, the log's name and what it lists before its
+#: DSH810 (a torn tail's warning, which "torn" appends).
+_LISTED = {
+    "clean": ["ok      session-torn         1  none          0       0.0%  $0.000036         1",
+              "log: t/session.jsonl"],
+    "torn": ["ok      session-torn         1  none          0       0.0%  $0.000036         2",
+             "log: t/session.jsonl",
+             "t/session.jsonl:17: DSH103 warning: torn tail: line 17 has no terminating",
+             "  newline (13 bytes ignored) (hint: harmless after a crash; a writer must end",
+             "  every batch with a newline)"],
+}
+
+
+@pytest.mark.parametrize("kind", ["clean", "torn"])
+def test_check_lists_every_finding_its_findings_column_counts(monkeypatch, capsys, tmp_path, kind):
+    """A new-user tour (session 42): a clean log read without a capture showed "findings 1" and
+    nothing under the table (DSH810 is info); every finding counted is listed, info too, as the
+    Markdown summary lists it."""
+    monkeypatch.chdir(tmp_path)
+    log = _chat(Path("t") / "session.jsonl", "session-torn")
+    if kind == "torn":
+        with log.open("ab") as file:
+            file.write(b'{"type":"turn')
+    lines = _table(monkeypatch, capsys, 80, "check", str(log))
+    warnings = int(kind == "torn")
+    assert lines == [
+        "dsh-audit check",
+        "status  session       requests  capture  breaks  hit ratio       cost  findings",
+        "─" * 79,
+        *_LISTED[kind],
+        "t/session.jsonl: DSH810 info: no capture given or found beside the log",
+        "  (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding the log's",
+        "  requests beside it or up to four folders above it)",
+        f"PASSED: 1 log(s), 1 request(s), 0 error(s), {warnings} warning(s), 1 info, 0 failing",
+        "(policy: defaults)"]

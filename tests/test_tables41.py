@@ -94,10 +94,10 @@ def test_checks_last_layout_reuses_the_prefixes(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("COLUMNS", "40")  # too narrow for any layout but the last
     shown = [SimpleNamespace(session_id=f"session-sample-{n}", path=f"/far/away/{n}/session.jsonl") for n in "ab"]
     rows = [("ok", s.path, s.session_id, 1, "none", 0, Amount(None, "n/a"), Amount(None, "-"), 0) for s in shown]
-    columns, cut, captions, paths = _check_table._narrowed(rows, shown)  # type: ignore[arg-type]
+    columns, cut, captions, paths, short = _check_table._narrowed(rows, shown)  # type: ignore[arg-type]
     assert len(calls) == 1
     assert [row[1:3] for row in cut] == [("1", "session-sample-a"), ("2", "session-sample-b")]
-    assert (captions, paths) == ([], [("log 1:", shown[0].path), ("log 2:", shown[1].path)])
+    assert (captions, paths, short) == ([], [("log 1:", shown[0].path), ("log 2:", shown[1].path)], _check_table._SHORT)
 
 
 @pytest.mark.parametrize("columns, asked", [("200", 0), ("60", 1)])

@@ -2,7 +2,8 @@
 was compared with every session below it, so ``check``, ``diff`` and ``report`` failed each session
 whose requests it does not hold (DSH813 "unmatched", "0/3 identical"). A capture found, not given,
 is now the capture only of the sessions it holds requests of (:func:`dsh_audit.capture.held_sessions`);
-for the others it is no capture (DSH810, as when none is found), in every view alike. A capture
+for the others it is no capture (DSH810, which says the capture found holds none of their requests,
+as ``diff`` does: fuzz round 28 D6), in every view alike. A capture
 given with ``--capture`` is every log's, as before.
 
 The home: the corpus's ``a-chat`` and ``c-change`` logs under one ``home/sessions``, with
@@ -30,10 +31,11 @@ CHANGE_ID = "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"
 CHAT = f"home/sessions/--home-dev-dsh-runs-a-a-chat-ws--/{CHAT_ID}/session.jsonl.zstd"
 CHANGE = f"home/sessions/--home-dev-dsh-runs-a-c-change-ws--/{CHANGE_ID}/session.jsonl.zstd"
 WIRE = "home/wire.jsonl"
-DSH810 = {"rule": "DSH810", "severity": "info", "message": "no capture given or found beside the log (wire.jsonl)",
+DSH810 = {"rule": "DSH810", "severity": "info",
+          "message": f"no capture: the capture found beside the log ({WIRE}) holds none of its requests",
           "path": CHAT, "line": None, "seq": None, "session_id": CHAT_ID, "request": None, "fails": False,
-          "hint": "pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four "
-                  "folders above it"}
+          "hint": "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside "
+                  "it or up to four folders above it"}
 
 
 def _home(root: Path, scenarios: tuple[str, ...] = ("a-chat", "c-change"), *, wire: Path | None = None) -> None:

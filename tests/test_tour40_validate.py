@@ -141,6 +141,11 @@ CASES = {
         "15: seq 13: DSH114 error: header version 2 does not fit this record: an assistant/chunk event is written "
         "only by version 0 or 1 (v2+ keeps the chunks in data.stream) (fix the header's version (and the file name's "
         "generation) to the version the body is written in)"]),
+    # session 42: a v4 header over a v0 body kept DSH216 (a v0-2 record): the file name says v0, which owes no isSeeded
+    "v4 header over a v0 body": (lambda: _edited(1, lambda v: v.__setitem__("version", 4)), "", 1, [
+        "10: seq 8: DSH114 error: header version 4 does not fit this record: a user/message whose source kind is "
+        "plugin is written only by version 0-3 (v4 names the producer as the kind) (fix the header's version (and "
+        "the file name's generation) to the version the body is written in)"]),
     "turn written as a string": (lambda: _edited(6, lambda v: v["data"].__setitem__("turn", "1")), "", 0, [
         '6: seq 4: DSH401 warning: turn/start has turn "1", a JSON string, not an integer: the spec\'s turn/start '
         'data is {turn}, the turn\'s number (turn 1 is next) (write "turn": 1, a JSON number)']),
@@ -164,7 +169,7 @@ CASES = {
 def test_one_fault_is_one_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str], case: str) -> None:
     make, prefix, code, lines = CASES[case]
-    name = "session.jsonl" if case.startswith("v2 header") else "port.jsonl"  # v0's file name
+    name = "session.jsonl" if case.startswith(("v2 header", "v4 header")) else "port.jsonl"  # v0's file name
     assert _validated(monkeypatch, capsys, _log(tmp_path, make(), prefix=prefix, name=name)) == (code, lines)
 
 

@@ -71,7 +71,7 @@ def _lines(out: str) -> list[str]:
 
 def _gap_error(home: Path) -> str:
     return (f"error: {home}/sessions/--p--/s-gap/session.jsonl:4 seq 3: corrupt session log: seq gap in committed "
-            "region at line 3 (expected 2, got 3) (hint: no option skips a record out of seq before the last turn/end "
+            "region at line 3 (expected 2, got 3); \"line 3\" is DSH's count of event lines (the header is not one) (hint: no option skips a record out of seq before the last turn/end "
             "(--lenient adapts headers only; DSH refuses the log too): seqs must run 0, 1, 2, … with no gap or "
             "repeat; `dsh-audit validate FILE` lists every seq out of place (DSH107, DSH108))")
 
@@ -105,6 +105,10 @@ def test_a_log_not_read_makes_the_total_a_lower_bound(failing_home: Path, monkey
         "total's amounts are lower bounds (≥$)",
         "narrow terminal: lost tokens (cost), unpriced (no values) not shown (widen it,",
         "or use --json)"]
+    # what each bucket cost is a lower bound too, by the same rule as the cost (UsageRow.shown)
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--format", "markdown")
+    assert (code, out.splitlines()[-3]) == (2, "| total | 2 | 2100 |  | 1920 | 0 | 20 | ≥$0.0007 | ≥$0.0006 | "
+                                               "≥$0.000012 | ≥$0.0000 | ≥$0.000024 | ≥$0.0012 | ≥$0.0003 |  |")
     # every log read: exact, and logs_failed 0
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json", "sessions/--p--/s-good")
     found = json.loads(out)

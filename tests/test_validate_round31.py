@@ -97,10 +97,10 @@ def test_missing_null_and_other_values_read_as_json(tmp_path, monkeypatch, capsy
         f'{path}:5: seq 3: DSH111 error: time "x" is not a safe integer (write Date.now() milliseconds and the '
         "position as integers)",
         f"{path}:6: seq 4: DSH113 error: ignorable is false, not true (drop the key instead of writing false)",
-        f"{path}:19: seq 17: DSH701 warning: usage inputTokens null is not a non-negative integer (write the "
+        f"{path}:19: seq 17: DSH701 warning: usage inputTokens null is not a non-negative safe integer (≤ 2^53 − 1) (write the "
         "provider's counts as integers)",
         f"{path}:19: seq 17: DSH701 warning: usage has no outputTokens (write the provider's counts as integers)",
-        f"{path}:21: seq 19: DSH701 warning: usage inputTokens null is not a non-negative integer (write the "
+        f"{path}:21: seq 19: DSH701 warning: usage inputTokens null is not a non-negative safe integer (≤ 2^53 − 1) (write the "
         "provider's counts as integers)",
         f"{path}:21: seq 19: DSH701 warning: usage has no outputTokens (write the provider's counts as integers)"])
 
@@ -256,3 +256,14 @@ def test_a_codex_log_exits_2_naming_what_reads_it(args: list[str], tmp_path, mon
     code, out, err = invoke(monkeypatch, capsys, "check", str(CODEX))
     assert (code, out, len(err)) == (2, "", 1)  # check refuses it alike
     assert "this is a codex session, not a DSH log" in err[0]
+
+
+def test_usage_counts_names_no_requirement_dsh_lacks():
+    """Session 42: DSH701 was "usage-required", yet a log that logs no usage passes (DSH writes none
+    when the provider reported none: ``usage?``); the rule checks the counts of a usage logged."""
+    from dsh_audit.validate import RULES
+
+    assert (RULES["DSH701"].name, RULES["DSH701"].summary) == (
+        "usage-counts", "A logged usage is an object whose inputTokens and outputTokens are non-negative safe "
+        "integers (≤ 2^53 − 1). A step or attempt may log none: DSH writes no usage when the provider reported none, "
+        "so a missing usage is no finding (requests shows its counts as ?).")

@@ -115,14 +115,51 @@ def test_future_version_refused_naming_it(tmp_path):
 def test_generation_name_must_match_header_version(tmp_path):
     path = _write(tmp_path, "session.v3.jsonl", {"type": "session", "version": 4, "id": "s", "createdAt": 0,
                                                   "isSeeded": False, "delegationDepth": 0}, [])
-    with pytest.raises(UnsupportedFormatError, match="file name session.v3.jsonl is generation v3"):
+    with pytest.raises(UnsupportedFormatError) as refused:
         dsh_audit.load(path)
+    # the hint names the fix validate's DSH114 names (the header's version), not a renamed file alone
+    assert (refused.value.message, refused.value.hint) == (
+        "header says log format v4 but the file name session.v3.jsonl is generation v3",
+        "DSH opens a log only when the two agree: set the header's version to the version the body is written in "
+        "and name the file for it (session.jsonl for v0, session.vN.jsonl for vN); `dsh-audit validate FILE` names "
+        "the first record the header's version does not fit (DSH114)")
+
+
+_NEWER = "the log was written by a newer harness — upgrade the harness to open it"
+_RC8 = "DSH 0.1.0-rc.8, which reads only v0, refuses it as: session"
+
+
+@pytest.mark.parametrize(("name", "header", "said"), [
+    ("x.jsonl", {"version": 4, "id": "x" * 5000},
+     f'corrupt session log: first line is not a session header of v4: no boolean isSeeded (v4); {_RC8} '
+     f'"{"x" * 199}…" uses log format v4, but this harness reads only v0: {_NEWER}'),
+    ("x.jsonl", {"version": 4, "id": {"a": "\x1b]8;;http://e\x07"}},
+     'corrupt session log: first line is not a session header of v4: id is an object {"a":"\\u001b]8;;http://e'
+     f'\\u0007"}}, not a string; {_RC8} "[object Object]" uses log format v4, but this harness reads only v0: '
+     f"{_NEWER}"),
+    ("x.jsonl", {"version": 4.0, "id": [1, None, ["b", {}]], "isSeeded": False},
+     'corrupt session log: first line is not a session header of v4: id is an array [1,null,["b",{}]], not a '
+     f'string; {_RC8} "1,,b,[object Object]" uses log format v4, but this harness reads only v0: {_NEWER}'),
+    ("x.jsonl", {"version": 9.0, "isSeeded": False},
+     f'session "undefined" uses log format v9, but this harness reads only v0-v4: {_NEWER}'),
+    ("session.v3.jsonl", {"version": 4.0, "id": "s", "isSeeded": False},
+     "header says log format v4 but the file name session.v3.jsonl is generation v3"),
+], ids=["long-id", "object-id", "array-id-float-version", "no-id", "float-generation"])
+def test_a_header_refusal_writes_id_and_version_as_dsh_and_short(tmp_path, name, header, said):
+    """Session 42: a header refusal quotes the id as DSH's template literal writes it (JavaScript's
+    String: ``[object Object]``, an array joined by commas; ``undefined`` when absent), cut at 200
+    characters, and the version as JavaScript spells it (``4.0`` is ``v4``, as the fault's ``(v4)``).
+    It quoted a 5,000-character id whole, an object as a Python repr and ``v4.0``."""
+    path = _write(tmp_path, name, {"type": "session", **header, "createdAt": 0, "delegationDepth": 0}, [])
+    with pytest.raises((MalformedRecordError, UnsupportedFormatError)) as refused:
+        dsh_audit.load(path)
+    assert refused.value.message == said
 
 
 def test_v2_header_needs_is_seeded(tmp_path):
     path = _write(tmp_path, "x.jsonl", {"type": "session", "version": 2, "id": "s", "createdAt": 0,
                                          "delegationDepth": 0}, [])
-    with pytest.raises(MalformedRecordError, match="not a valid v2 header"):
+    with pytest.raises(MalformedRecordError, match="not a session header of v2: no boolean isSeeded"):
         dsh_audit.load(path)
 
 

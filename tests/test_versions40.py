@@ -116,5 +116,6 @@ def test_validate_says_it_once_instead_of_the_cascade(tmp_path, monkeypatch, cap
     # ignoring the unknown-type rule no longer hides the mismatch (it found nothing before)
     assert invoke(monkeypatch, capsys, "validate", str(path), "--ignore", "DSH506") == (
         1, finding + "\n", [summary, "--ignore hid 0 finding(s)"])
-    code, out, _ = invoke(monkeypatch, capsys, "check", str(path))
-    assert code == 1 and f"{path}:{line}: seq {seq}: DSH114 error" in out and "DSH506" not in out
+    code, out, _ = invoke(monkeypatch, capsys, "check", str(path))  # the refusal, once (its DSH114 is the fault)
+    assert code == 1 and f"{path}:{line}: seq {seq}: DSH801 error" in out and "DSH114" not in out \
+        and "DSH506" not in out

@@ -87,12 +87,13 @@ def test_a_request_the_capture_reports_late_is_provisional_then_updated(mode: st
     """The capture holds a-chat's two loop requests, not yet the title call's. A log complete when
     the watch began (``complete``) is priced from the capture as it was then: the title call is
     unpriced, not provisional, and comes again, priced, once the capture changes (as the watch
-    ends, provisional as in ``ends``: its loop requests were judged together; it said $0.001261008,
+    ends, as in ``ends``: its loop requests were judged together; it said $0.001261008,
     1 unpriced, as ``usage`` said when the watch began). Written after the watch began, the
     title call is shown provisional and unpriced; its record is written to the capture, and it
     comes again, as an update priced from it: as the log shows its next request (``grows``: before
-    it, settled), or as the watch ends, before its summary (``ends``: provisional still, as
-    everything a log shows as the watch ends is). The summary counts it once, priced: $0.001285008."""
+    it, settled), or as the watch ends, before its summary (``ends``: not provisional either, fuzz
+    round 28 D5: it only re-prices a request read before the end, and nothing follows it). The
+    summary counts it once, priced: $0.001285008."""
     logs = _copy(tmp_path, records=slice(None, None, 2))  # records 1 and 3: not the title call's (2)
     title = (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)[1]
     log = next(logs.glob("*.jsonl"))
@@ -113,7 +114,7 @@ def test_a_request_the_capture_reports_late_is_provisional_then_updated(mode: st
     shown = [(i.index, i.provisional, i.update, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
     assert shown[0] == (0, mode != "complete", False, None, None), shown
     assert [index for index, *_ in shown] == {"complete": [0, 1, 2, 0], "grows": [0, 1, 0, 2], "ends": [0, 1, 2, 0]}[mode]
-    assert shown[2 if mode == "grows" else 3] == (0, mode != "grows", True, "capture", 0.000024), shown
+    assert shown[2 if mode == "grows" else 3] == (0, False, True, "capture", 0.000024), shown
     summary = _summary(items)
     assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (0.001285008, 3, 0)
 

@@ -23,6 +23,7 @@ from test_watch import PLAIN, ZSTD
 from test_watch_fixes import _append, _drive, _note, _request, _watching
 
 from dsh_audit.log import discover
+from dsh_audit.report import dumps_line
 from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary, watch
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "c-change"
@@ -159,6 +160,10 @@ def test_a_copy_outliving_the_followed_file_takes_its_place(tmp_path: Path) -> N
     assert [item.message for item in items if isinstance(item, WatchNote) and item.level == "error"] == []
     assert _notes(items)[-1] == (f"{live}: deleted; its session is now read from {export}, a copy of it, from where "
                                  "this file stopped")
+    # its JSON line (--json) names the session and the path it was read from (it said no session)
+    note = [item for item in items if isinstance(item, WatchNote) and item.level == "note"][-1]
+    assert dumps_line({**note.to_json(), "seen_at": "T"}) == (
+        f'{{"type":"note","seen_at":"T","path":"{live}","session_id":"{SID}","message":"{note.message}"}}')
     assert _summary(items) == ONCE
 
 

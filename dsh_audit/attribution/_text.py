@@ -11,6 +11,12 @@ from ._model import Evidence, FieldChange, Transition
 __all__ = ["format_transition"]
 
 _DATA_CHARS = 300
+# A newline in a log's text (a session id, a tool's name) as the CLI's one escaping function shows it
+# (:func:`dsh_audit.report.terminal.terminal_text`, which this layer does not import: the report imports
+# it): the text's lines are its own, and `explain` splits it there, so a log's newline must not start one.
+_NEWLINE = "\\u000a"
+# What a thinking state of None says: no effort, so DSH's native adapter sends no ``thinking``.
+_NOT_SENT = "not sent (effort unset)"
 
 
 def _where(t: Transition) -> str:
@@ -54,7 +60,7 @@ def _field(change: FieldChange) -> list[str]:
         return [f"  tools: {len(change.before)} → {len(change.after)} ({'; '.join(bits)}) ({effect})"]
     line = f"  {change.field}: {_value(change.before)} → {_value(change.after)} ({effect})"
     if "thinking" in detail or "route" in detail:  # an effort change (:func:`on_route`)
-        line += _effort(detail)
+        line += _effort(detail, change.before, change.after)
     return [line]
 
 
@@ -69,21 +75,28 @@ def _wire_path(path: Any) -> str:
     return text if len(text) <= 80 else text[:80] + "…"
 
 
-def _effort(detail: dict[str, Any]) -> str:
+def _effort(detail: dict[str, Any], before: Any = None, after: Any = None) -> str:
     """What an effort change does: DeepSeek's ``thinking`` (its native route); the reasoning
     parameters of the two bodies on another route; or, no body at hand, reasoning on or off as
-    DSH asks, with no claim about the route's wire form (:func:`~._header_diff.on_route`).
+    DSH asks, with no claim about the route's wire form (:func:`~._header_diff.on_route`). An
+    effort ``before`` → ``after`` that keeps thinking on says the efforts, not "enabled → enabled".
 
     Example:
         >>> _effort({"thinking": ["enabled", "disabled"]})
         '; thinking enabled → disabled'
+        >>> _effort({"thinking": ["enabled", None]})
+        '; thinking enabled → not sent (effort unset)'
+        >>> _effort({"thinking": ["enabled", "enabled"]}, "high", "max")
+        '; thinking stays enabled, at effort "high" → "max"'
         >>> _effort({"route": "responses", "wire": [{"path": "reasoning.effort", "before": "high", "after": "low"}]})
         '; on the wire: reasoning.effort "high" → "low"'
         >>> _effort({"route": None, "reasoning": [None, "off"]})
         '; reasoning default → off (route unknown, no body rendered to show its wire form)'
     """
     if "route" not in detail:
-        thinking = detail["thinking"]
+        thinking = [_NOT_SENT if state is None else state for state in detail["thinking"]]
+        if thinking[0] == thinking[1]:
+            return f"; thinking stays {thinking[0]}, at effort {_value(before)} → {_value(after)}"
         return f"; thinking {thinking[0]} → {thinking[1]}"
     wire = detail.get("wire")
     if wire is not None:
@@ -118,7 +131,7 @@ def format_transition(t: Transition, *, added: Sequence[str] = ()) -> str:
     head = f"request {t.request} ({_where(t)}) of session {t.session_id}: {t.verdict}"
     if t.verdict == "first":
         lines = [head, "  nothing before it in its conversation: no cache to reuse", *added]
-        return "\n".join(lines + [f"  note: {n}" for n in t.notes])
+        return _joined(lines + [f"  note: {n}" for n in t.notes])
     other = "" if t.previous_session_id in (None, t.session_id) else f" of session {t.previous_session_id}"
     cause = f", cause {t.cause}" if t.cause else ""
     also = f" (also: {', '.join(t.other_causes)})" if t.other_causes else ""
@@ -145,4 +158,15 @@ def format_transition(t: Transition, *, added: Sequence[str] = ()) -> str:
         lines.append("context:")
         lines.extend(_evidence(e) for e in t.context)
     lines.extend(f"  note: {n}" for n in t.notes)
-    return "\n".join(lines)
+    return _joined(lines)
+
+
+def _joined(lines: Sequence[str]) -> str:
+    """``lines`` as one text, a newline of a log's text in one of them escaped (:data:`_NEWLINE`).
+
+    Example:
+        >>> print(_joined(["request 0 of session s-x\\nPASSED: forged", "  note"]))
+        request 0 of session s-x\\u000aPASSED: forged
+          note
+    """
+    return "\n".join(line.replace("\n", _NEWLINE) for line in lines)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..replay import Request, RequestTime
-from ._money import is_count
+from .._usage_rule import count_of, usage_of
 from ._prompt import Prompt
 from ._rules import CacheRule
 
@@ -17,12 +17,12 @@ __all__: list[str] = []
 
 
 def _logged_prompt(request: Request) -> int | None:
-    usage = request.usage if request.usage is not None else request.message_usage
-    tokens = usage.get("inputTokens") if isinstance(usage, dict) else None
-    if usage is None or not is_count(tokens):
+    usage = usage_of(request)
+    tokens = count_of(usage.get("inputTokens")) if isinstance(usage, dict) else None
+    if usage is None or tokens is None:
         return None
-    extra = (usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"))
-    return tokens + sum(v for v in extra if is_count(v))  # a wrong-typed or negative bucket counts 0
+    extra = (count_of(usage.get("cacheReadTokens")), count_of(usage.get("cacheWriteTokens")))
+    return tokens + sum(v or 0 for v in extra)  # a wrong-typed or negative bucket counts 0
 
 
 @dataclass

@@ -7,20 +7,14 @@ that selects its long-context tier.
 
 from __future__ import annotations
 
-from typing import Any
-
+from .._usage_rule import MAX_TOKENS, NATIVE_DEEPSEEK, PRICED_FIELDS, js_integer, logged_counts, usage_of
 from ..replay import Request
-from ..session import logged_cache_read, request_provider
+from ..session import request_provider
 from ._response_usage import UnusableUsage
-from ._money import MAX_TOKENS, Tokens, is_count
+from ._money import Tokens
 
 __all__ = ["NATIVE_DEEPSEEK", "USAGE_BUCKETS", "entry_usage", "logged_tokens", "priced_prompt", "request_route_model",
            "unlogged_reason", "unpriced_usage"]
-
-#: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
-#: API reported it, and then its ``inputTokens`` is the whole prompt (``llm-deepseek/src/translate.ts``
-#: ``mapUsage``); :func:`dsh_audit.session.logged_cache_read` reads its usage by the same rule.
-NATIVE_DEEPSEEK = "deepseek-official"
 
 
 def request_route_model(request: Request) -> tuple[str | None, str | None]:
@@ -33,21 +27,15 @@ def request_route_model(request: Request) -> tuple[str | None, str | None]:
     return provider, model
 
 
-def _count(value: Any) -> int | None:
-    return value if is_count(value) else None
-
-
 def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:
     """The tokens by bucket ``request``'s logged usage holds, and the fields of it that hold no
-    valid count: one rule with the cache report's.
+    valid count: one rule with the cache report's and `requests`' (:func:`dsh_audit._usage_rule.logged_counts`,
+    where the rule is told).
 
-    The attempt's own usage wins, the step's ``assistant/message`` usage is the fallback (spec
-    §7.4). A count is a non-negative integer; a negative or wrong-typed one is not logged
-    (``validate`` warns of it). ``cacheReadTokens`` is :func:`dsh_audit.session.logged_cache_read`:
-    a pi-ai usage without it read 0, DSH's native DeepSeek adapter's did not log it (unknown),
-    and then its ``inputTokens`` is the whole prompt, so the cache-miss bucket is unknown too. A
-    missing ``cacheWriteTokens`` or ``reasoningTokens`` is 0 (no adapter writes a 0 there). The
-    tokens are None when the usage is absent or holds none of input, cache read and output.
+    A count is an integer from 0 to :data:`~dsh_audit._usage_rule.MAX_TOKENS`; a negative,
+    wrong-typed or larger one is not logged (``validate`` warns of it). A field not logged counts
+    0 in its bucket. The tokens are None when the usage is absent or holds none of input, cache
+    read and output.
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -59,24 +47,17 @@ def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:
         ...                 message_usage=None, header=native, kind="loop", extra={}))
         (Tokens(cache_miss=0, cache_read=7, cache_write=0, output=2, reasoning=0), ('inputTokens',))
     """
-    usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict):
+    counts = logged_counts(request)
+    if counts is None:
         return None, ()
-    miss, read, output = _count(usage.get("inputTokens")), _count(logged_cache_read(request)), _count(usage.get("outputTokens"))
-    write = 0 if usage.get("cacheWriteTokens") is None else _count(usage.get("cacheWriteTokens"))
-    if read is None and miss is not None and request_provider(request) == NATIVE_DEEPSEEK:
-        miss = None  # its inputTokens holds the cache reads it did not log
-    if miss is None and read is None and output is None:
-        return None, ()
-    unlogged = tuple(name for name, value in (("inputTokens", miss), ("cacheReadTokens", read),
-                                              ("cacheWriteTokens", write), ("outputTokens", output))
-                     if value is None)
-    return Tokens(miss or 0, read or 0, write or 0, output or 0, _count(usage.get("reasoningTokens")) or 0), unlogged
+    unlogged = tuple(name for name in PRICED_FIELDS if counts[name] is None)
+    return Tokens(**{bucket: counts[name] or 0 for name, bucket in USAGE_BUCKETS},
+                  reasoning=counts["reasoningTokens"] or 0), unlogged
 
 
-#: Each DSH usage field (``TokenUsage``) and the bucket of :class:`Tokens` it counts.
-USAGE_BUCKETS = (("inputTokens", "cache_miss"), ("cacheReadTokens", "cache_read"), ("cacheWriteTokens", "cache_write"),
-                 ("outputTokens", "output"))
+#: Each DSH usage field (``TokenUsage``, :data:`~dsh_audit._usage_rule.PRICED_FIELDS`) and the bucket
+#: of :class:`Tokens` it counts.
+USAGE_BUCKETS = tuple(zip(PRICED_FIELDS, ("cache_miss", "cache_read", "cache_write", "output")))
 
 
 def entry_usage(request: Request, captured: Tokens | None = None
@@ -117,13 +98,13 @@ def priced_prompt(tokens: Tokens | None, unlogged: tuple[str, ...]) -> int | Non
 
 def unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
     """Why a request whose usage lacks the fields ``unlogged`` is not priced: a count past
-    :data:`~dsh_audit.cache._money.MAX_TOKENS` is damaged, and said with the request's log seq."""
+    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with the request's log seq."""
     if unlogged == ("inputTokens", "cacheReadTokens") and request_provider(request) == NATIVE_DEEPSEEK:
         return (f"cache reads not logged ({NATIVE_DEEPSEEK} logs cacheReadTokens only when the API reported "
                 "them: the prompt's split into hits and misses is unknown)")
-    usage = request.usage if request.usage is not None else request.message_usage
-    huge = [name for name in unlogged if isinstance(usage, dict) and isinstance(v := usage.get(name), int)
-            and not isinstance(v, bool) and v > MAX_TOKENS]
+    usage = usage_of(request)
+    huge = [name for name in unlogged if isinstance(usage, dict) and (v := js_integer(usage.get(name))) is not None
+            and v > MAX_TOKENS]
     if huge:
         return (f"the log's usage is damaged (request {request.index}, seq {request.first_chunk_seq}: "
                 f"{', '.join(huge)} past {MAX_TOKENS:,} tokens)")
@@ -135,7 +116,9 @@ def unpriced_usage(request: Request, tokens: Tokens | None, unlogged: tuple[str,
     """Why ``request``, priced from ``tokens`` (:func:`entry_usage`'s), is unpriced by its usage;
     None when it is not: its usage is not logged (or the capture's, ``captured``, is damaged or
     matched no request of its session: :class:`~dsh_audit.cache._response_usage.UnusableUsage`), or
-    lacks a valid count (:func:`unlogged_reason`)."""
+    lacks a valid count (:func:`unlogged_reason`); a usage logged with no valid count is said so, not "not logged"."""
     if tokens is None:
-        return captured.why if isinstance(captured, UnusableUsage) else "usage not logged"
+        if isinstance(captured, UnusableUsage):
+            return captured.why
+        return "usage not logged" if usage_of(request) is None else "usage holds no valid count"
     return unlogged_reason(request, unlogged) if unlogged else None

@@ -19,7 +19,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import Any, TypeGuard
+from typing import Any
+
+from .._usage_rule import count_of
 
 __all__ = ["Priced", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_text", "usd_total", "write_rate"]
 
@@ -179,32 +181,19 @@ class Priced:
         """Whether a known amount is a lower bound: a request that owes it has no price for it."""
         return self.owing_unpriced > 0
 
-    def shown(self, digits: int = 4) -> str:
+    def shown(self, digits: int = 4, *, failed: bool = False) -> str:
         """The amount for people: ``$x``, ``≥$x`` when a request that owes it is unpriced
-        (:attr:`bound`), ``$?`` when it is unknown (:func:`usd_text`)."""
+        (:attr:`bound`), or ``failed`` (a log the sum could not read: the total of such a run, as
+        ``usage`` and ``check`` show it, whatever was priced), ``$?`` when it is unknown (:func:`usd_text`).
+
+        Example:
+            >>> Priced(0.0).shown(), Priced(0.0).shown(failed=True), Priced(0.0, 1, 1, 1, 1).shown(failed=True)
+            ('$0.0000', '≥$0.0000', '$?')
+        """
         known = self.known
         if known is None:
             return "$?"
-        return ("≥" if self.bound else "") + usd_text(known, digits)
-
-
-#: The most tokens one count of one request's usage can hold: 10**9, past the largest context window
-#: any provider has (3,500,000: Llama 4 Scout in pi-ai 0.82.1's model catalog, ``contextWindow``),
-#: and an output count is bounded by it too (``maxTokens`` <= ``contextWindow``). A count past it is
-#: damaged (docs/cache-accounting.md "Damaged usage"), never priced.
-MAX_TOKENS = 10**9
-
-
-def is_count(value: Any) -> TypeGuard[int]:
-    """A token count: an integer from 0 to :data:`MAX_TOKENS` (a negative, wrong-typed or larger
-    one is none, as :func:`~dsh_audit.session.logged_cache_read` reads it): the one rule of the
-    cache package, for a logged usage and a captured one alike.
-
-    Example:
-        >>> is_count(0), is_count(10**9), is_count(10**18), is_count(-1), is_count(True), is_count(1.0)
-        (True, True, False, False, False, False)
-    """
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+        return ("≥" if self.bound or failed else "") + usd_text(known, digits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +224,12 @@ class Tokens:
     @classmethod
     def of(cls, usage: Any) -> Tokens | None:
         """The buckets of a DSH ``TokenUsage``; None when it is absent or has no input/output count."""
-        if not isinstance(usage, dict) or not is_count(usage.get("inputTokens")) or not is_count(usage.get("outputTokens")):
+        counts = {k: count_of(usage.get(name)) for k, name in (
+            ("cache_miss", "inputTokens"), ("output", "outputTokens"), ("cache_read", "cacheReadTokens"),
+            ("cache_write", "cacheWriteTokens"), ("reasoning", "reasoningTokens"))} if isinstance(usage, dict) else {}
+        if counts.get("cache_miss") is None or counts.get("output") is None:
             return None
-        extra = {k: usage.get(name) for k, name in (("cache_read", "cacheReadTokens"), ("cache_write", "cacheWriteTokens"),
-                                                     ("reasoning", "reasoningTokens"))}
-        return cls(usage["inputTokens"], output=usage["outputTokens"],
-                   **{k: v for k, v in extra.items() if is_count(v)})
+        return cls(**{k: v for k, v in counts.items() if v is not None})
 
     def to_json(self) -> dict[str, int]:
         return {"cache_miss": self.cache_miss, "cache_read": self.cache_read, "cache_write": self.cache_write,

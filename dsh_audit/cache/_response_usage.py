@@ -22,7 +22,7 @@ for the buckets DSH's own ``TokenUsage`` keeps, which are disjoint) is read into
 
 Output counts hold the reasoning tokens in every convention (``completion_tokens_details`` /
 ``output_tokens_details.reasoning_tokens`` are shown apart, as DSH's ``reasoningTokens``). A usage
-with a count that is not a non-negative integer is none (:func:`~dsh_audit.cache._money.is_count`),
+with a count that is not a non-negative integer is none (:func:`~dsh_audit._usage_rule.is_count`),
 and so is one holding the fields of two conventions (:func:`_one_convention`). A body text that is
 neither JSON nor an event stream is damaged, not a response without usage.
 """
@@ -40,7 +40,8 @@ from .._body_decode import BodyDecodeError, body_bytes, content_encoding, names_
 from .._json import MAX_DEPTH, depth_exceeds
 from .._literals import literal_json
 from ..log import parse_json
-from ._money import MAX_TOKENS, Tokens, is_count
+from .._usage_rule import MAX_TOKENS, count_of, js_integer
+from ._money import Tokens
 from ._price_files import _shown as _number_text
 
 __all__ = ["UnusableUsage", "damaged", "response_tokens", "told", "usage_tokens"]
@@ -85,10 +86,12 @@ def _shown(value: Any) -> str:
 
 def _count(usage: Mapping[str, Any], key: str) -> int:
     value = usage.get(key, 0)
-    if not is_count(value):
-        raise _Damaged(f"{key} {_shown(value)}" + (f" (past {MAX_TOKENS:,})" if isinstance(value, int)
-                                                     and not isinstance(value, bool) and value > MAX_TOKENS else ""))
-    return value
+    count = count_of(value)  # 100.0 is 100, as the SDK's JSON.parse reads it
+    if count is None:
+        whole = js_integer(value)
+        raise _Damaged(f"{key} {_shown(value)}" + (f" (past {MAX_TOKENS:,})" if whole is not None
+                                                     and whole > MAX_TOKENS else ""))
+    return count
 
 
 def _detail(usage: Mapping[str, Any], key: str, inner: str) -> int:
@@ -178,7 +181,7 @@ def _read_usage(usage: Any) -> Tokens | None:
 def usage_tokens(usage: Any) -> Tokens | None:
     """A provider's ``usage`` object as tokens by bucket, by its convention (the module docstring),
     told by its fields; None when it is no usage or it is damaged (a count that is no
-    :func:`~dsh_audit.cache._money.is_count`, parts larger than their whole, DeepSeek's hits and
+    :func:`~dsh_audit._usage_rule.is_count`, parts larger than their whole, DeepSeek's hits and
     misses not adding up to its ``prompt_tokens``).
 
     Example:

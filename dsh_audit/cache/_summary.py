@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._usage_rule import js_integer, usage_of
 from ..errors import CaptureError, DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
 from ._logged_usage import logged_tokens
@@ -122,8 +123,8 @@ class SessionSummary:
 
 
 def _logged(session: Session, key: str) -> int | None:
-    values = [usage.get(key) for r in session.requests if isinstance(usage := (r.usage or r.message_usage), dict)]
-    counted = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    values = [usage.get(key) for r in session.requests if isinstance(usage := usage_of(r), dict)]
+    counted = [n for v in values if (n := js_integer(v)) is not None]  # 100.0 is 100, as DSH reads it
     return sum(counted) if counted else None
 
 

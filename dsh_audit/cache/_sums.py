@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._money import _DIGITS, Priced, Rates, Tokens, group_unpriced, usd_cost, usd_text, usd_total, write_rate
@@ -19,6 +19,8 @@ __all__ = ["CostSums", "Costs", "ExactSum"]
 #: How a table shows an amount that does not apply to its requests: the off-peak cost of requests
 #: none of which was priced where a peak window is in force (:meth:`CostSums.applies`).
 NOT_APPLICABLE = "n/a"
+#: The billing buckets of :class:`Costs`, in its order: amounts :meth:`CostSums.priced` names too.
+_BUCKETS = ("cache_miss", "cache_read", "cache_write", "output")
 #: The windows of a request priced where its provider has a peak window in force (``peak`` and
 #: ``off-peak``, :mod:`~dsh_audit.cache._price_window`; ``standard``: one rate all day, or no time).
 _WINDOWED = frozenset({"peak", "off-peak"})
@@ -276,19 +278,35 @@ class CostSums:
         return amount != "off_peak" or bool(self.windowed) or self._amounts["off_peak"][2] == self.requests
 
     def known(self, amount: str) -> float | None:
-        """``amount`` (one of :data:`AMOUNTS`) as JSON gives it: None when no request that owes it
-        was priced, or it does not apply (:meth:`applies`: the JSON then leaves its key out), else
-        the sum over the priced ones (a lower bound when ``unpriced_requests``)."""
+        """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) as JSON gives it: None
+        when no request that owes it was priced, or it does not apply (:meth:`applies`: the JSON
+        then leaves its key out), else the sum over the priced ones (a lower bound when
+        ``unpriced_requests``)."""
         return self.priced(amount).known if self.applies(amount) else None
 
-    def shown(self, amount: str, digits: int = 4) -> str:
-        """``amount`` (one of :data:`AMOUNTS`) for people: ``$x``, ``≥$x`` (a request that owes it
-        unpriced), ``$?`` (unknown), ``n/a`` (:data:`NOT_APPLICABLE`: it does not apply, :meth:`applies`)."""
-        return self.priced(amount).shown(digits) if self.applies(amount) else NOT_APPLICABLE
+    def shown(self, amount: str, digits: int = 4, *, failed: bool = False) -> str:
+        """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) for people: ``$x``,
+        ``≥$x`` (a request that owes it unpriced, or ``failed``: :meth:`Priced.shown`), ``$?``
+        (unknown), ``n/a`` (:data:`NOT_APPLICABLE`: it does not apply, :meth:`applies`)."""
+        return self.priced(amount).shown(digits, failed=failed) if self.applies(amount) else NOT_APPLICABLE
 
     def priced(self, amount: str) -> Priced:
-        """``amount`` (one of :data:`AMOUNTS`) as its :class:`Priced` sum: which requests owe it
-        and how many of them have no price for it."""
+        """``amount`` (one of :data:`AMOUNTS`, or a bucket of :class:`Costs`: ``cache_miss``, ...)
+        as its :class:`Priced` sum: which requests owe it and how many of them have no price for it.
+        A bucket is owed as the cost is (every request, and one with no cost has none of it), so
+        ``usage``'s cost by bucket is ``≥$x`` or ``$?`` exactly when its "cost" is.
+
+        Example:
+            >>> sums = Costs.sums()
+            >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5, output=0.25), no_cache=0.75, off_peak=0.75,
+            ...                  lost={}, lost_cost={}, is_break=False, unpriced=None)
+            >>> sums.add_request(tokens=None, cost=None, no_cache=None, off_peak=None, lost={}, lost_cost=None,
+            ...                  is_break=False, unpriced="usage not logged")
+            >>> sums.shown("output"), sums.known("cache_write"), sums.shown("cost")
+            ('≥$0.2500', 0.0, '≥$0.7500')
+        """
+        if amount in _BUCKETS:
+            return replace(self.priced("cost"), usd=getattr(self.cost, amount))
         usd, requests, unpriced, owing, owing_unpriced = self._amounts[amount]
         return Priced(usd, requests, unpriced, owing, owing_unpriced)
 

@@ -115,25 +115,25 @@ class UsageRow:
         return self.totals.usage_unknown
 
     def known(self, amount: str) -> float | None:
-        """``amount`` of this row (``cost``, ``no_cache``, ``off_peak``, ``lost``, ``break``) as
-        JSON gives it: None when no request that owes it was priced, else the sum over the priced
-        ones (:meth:`LedgerTotals.known`)."""
+        """``amount`` of this row (``cost``, ``no_cache``, ``off_peak``, ``lost``, ``break``, or what a
+        token bucket cost: ``cache_miss``, ``cache_read``, ``cache_write``, ``output``) as JSON gives
+        it: None when no request that owes it was priced, else the sum over the priced ones
+        (:meth:`LedgerTotals.known`)."""
         value = self.totals.known(amount)
         return None if value is None else round(value, 9)
 
     def shown(self, amount: str, *, bound: bool = False) -> str:
         """``amount`` of this row for people: ``$x``, ``≥$x`` when some requests are unpriced,
-        ``$?`` when it is unknown (:meth:`LedgerTotals.shown`); with ``bound`` (the total of a run
-        some of whose logs could not be read: :meth:`to_json`'s ``failed``) a known amount is a
-        lower bound, ``≥$x``, whatever was priced.
+        ``$?`` when it is unknown (:meth:`LedgerTotals.shown`; ``amount`` as :meth:`known`'s); with
+        ``bound`` (the total of a run some of whose logs could not be read: :meth:`to_json`'s
+        ``failed``) a known amount is a lower bound, ``≥$x``, whatever was priced.
 
         Example:
             >>> total = usage_table([]).total
             >>> total.shown("cost"), total.shown("cost", bound=True), total.shown("lost", bound=True)
             ('$0.0000', '≥$0.0000', '≥$0.0000')
         """
-        text = self.totals.shown(amount)
-        return "≥" + text if bound and text.startswith("$") and text != "$?" else text
+        return self.totals.shown(amount, failed=bound)
 
     @property
     def usage_from_capture(self) -> int:

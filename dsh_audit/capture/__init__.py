@@ -1,5 +1,6 @@
 """Captured wire requests: loading them (wire.jsonl, HAR 1.2, a folder of bodies), finding the one
-beside a log, and aligning them with the requests rebuilt from logs. What a difference means is
+beside a log, reading a growing ``wire.jsonl`` on from where a reading stopped
+(:func:`read_capture_tail`), and aligning them with the requests rebuilt from logs. What a difference means is
 :mod:`dsh_audit.diff`'s job.
 
 Names are resolved on first use (:mod:`dsh_audit._lazy`): a view that only looks for a capture
@@ -25,7 +26,9 @@ if typing.TYPE_CHECKING:
     from ._evidence import PIAI_SESSION_HEADERS
     from ._find import (CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, capture_state,
                         captures_ignored, find_capture, held_sessions)
-    from ._loaders import LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, sniff_capture
+    from ._jsonl import CaptureOffset
+    from ._loaders import (LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, read_capture_tail,
+                           sniff_capture)
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "CAPTURE_SEARCH_LEVELS",
     "COMPACTION_PREFIX",
     "CaptureLoader",
+    "CaptureOffset",
     "CaptureRead",
     "CapturedRequest",
     "LOADERS",
@@ -57,6 +61,7 @@ __all__ = [
     "last_user_text",
     "load_capture",
     "read_capture",
+    "read_capture_tail",
     "session_captures",
     "sessions_by_capture",
     "sniff_capture",
@@ -71,6 +76,7 @@ _LAZY = {
     "CAPTURE_SEARCH_LEVELS": "._find",
     "COMPACTION_PREFIX": "._types",
     "CaptureLoader": "._loaders",
+    "CaptureOffset": "._jsonl",
     "CaptureRead": "._loaders",
     "CapturedRequest": "._types",
     "LOADERS": "._loaders",
@@ -93,6 +99,7 @@ _LAZY = {
     "last_user_text": "._types",
     "load_capture": "._loaders",
     "read_capture": "._loaders",
+    "read_capture_tail": "._loaders",
     "session_captures": "._bodies",
     "sessions_by_capture": "._bodies",
     "sniff_capture": "._loaders",

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+from .._stamp import file_stamp
 from ..errors import DshAuditError
 
 if TYPE_CHECKING:
@@ -130,18 +131,18 @@ def _holds_none(candidate: Path, session: str) -> bool:
     header). One whose records cannot be read, or a request naming no session (paired by route and
     order), may hold them: not passed over. Bodies are not read: a bad one is said when the capture
     is compared."""
-    try:
-        info = os.stat(candidate)
-    except OSError:
-        return False
-    named = _named_sessions(os.path.realpath(candidate), info.st_size, info.st_mtime_ns)
+    path = os.path.realpath(candidate)
+    stamp = file_stamp(path)  # None: written too recently to remember (or not there): read now, not cached
+    named = _named_sessions.__wrapped__(path) if stamp is None else _named_sessions(path, *stamp)
     return named is not None and session not in named
 
 
 @functools.lru_cache(maxsize=64)
-def _named_sessions(path: str, size: int, mtime_ns: int) -> frozenset[str] | None:
-    """The session ids the requests of the capture at ``path`` name (keyed by its size and mtime_ns:
-    read once while it is unchanged); None when it cannot be read or a request names none. Its
+def _named_sessions(path: str, *stamp: int) -> frozenset[str] | None:
+    """The session ids the requests of the capture at ``path`` name (keyed by its
+    :func:`~dsh_audit._stamp.file_stamp`, ``stamp``: read once while it is unchanged, by the one
+    "file changed?" rule, so a same-size rewrite within a clock tick is read again); None when it
+    cannot be read or a request names none. Its
     records are read one at a time for their headers alone (:data:`_SESSIONS_NAMED`): no body is
     decoded, and the read stops at the first request naming no session."""
     from ._loaders import _head, _loader_for  # here: the loaders are read only when two captures are found

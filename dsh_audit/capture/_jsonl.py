@@ -1,26 +1,30 @@
 """The ``wire-jsonl`` capture format: one JSON object per line, each a request record (``method``,
 ``path``, ``headers``, ``body`` or ``body_base64``, inflated when its ``Content-Encoding`` names gzip),
-its body read again by the line's offset."""
+its body read again by the line's offset. A growing one is read on from where a reading stopped
+(:class:`CaptureOffset`, :func:`dsh_audit.capture.read_capture_tail`)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import hashlib
+import os
 from collections.abc import Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .._body_decode import BodyDecodeError, content_encoding, inflated, names_gzip
 from .._json import json_type
 from .._literals import inexact, literal_json
+from ..errors import CaptureError
 from ..log import TornTail, parse_json
 from ._har import _HAR_START
 from ._reading import (Said, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw, _RecordBody,
                        _text_value)
 
-__all__ = ["jsonl_handles", "jsonl_read"]
+__all__ = ["CaptureOffset", "jsonl_handles", "jsonl_read"]
 
 #: The fields of a wire.jsonl record of which a capture record holds at least one.
 _RECORD_KEYS = ("method", "path", "body", "body_base64")
@@ -28,6 +32,56 @@ _RECORD_KEYS = ("method", "path", "body", "body_base64")
 _GZIP_BASE64 = "H4sI"
 NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, path, headers, body), "
                       "a HAR 1.2 file or a folder of *.json bodies")
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureOffset:
+    """A place in a ``wire.jsonl`` between two whole lines, where a reading starts or stopped:
+    ``byte``, its offset (where a writer appends the next record), with the ``line`` lines and the
+    ``records`` capture records before it, so that what is read on from it is named and numbered as
+    a whole read names it (``line 7``, :attr:`CapturedRequest.position`). ``CaptureOffset()`` is
+    the start of the file.
+
+    Example:
+        >>> CaptureOffset(1200, line=3, records=2)
+        CaptureOffset(byte=1200, line=3, records=2)
+    """
+
+    byte: int = 0
+    line: int = 0
+    records: int = 0
+
+
+class _Reach:
+    """Where a reading on from a :class:`CaptureOffset` has got to: past the last whole line read
+    (``byte``, ``line``) and the capture records up to it (``records``). A line with no newline yet
+    is one being written: the reading stops before it (:func:`_jsonl_lines`); with ``pending``, one
+    that is a whole JSON value already (a writer that puts the newline before each record) is read
+    too, and the reach left before it, to read it again next time."""
+
+    __slots__ = ("byte", "line", "records", "pending")
+
+    def __init__(self, start: CaptureOffset, *, pending: bool = False) -> None:
+        self.byte, self.line, self.records, self.pending = start.byte, start.line, start.records, pending
+
+    def offset(self) -> CaptureOffset:
+        return CaptureOffset(self.byte, self.line, self.records)
+
+
+def _seek_line(path: Path, handle: BinaryIO, byte: int) -> None:
+    """Put ``handle`` at ``byte``, which must start a line of the file (past a newline, or 0): an
+    offset past the end or inside a line is a CaptureError (the file was truncated or rewritten
+    since the reading that stopped there), never records read from the middle of one."""
+    size = os.fstat(handle.fileno()).st_size
+    if not 0 <= byte <= size:
+        raise CaptureError(f"cannot read on from byte {byte}: the file has {size} bytes", path=str(path),
+                           hint="it was truncated or replaced since: read it whole again")
+    if byte:
+        handle.seek(byte - 1)
+        if handle.read(1) != b"\n":
+            raise CaptureError(f"cannot read on from byte {byte}: no line starts there", path=str(path),
+                               hint="read on from where a reading stopped (CaptureRead.end), or read it whole")
+    handle.seek(byte)
 
 
 def jsonl_handles(path: Path, first: bytes) -> bool:
@@ -114,23 +168,37 @@ def _line_record(path: Path, where: str, line: bytes) -> dict[str, Any]:
                          hint=_JSONL_HINT)
 
 
-def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None
+def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None, reach: _Reach | None = None
                  ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
     """``(line number, offset, line, object)`` of every line of a wire.jsonl (where the line
-    starts in the file, and its bytes); a torn last line is said and dropped."""
-    offset = 0
-    for number, line in enumerate(handle, start=1):
+    starts in the file, and its bytes); a torn last line is said and dropped. Given ``reach``, the
+    lines from where it stands (``handle`` is there), and ``reach`` moved past each whole line: a
+    last line with no newline is one being written, left for the next reading and not said (read,
+    the reach not moved past it, when it is whole JSON and ``reach.pending``)."""
+    offset = 0 if reach is None else reach.byte
+    for number, line in enumerate(handle, start=1 if reach is None else reach.line + 1):
         start, offset = offset, offset + len(line)
+        if reach is not None and line.endswith(b"\n"):
+            reach.byte, reach.line = offset, number
+        elif reach is not None and not (reach.pending and _whole_json(line)):
+            return
         if not line.strip():
             continue
         where = f"line {number}"
-        if said is not None and not line.endswith(b"\n"):  # the last line: cut off unless it is a whole record
-            try:
-                parse_json(line)
-            except (ValueError, UnicodeDecodeError):
-                said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
-                return
+        if said is not None and reach is None and not line.endswith(b"\n") and not _whole_json(line):
+            said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))  # cut off mid-write
+            return
         yield number, start, line, _line_record(path, where, line)
+
+
+def _whole_json(line: bytes) -> bool:
+    """Whether a last line with no newline is a whole JSON value (a record written whole), not the
+    start of one being written."""
+    try:
+        parse_json(line)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _line_body(path: Path, where: str, line: bytes) -> bytes:
@@ -138,22 +206,25 @@ def _line_body(path: Path, where: str, line: bytes) -> bytes:
     return _jsonl_body(path, where, _line_record(path, where, line))
 
 
-def _jsonl_records(path: Path, handle: BinaryIO, said: Said | None
+def _jsonl_records(path: Path, handle: BinaryIO, said: Said | None, reach: _Reach | None = None
                    ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
     """``(line number, offset, line, record)`` of every capture record of the wire.jsonl open in
     ``handle`` (:func:`_jsonl_lines`), by the one rule of what is a capture: an object that is no
     capture record (:func:`_is_record`) is said in ``said`` and skipped; once every line is read, a
     CaptureError at the first such line when no line is a record (a file of such objects alone is no
-    capture) or, without ``said``, when there is one at all."""
+    capture) or, without ``said``, when there is one at all. Given ``reach`` (:func:`_jsonl_lines`),
+    it counts the records before it (not one on a line with no newline), and those are records found."""
     first_bad: int | None = None
-    found = False
-    for number, offset, line, record in _jsonl_lines(path, handle, said):
+    found = reach is not None and reach.records > 0
+    for number, offset, line, record in _jsonl_lines(path, handle, said, reach):
         if not _is_record(record):
             first_bad = number if first_bad is None else first_bad
             if said is not None:
                 said.skipped.append(_not_a_record(path, number))
             continue
         found = True
+        if reach is not None and line.endswith(b"\n"):
+            reach.records += 1
         yield number, offset, line, record
     if first_bad is not None and not found:
         raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
@@ -164,7 +235,7 @@ def _jsonl_records(path: Path, handle: BinaryIO, said: Said | None
 
 
 def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
-                records: list[Any] | None = None) -> Iterator[_Raw]:
+                records: list[Any] | None = None, *, reach: _Reach | None = None) -> Iterator[_Raw]:
     """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
     tail a capture writer killed mid-write leaves: it is recorded in ``said`` (in the words of a
     log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
@@ -175,10 +246,14 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
     ``body_base64`` sent as gzip under a gzip ``Content-Encoding``, which is read inflated, keeps its
     first four characters, gzip's magic in base64, for redact to write it compressed again) (kept for a
     reader of responses, :class:`._reading._Kept`: a response's numbers no double holds exactly as
-    written, :func:`dsh_audit._literals.literal_json`)."""
+    written, :func:`dsh_audit._literals.literal_json`). Given ``reach``, the whole lines from where it
+    stands (:func:`_seek_line`), ``reach`` moved past them (:func:`_jsonl_lines`)."""
     shared = _CaptureFile(str(path))  # what every body is read again from
     with ExitStack() as stack:
-        for number, offset, line, record in _jsonl_records(path, _handle(stack, path, handle), said):
+        lines = _handle(stack, path, handle)
+        if reach is not None:
+            _seek_line(path, lines, reach.byte)
+        for number, offset, line, record in _jsonl_records(path, lines, said, reach):
             where = f"line {number}"
             headers = _headers_object(path, where, record.get("headers"))
             body = _jsonl_body(path, where, record)

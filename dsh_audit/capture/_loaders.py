@@ -22,7 +22,10 @@ A loader is registered in :data:`LOADERS` under its name; :func:`sniff_capture` 
 turn whether it ``handles(path, first_bytes)`` the input, and :func:`load_capture` reads the file
 from the handle it sniffed. A ``wire.jsonl`` of JSON objects none of which is a capture record
 (one with ``method``, ``path``, ``body`` or ``body_base64``: a session log given as a capture) is
-not a capture; the records that are none in a capture are said and skipped. A file or folder that cannot be read
+not a capture; the records that are none in a capture are said and skipped. A ``wire.jsonl`` that grows
+(a proxy recording as a session runs) is read on from where a reading stopped by
+:func:`read_capture_tail`, through the same parser, its records named and numbered as a whole read
+names them. A file or folder that cannot be read
 (no permission, not a regular file, too large for memory) is a one-line :class:`CaptureError`.
 """
 
@@ -39,13 +42,14 @@ from typing import Any, BinaryIO
 
 from ..errors import CaptureError
 from ._har import har_handles, har_read
-from ._jsonl import jsonl_handles, jsonl_read
-from ._reading import (Said, _FileBody, _headers_object, _Kept, _open, _parse_object, _Raw, _read_bytes,
+from ._jsonl import CaptureOffset, _Reach, jsonl_handles, jsonl_read
+from ._reading import (Said, _FileBody, _handle, _headers_object, _Kept, _open, _parse_object, _Raw, _read_bytes,
                        _RecordBody, _text_value, _too_large)
 from ._evidence import _facts_of
 from ._types import CapturedRequest, _body_value, _classify_value
 
-__all__ = ["LOADERS", "CaptureLoader", "CaptureRead", "load_capture", "read_capture", "sniff_capture"]
+__all__ = ["LOADERS", "CaptureLoader", "CaptureRead", "load_capture", "read_capture", "read_capture_tail",
+           "sniff_capture"]
 
 _SNIFF_BYTES = 4096
 _META_SUFFIX = ".meta.json"
@@ -69,11 +73,13 @@ class CaptureRead:
     requests (as :func:`load_capture` returns them) and the parsed records they came from, each
     request body's value replaced by None (its key left where it stands): a ``wire.jsonl``'s
     objects, one per request; a HAR file's one document (each entry's ``request.postData.text``
-    None); none for a body folder, whose files are its records."""
+    None); none for a body folder, whose files are its records. ``end``: where a reading on
+    (:func:`read_capture_tail`) stopped, to read on from next; None for a whole read."""
 
     format: str
     requests: list[CapturedRequest]
     records: list[Any]
+    end: CaptureOffset | None = None
 
 
 # -- a folder of bodies ----------------------------------------------------------------------
@@ -207,6 +213,73 @@ def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
     return CaptureRead(name, captured, records)
 
 
+def read_capture_tail(path: str | os.PathLike[str], start: CaptureOffset, *, warnings: list[str] | None = None,
+                      keep: Callable[[Any], Any] | None = None, handle: BinaryIO | None = None,
+                      pending: bool = False) -> CaptureRead:
+    """Read a growing ``wire.jsonl`` on from ``start``, as :func:`read_capture` reads it whole (its
+    parser, records, errors, ``warnings`` and ``keep``): the records of its whole lines after
+    ``start``, each named by its line in the file (``line 7``) and numbered by its place among all
+    the file's records, its body read again from the file. A last line with no newline is one being
+    written: it is left for the next reading, and not said. ``end`` says where the reading stopped
+    (past the last whole line): pass it as ``start`` to read what is appended next.
+
+    Args:
+        path: a ``wire.jsonl`` file (no other format is read on: a HAR document is rewritten whole).
+        start: where an earlier reading stopped (:attr:`CaptureRead.end`); ``CaptureOffset()``: the start.
+        warnings: where the records that are no capture records are said (and skipped); None:
+            such a record is a CaptureError.
+        keep: what is kept of each record, as :func:`read_capture` keeps it.
+        handle: ``path`` open already (binary, at any position), read through rather than opened
+            again: a caller that looked at the file (its ``fstat``, the bytes before ``start``)
+            reads the very file it looked at, not one put in its place since.
+        pending: also read a last line with no newline that is a whole JSON record already (a
+            writer that puts the newline before each record, or one between its two writes); ``end``
+            stays before it, so the next reading reads it again, with the same position.
+
+    Raises:
+        CaptureError: the file is missing or unreadable, shorter than ``start`` or no line starts
+            there (it was truncated or rewritten: read it whole), a line after it is malformed (the
+            message names its line in the file), or, read from its start, it is of another format
+            (a HAR document, read whole by :func:`read_capture`) or none.
+
+    Example:
+        >>> read = read_capture_tail("wire.jsonl", CaptureOffset())  # doctest: +SKIP
+        >>> more = read_capture_tail("wire.jsonl", read.end)  # doctest: +SKIP
+        >>> [c.locator for c in more.requests], more.end  # doctest: +SKIP
+        (['line 3'], CaptureOffset(byte=2410, line=3, records=3))
+    """
+    target = Path(path)
+    if handle is None and not target.exists():
+        raise CaptureError("capture not found", path=str(target), hint="check the --capture path")
+    records: list[Any] = [] if keep is None else _Kept(keep)
+    said = None if warnings is None else Said()
+    reach = _Reach(start, pending=pending)
+    with ExitStack() as stack:
+        lines = _handle(stack, target, handle)
+        if not start.byte:
+            _read_on_only_jsonl(target, _head(target, lines))
+        captured = _captured(target, jsonl_read(target, lines, said, records, reach=reach), first=start.records)
+        first = captured[0].reread if captured else None
+        if isinstance(first, _RecordBody):
+            first.file.keep(lines)  # the bodies are read again through this one open
+    if said is not None:
+        assert warnings is not None
+        warnings.extend(said.skipped)
+    return CaptureRead("wire-jsonl", captured, records, reach.offset())
+
+
+def _read_on_only_jsonl(target: Path, head: bytes) -> None:
+    """A CaptureError unless the file whose first bytes are ``head`` is a ``wire.jsonl`` (or holds
+    nothing yet): no other format is read on (a HAR document is one JSON value, rewritten whole), and
+    read as one it would be a misleading error at its line 1, or no request at all."""
+    if not head.strip():
+        return
+    loader = _loader_for(target, None, head)
+    if loader.name != "wire-jsonl":
+        raise CaptureError(f"a {loader.name} capture is not read on from where a reading stopped", path=str(target),
+                           hint="only a wire.jsonl grows record by record: read it whole (read_capture)")
+
+
 def _read(target: Path, format: str | None, warnings: list[str] | None,
           records: list[Any] | None) -> tuple[str, list[CapturedRequest]]:
     """The format of the capture at ``target`` and its requests (:func:`load_capture`); its
@@ -244,12 +317,12 @@ def _request(position: int, raw: _Raw) -> CapturedRequest:
                            facts=_facts_of(url_path, headers, value))
 
 
-def _captured(target: Path, raws: Iterator[_Raw]) -> list[CapturedRequest]:
-    """The requests of ``raws`` numbered in order; a capture too large for memory, or a read that
-    fails after the open, a one-line CaptureError."""
+def _captured(target: Path, raws: Iterator[_Raw], *, first: int = 0) -> list[CapturedRequest]:
+    """The requests of ``raws`` numbered in order from ``first``; a capture too large for memory,
+    or a read that fails after the open, a one-line CaptureError."""
     captured = []
     try:
-        for position, raw in enumerate(raws):
+        for position, raw in enumerate(raws, start=first):
             captured.append(_request(position, raw))
     except MemoryError:
         captured.clear()

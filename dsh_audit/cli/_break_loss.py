@@ -27,13 +27,15 @@ class _Lost:
     (``tokens``, every cause: the timeline's "lost"), and what they cost over cache reads at the
     request's rate (``cost``, the verdict's ``lost_cost``; $0 when it lost none, whatever its
     price, by the one rule of every view). None when not known, ``unknown`` then says why: its
-    cache reads were not logged (tokens and cost), or no rate prices it (cost). A sum of losses
-    (:func:`_total`) over requests some of whose are not known is a lower bound (``bound``)."""
+    cache reads were not logged (tokens and cost), or no rate prices it (cost). ``owed``: the
+    requests the cost is summed over, as :meth:`Costs.known <dsh_audit.cache.Costs.known>` counts
+    them (:data:`_OWED`), by which it is shown (:attr:`cost_text`); a sum of losses (:func:`_total`)
+    over requests some of whose are not known is a lower bound (:attr:`bound`)."""
 
     tokens: int | None
     cost: float | None
     unknown: str | None = None
-    bound: bool = False  # a total's: the cost of a request that owes some is not known
+    owed: tuple[int, int, int, int] = (1, 1, 1, 1)  # one request, which may owe it, at no known price
 
     @classmethod
     def of(cls, verdict: CacheVerdict | None, missing: str | None = None) -> _Lost:
@@ -44,10 +46,16 @@ class _Lost:
             return cls(None, None, verdict.unpriced)
         tokens = sum(verdict.lost.values())
         owes = int(tokens > 0)
-        priced = verdict.lost_cost is not None
-        cost = cache.Costs.known(verdict.lost_cost or 0.0, requests=1, unpriced=int(not priced), owing=owes,
-                           owing_unpriced=owes * (not priced))
-        return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it")
+        unpriced = int(verdict.lost_cost is None)
+        owed = (1, unpriced, owes, owes * unpriced)
+        cost = cache.Costs.known(verdict.lost_cost or 0.0, **_counts(owed))
+        return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it", owed)
+
+    @property
+    def bound(self) -> bool:
+        """Whether the cost is a lower bound: a request that owes some has no price for it
+        (:attr:`dsh_audit.cache.Priced.bound`)."""
+        return self.owed[3] > 0
 
     @property
     def text(self) -> str:
@@ -61,8 +69,9 @@ class _Lost:
 
     @property
     def cost_text(self) -> str:
-        """The cost as people read it: ``$0.0241``, ``≥$0.0241`` (a lower bound), ``$?`` (unknown)."""
-        return "$?" if self.cost is None else ("≥" if self.bound else "") + cache.Costs.text(self.cost)
+        """The cost as people read it by the one rule (:meth:`Costs.shown <dsh_audit.cache.Costs.shown>`):
+        ``$0.0241``, ``≥$0.0241`` (a lower bound), ``$?`` (unknown)."""
+        return cache.Costs.shown(self.cost, **_counts(self.owed))
 
     def cells(self, *, csv: bool) -> tuple[object, ...]:
         """The table's one cell ``N ($x)``, or CSV's two exact ones (empty when not known)."""
@@ -94,7 +103,17 @@ def _total(losses: Sequence[_Lost]) -> _Lost:
     known = [lost.tokens for lost in losses if lost.tokens is not None]
     owing = [lost for lost in losses if lost.tokens is None or lost.tokens > 0]
     unpriced = sum(lost.cost is None for lost in owing)
-    cost = cache.Costs.known(cache.usd_total(lost.cost or 0.0 for lost in losses), requests=len(losses),
-                       unpriced=sum(lost.cost is None for lost in losses), owing=len(owing), owing_unpriced=unpriced)
-    return _Lost(sum(known) if known else None, cost,
-                 "a listed request's loss is not known" if unpriced else None, bound=bool(unpriced))
+    owed = (len(losses), sum(lost.cost is None for lost in losses), len(owing), unpriced)
+    cost = cache.Costs.known(cache.usd_total(lost.cost or 0.0 for lost in losses), **_counts(owed))
+    return _Lost(sum(known) if known else None, cost, "a listed request's loss is not known" if unpriced else None,
+                 owed)
+
+
+#: What :attr:`_Lost.owed` holds, in order: the arguments :meth:`Costs.known
+#: <dsh_audit.cache.Costs.known>` and :meth:`~dsh_audit.cache.Costs.shown` count a cost's requests by.
+_OWED = ("requests", "unpriced", "owing", "owing_unpriced")
+
+
+def _counts(owed: tuple[int, int, int, int]) -> dict[str, int]:
+    """``owed`` (:attr:`_Lost.owed`) as the arguments of :data:`_OWED`."""
+    return dict(zip(_OWED, owed))

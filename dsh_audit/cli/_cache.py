@@ -13,7 +13,7 @@ from ..cache import CacheVerdict, Costs, SessionCacheReport, Tokens, cache_group
 from ..errors import DshAuditError
 from ..runner import in_process
 from ..session import Failure, GroupResult
-from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback
+from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback, terminal_text
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import newest_first, selected_logs, session_paths
 from ._options import (
@@ -163,8 +163,8 @@ def _summary(report: SessionCacheReport, rates: str = "list prices, check your c
             f"{_breaks(report)}\n"
             f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}"
             f"{_unknown(report)}; cost lost {cost} {_LOST_COST}\n"
-            f"{_cost(report, rates)}"
-            f"tokens: {report.token_method}\nrules: {rules or 'none'}"
+            f"{_cost(report, terminal_text(rates))}"  # a log's model, a rates file's name: a line each, escaped
+            f"tokens: {report.token_method}\nrules: {terminal_text(rules) if rules else 'none'}"
             + ("" if report.attribution else "\nno attribution: breaks are unattributed"))
 
 

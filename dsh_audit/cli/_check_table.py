@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..gate import CheckResult, SessionCheck, group_findings
+from ..gate import CheckResult, Finding, SessionCheck, group_findings
 from ..report.terminal import (Amount, fit_lines, id_prefixes, listing_format, print_status, print_table, rows_fit,
                                short_ids, terminal_text, title_width)
 from ._common import echo
@@ -51,10 +51,16 @@ def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], *, short: 
     return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=_SHORT if short else None)
 
 
-def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
-              ) -> tuple[tuple[str, ...], list[tuple[object, ...]], list[str], list[tuple[str, str]]]:
+#: A layout's rows, their captions and whether every header shows in its own words there
+#: (:func:`_fits` without ``short``, measured once: :func:`print_check` hands print_table no short form then).
+_Laid = tuple[list[tuple[object, ...]], list[str], bool]
+
+
+def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]) -> tuple[
+        tuple[str, ...], list[tuple[object, ...]], list[str], list[tuple[str, str]], dict[str, str] | None]:
     """The table's columns and rows on a terminal, the captions that say how its cells were
-    shortened and the logs it names by number (``("log 1:", PATH)``), each said under it. The
+    shortened, the logs it names by number (``("log 1:", PATH)``), each said under it, and the
+    short headers print_table may use (None when every header fits in its own words). The
     first that shows every cell whole (:func:`_fits`): the rows as they are; each session id as
     its shortest unique prefix (:func:`id_prefixes`, as every table cuts one; the caption says
     so, and `show` takes it); each log as its
@@ -65,32 +71,36 @@ def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
     the terminal is narrower: a path cut cannot be copied, and two cut alike would read the same.
     Failing all, both, the table leaving out what it must of :data:`_DROPPABLE` (:func:`_last`)."""
     prefixed = _with_ids(rows, shown, id_names((s.session_id for s in shown), id_prefixes))
-    found = _fitting(_COLUMNS, lambda cut: list(cut), rows, prefixed)
-    if found is not None:
-        return _COLUMNS, *found, []
-    if len(shown) == 1:  # the one log: named under the table, no column of numbers for it
+    columns: tuple[str, ...] = _COLUMNS
+    found = _fitting(columns, lambda cut: list(cut), rows, prefixed)
+    paths: list[tuple[str, str]] = []
+    if found is None and len(shown) == 1:  # the one log: named under the table, no column of numbers for it
         columns = (_COLUMNS[0], *_COLUMNS[2:])
         paths = [("log:", shown[0].path)]
         found = _fitting(columns, one := lambda cut: [(row[0], *row[2:]) for row in cut], rows, prefixed)
-        return (columns, *(found or _last(columns, one, prefixed, rows, shown)), paths)
-    paths = [(f"log {k}:", s.path) for k, s in enumerate(shown, 1)]
-    found = _fitting(_COLUMNS, numbered := lambda cut: [(row[0], str(k), *row[2:]) for k, row in enumerate(cut, 1)],
-                     rows, prefixed)
-    return (_COLUMNS, *(found or _last(_COLUMNS, numbered, prefixed, rows, shown)), paths)
+        found = found or _last(columns, one, prefixed, rows, shown)
+    elif found is None:
+        paths = [(f"log {k}:", s.path) for k, s in enumerate(shown, 1)]
+        found = _fitting(columns, numbered := lambda cut: [(row[0], str(k), *row[2:]) for k, row in enumerate(cut, 1)],
+                         rows, prefixed)
+        found = found or _last(columns, numbered, prefixed, rows, shown)
+    laid, captions, whole = found
+    return columns, laid, captions, paths, None if whole else _SHORT
 
 
 def _fitting(columns: tuple[str, ...], arrange: Callable[[Sequence[tuple[object, ...]]], list[tuple[object, ...]]],
-             rows: Sequence[tuple[object, ...]], prefixed: tuple[list[tuple[object, ...]], list[str]]
-             ) -> tuple[list[tuple[object, ...]], list[str]] | None:
-    """The rows (``arrange``d: as they are, logs numbered, or no log column) and their captions in
-    the first layout that shows every cell whole (:func:`_fits`): the ids whole under whole
-    headers, else each id its shortest unique prefix (``prefixed``, with its caption) under whole
-    headers, then under short ones (:data:`_SHORT`: a header is shortened after an id is); None
-    when none does."""
+             rows: Sequence[tuple[object, ...]], prefixed: tuple[list[tuple[object, ...]], list[str]]) -> _Laid | None:
+    """The rows (``arrange``d: as they are, logs numbered, or no log column), their captions and
+    whether the headers are whole in the first layout that shows every cell whole (:func:`_fits`):
+    the ids whole under whole headers, else each id its shortest unique prefix (``prefixed``, with
+    its caption) under whole headers, then under short ones (:data:`_SHORT`: a header is shortened
+    after an id is); None when none does."""
     if _fits(columns, whole := arrange(rows), short=False):
-        return whole, []
+        return whole, [], True
     cut = arrange(prefixed[0])
-    return (cut, prefixed[1]) if _fits(columns, cut, short=False) or _fits(columns, cut) else None
+    if _fits(columns, cut, short=False):
+        return cut, prefixed[1], True
+    return (cut, prefixed[1], False) if _fits(columns, cut) else None
 
 
 def _with_ids(rows: Sequence[tuple[object, ...]], shown: Sequence[SessionCheck], names: dict[str, str]
@@ -102,18 +112,19 @@ def _with_ids(rows: Sequence[tuple[object, ...]], shown: Sequence[SessionCheck],
 
 def _last(columns: tuple[str, ...], arrange: Callable[[Sequence[tuple[object, ...]]], list[tuple[object, ...]]],
           prefixed: tuple[list[tuple[object, ...]], list[str]], rows: Sequence[tuple[object, ...]],
-          shown: Sequence[SessionCheck]) -> tuple[list[tuple[object, ...]], list[str]]:
+          shown: Sequence[SessionCheck]) -> _Laid:
     """The rows (``arrange``d: logs numbered, or no log column) when no layout shows every cell
     whole: ``prefixed`` (the ``rows`` with each id its shortest unique prefix, and their caption,
-    as :func:`_narrowed` made them) while that leaves a table (columns left out), else, a block of
-    lines a row with a line's room for an id, each id whole but for a UUID's cut (as `sessions`
-    shows such a block: :func:`short_ids`)."""
+    as :func:`_narrowed` made them) while that leaves a table (columns left out; not under whole
+    headers, as :func:`_fitting` found), else, a block of lines a row with a line's room for an id,
+    each id whole but for a UUID's cut (as `sessions` shows such a block: :func:`short_ids`)."""
     short, captions = prefixed
     arranged = arrange(short)
     if rows_fit(columns, arranged, droppable=_DROPPABLE, spare=_DROPPABLE, short=_SHORT):
-        return arranged, captions
+        return arranged, captions, False
     short, captions = _with_ids(rows, shown, id_names((s.session_id for s in shown), short_ids))
-    return arrange(short), captions
+    arranged = arrange(short)
+    return arranged, captions, _fits(columns, arranged, short=False)
 
 
 def _wrap_width() -> int | None:
@@ -121,6 +132,50 @@ def _wrap_width() -> int | None:
     ``COLUMNS`` when piped, as the table's; None, each line whole, when piped with no ``COLUMNS``
     (a CI log: a line per finding, for grep) and beside a CSV or Markdown listing."""
     return title_width() if listing_format() == "table" else None
+
+
+def _alike(finding: Finding) -> tuple[str, str, str | None] | None:
+    """What an info finding that passes says of a whole log (no line, seq nor request: DSH810, no
+    capture), to say it once for every log it is said of; None for any other finding."""
+    if finding.severity != "info" or finding.fails or finding.line is not None or finding.seq is not None \
+            or finding.request is not None:
+        return None
+    return finding.verdict, finding.message, finding.hint
+
+
+def _listed(findings: Sequence[Finding]) -> list[str]:
+    """The lines under the table: every finding the "findings" column counts, info too, as the
+    Markdown summary and the HTML report list them (a new-user tour: "finds 1" with nothing listed
+    sent the reader to --json). The same of several requests of a log is one line
+    (:func:`group_findings`); an info finding that passes said alike of several logs is one line
+    counting them, at the first one's place (``DSH810 info: 7 logs: no capture ...``: a line a log
+    buried the failures among them; the table's "capture" column says which logs have none).
+
+    Example:
+        >>> none = [Finding("DSH810", "info", "no capture", f"{name}.jsonl", hint="pass --capture") for name in "ab"]
+        >>> for line in _listed([none[0], Finding("DSH811", "error", "differs", "a.jsonl", fails=True), none[1]]):
+        ...     print(line)
+        DSH810 info: 2 logs: no capture (hint: pass --capture)
+        a.jsonl: DSH811 error (fails the gate: capture-fail): differs
+        >>> _listed(none[:1])
+        ['a.jsonl: DSH810 info: no capture (hint: pass --capture)']
+    """
+    logs: dict[tuple[str, str, str | None], int] = {}
+    for finding in findings:
+        key = _alike(finding)
+        if key is not None:
+            logs[key] = logs.get(key, 0) + 1
+    lines: list[str] = []
+    said: set[tuple[str, str, str | None]] = set()
+    for group in group_findings(findings):
+        key = _alike(group.findings[0]) if len(group.findings) == 1 else None
+        if key is None or logs[key] == 1:
+            lines.append(group.format())
+        elif key not in said:  # the first of them: said once, the others left out
+            said.add(key)
+            verdict, message, hint = key
+            lines.append(f"{verdict}: {logs[key]} logs: {message}" + (f" (hint: {hint})" if hint else ""))
+    return lines
 
 
 def print_check(result: CheckResult) -> None:
@@ -137,8 +192,7 @@ def print_check(result: CheckResult) -> None:
         least, paths = None, list[tuple[str, str]]()
         short: dict[str, str] | None = _SHORT
         if listing_format() == "table":
-            columns, rows, shortened, paths = _narrowed(rows, shown)
-            short = None if _fits(columns, rows, short=False) else _SHORT  # whole headers when they fit
+            columns, rows, shortened, paths, short = _narrowed(rows, shown)  # whole headers when they fit
             captions += shortened
             # a log's path whole (else its number, the path whole under the table): never cut
             # an id as wide as its widest (a middle cut names no session): a column is left out for it first
@@ -150,8 +204,8 @@ def print_check(result: CheckResult) -> None:
             line = f"{name} {path}"
             for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:
                 echo(said)
-    for group in group_findings(f for f in result.findings if f.fails or f.severity != "info"):
-        for line in [group.format()] if width is None else fit_lines(group.format(), width):
+    for said in _listed(result.findings):  # a log's path or message escaped whole: a newline in it breaks no line
+        for line in [said] if width is None else fit_lines(terminal_text(said), width):
             echo(line)
     counts = result.counts()
     baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
@@ -159,5 +213,5 @@ def print_check(result: CheckResult) -> None:
               f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
               f"{counts['failing']} failing{baselined} (policy: {result.policy.source})")
     # wrapped here, at spaces, as the findings are: rich's own wrap would end a line with its space
-    for line in [status] if width is None else fit_lines(status, width, hanging=0):
+    for line in [status] if width is None else fit_lines(terminal_text(status), width, hanging=0):
         print_status(line, ok=result.passed)

@@ -18,7 +18,8 @@ from ..replay import Request
 from ..runner import in_process, iter_many
 from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
 from ..report import dumps_line
-from ..report.terminal import About, fit_lines, listing_format, print_table, progress_callback, title_width
+from ..report.terminal import (About, fit_lines, listing_format, print_table, progress_callback, terminal_text,
+                               title_width)
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
 from ._diff_captures import _captures, _found_note, _foreign_note, _no_capture, _nothing_matched
 from ._logs import file_size, log_progress, selected_logs, session_paths
@@ -190,7 +191,8 @@ def _echo_notes(notes: Sequence[Sequence[str]]) -> int:
     are (on a terminal, or at COLUMNS when piped): how many there were."""
     width = title_width() if listing_format() == "table" else None
     for note in notes:
-        for line in note if width is None else [part for said in note for part in fit_lines(said, width)]:
+        # each line escaped whole first: a newline of a log's text in a note breaks no line (as check's findings)
+        for line in note if width is None else [part for said in note for part in fit_lines(terminal_text(said), width)]:
             echo(line)
     return len(notes)
 
@@ -300,7 +302,7 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
         for capture, found, sessions in compared:
             noted = _print_tables(found, sessions, capture, named=len(compared) > 1, noted=noted)
         _details(rows)
-        echo(_summary(rows, ok=ok))
+        echo(_summary(rows, ok=ok and not bad))  # a log it could not read is not OK (its error said, exit 2)
     if bad:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_FINDINGS

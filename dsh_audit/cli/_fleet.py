@@ -14,7 +14,7 @@ from ..errors import UnreadableError, UsageError
 from ..fleet import SCHEMA_VERSION, fleet_stats
 from ..log import open_regular
 from ..report import dumps_line
-from ..report.terminal import fit_lines, progress_callback
+from ..report.terminal import fit_lines, progress_callback, terminal_text
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_warning
 from ._copy_notes import grouped_notes
 from ._logs import guard_evidence, selected_logs, session_paths
@@ -115,7 +115,8 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:
-        for line in fit_lines(_index_line(summary)):  # at spaces, to the terminal (COLUMNS when piped)
+        # at spaces, to the terminal (COLUMNS when piped); the --db path escaped whole: its newline breaks no line
+        for line in fit_lines(terminal_text(_index_line(summary))):
             echo(line)
     return EXIT_BAD_INPUT if summary.failed else EXIT_OK
 

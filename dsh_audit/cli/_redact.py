@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
+#: A salt given shorter than this (in characters) is warned of: the salt undoes every placeholder, and the
+#: manifest's salt id confirms a guess (slowly: :func:`dsh_audit.redact._manifest.salt_id`), so a short one is found.
+SHORT_SALT = 16
+#: The views that price a log, each finding its capture beside it unless given one (every command with --capture
+#: but check, diff and breaks without --accounting): a bundle's capture they do not find is named for them.
+_PRICING_VIEWS = "breaks --accounting, cache, explain, index, report, requests, sessions, usage and watch"
 
 __all__ = ["redact_command"]
 
@@ -88,14 +94,20 @@ def _miscount(result: BundleCheck, category: str) -> str:
 @click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default). Not with --keep tools, which keeps them.")
 @click.option("--salt", default=None, metavar="TEXT",
               help="Placeholder salt: the same salt gives the same placeholders in every run. "
-                   "Default: a random salt, never written anywhere. Prefer the environment "
-                   "variable DSH_AUDIT_REDACT_SALT to a command-line argument.")
+                   "Default: a random salt, never written anywhere (the manifest records only whether it was random "
+                   "and an id telling salts apart), so a fork's parent and child need one given to both. A salt "
+                   "given must be long and random (e.g. `openssl rand -hex 16`): whoever has it undoes every "
+                   "placeholder, and the manifest's salt id confirms a guessed one (a salt shorter than 16 "
+                   "characters is warned of). Prefer the environment variable DSH_AUDIT_REDACT_SALT to a "
+                   "command-line argument.")
 @click.option("--capture", "capture_path", type=click.Path(), default=None,
               help="A wire.jsonl or HAR capture, or a folder of JSON bodies, of the log's requests, redacted "
                    "with the same placeholders (streamed responses included; a folder becomes a new folder).")
 @click.option("--capture-output", type=click.Path(), default=None, metavar="PATH",
-              help="Where the redacted capture goes (default: OUTPUT.<the capture's file or folder name>, "
-                   "OUTPUT.wire.jsonl for a wire.jsonl, beside OUTPUT.manifest.json).")
+              help="Where the redacted capture goes (default: for a wire.jsonl, wire.jsonl beside OUTPUT, where "
+                   "the other commands find the copy's capture, unless a file is there or that folder is PATH's "
+                   "or one of the 4 above it, where they would take it for PATH's capture; else OUTPUT.<the "
+                   "capture's file or folder name>, beside OUTPUT.manifest.json).")
 @click.option("--force", is_flag=True, help="Replace existing output files (never an input).")
 @click.option("--check", "check", is_flag=True,
               help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "
@@ -130,9 +142,10 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
     redacted (OUTPUT.routes.yml), and --check renders with it. Without it their captured requests
     are unrendered, their diff verdicts compare nothing, and redact says so (the manifest lists
     them; the `check` command it prints then leaves the capture out). A fork or subagent
-    child whose parent log lies beside it needs its parent redacted first, with the same salt,
+    child whose parent log lies beside it needs its parent redacted first, with the same --salt,
     beside OUTPUT (as `breaks` finds a parent), or --alone. Exit 0 done (or check passed), 1 a
-    verdict differs, 2 bad input (a capture of another session too, unless --any-capture).
+    verdict differs (nothing is written), 2 bad input (a capture of another session too, unless
+    --any-capture).
 
     \b
     Example:
@@ -179,6 +192,33 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
                         capture_output=capture_output, force=force, lenient=lenient, routes=routes, alone=alone,
                         any_capture=any_capture)
+    if not result.mismatched:  # a copy whose verdicts moved is not written (it would fail its own --check)
+        _written(result, piped)
+    for note in result.notes:  # an unproven bundle (captured requests unrendered) is a warning
+        (echo_warning if getattr(note, "level", "note") == "warning" else echo_note)(note)
+    found = find_capture(path) if capture_path is None else None
+    if found is not None:
+        echo_note(f"the capture {found}, which `check` finds for this log, was not redacted: pass --capture "
+                  f"{shell_word(found)} to include it")
+    if salt is not None and len(salt) < SHORT_SALT and not result.mismatched:  # of a bundle written; never the salt
+        echo_warning(f"the salt given is {len(salt)} character(s) long: whoever guesses it undoes every placeholder "
+                     "(the manifest's salt id confirms a guess): give a long random one, e.g. `openssl rand -hex 16`")
+    if result.mismatched:
+        echo(_failed(result), err=True)
+        return EXIT_FINDINGS
+    if not result.unrendered or "diff" not in result.verdicts:
+        echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
+    else:
+        others = [c for c in result.verdicts if c != "diff"]
+        echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
+             "request(s) unrendered, not compared (see the warning)", err=piped)
+    if not piped:
+        _recipient(result)
+    return EXIT_OK
+
+
+def _written(result: Redaction, piped: bool) -> None:
+    """What was written (the log, its capture, route file and manifest) and the secrets removed."""
     # each count its own: the log's strings, and the capture's beyond them (a rendered body takes the log's)
     counted = (f"{result.strings} content string(s) replaced" if result.capture is None else
                f"{result.strings} content string(s) replaced in the log, {result.capture_strings} more in the capture")
@@ -200,24 +240,17 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         echo(f"secrets removed: {kinds}", err=piped)
     else:
         echo("secrets removed: none found", err=piped)
-    for note in result.notes:  # an unproven bundle (captured requests unrendered) is a warning
-        (echo_warning if getattr(note, "level", "note") == "warning" else echo_note)(note)
-    found = find_capture(path) if capture_path is None else None
-    if found is not None:
-        echo_note(f"the capture {found}, which `check` finds for this log, was not redacted: pass --capture "
-                  f"{shell_word(found)} to include it")
-    if result.mismatched:
-        echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
-        return EXIT_FINDINGS
-    if not result.unrendered or "diff" not in result.verdicts:
-        echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
-    else:
-        others = [c for c in result.verdicts if c != "diff"]
-        echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
-             "request(s) unrendered, not compared (see the warning)", err=piped)
-    if not piped:
-        _recipient(result)
-    return EXIT_OK
+
+
+def _failed(result: Redaction) -> str:
+    """The one line of a redaction whose verdicts moved on the copy, which is therefore not written: what
+    moved, and, when known, why and how to redo it (a child's parent redacted with another salt: the
+    family again with one salt given, as the default one is random and no run can repeat it)."""
+    line = f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy, so nothing was written"
+    if result.cause is None:
+        return line
+    return (f"{line}: {result.cause} (hint: redact the parent again with --force, then this child, with one salt "
+            f"you choose: the same --salt S, or {SALT_ENV}=S, for both)")
 
 
 def _recipient(result: Redaction) -> None:
@@ -226,7 +259,9 @@ def _recipient(result: Redaction) -> None:
     bundle's capture and route file (which ``check`` does not find by itself). A capture some of whose
     requests redact could not render is left out (``--no-capture``, as ``check`` would otherwise find a
     ``wire.jsonl`` above the bundle): ``check`` reports each of them unrendered (DSH815), which fails
-    its default policy, whatever the bundle holds."""
+    its default policy, whatever the bundle holds. A capture the views do not find beside the log (not
+    ``wire.jsonl`` there: :func:`_found`) is named for the views that price too, which else price the
+    copy otherwise than the original (its usage from the capture unknown)."""
     words = ["dsh-audit", "check", shell_word(result.output)]
     unrendered = len(result.unrendered) if result.capture is not None else 0
     if result.capture is not None:
@@ -237,6 +272,19 @@ def _recipient(result: Redaction) -> None:
            if unrendered else " with")
     echo(f"a recipient verifies it with: dsh-audit redact --check {shell_word(result.output)}")
     echo(f"and audits it{how}: {' '.join(words)}")
+    if result.capture is not None and not unrendered and not _found(result):
+        echo(f"and prices it as the original with: --capture {shell_word(result.capture)} for each of "
+             f"{_PRICING_VIEWS} (they do not find that capture by themselves)")
+
+
+def _found(result: Redaction) -> bool:
+    """Whether the views find the bundle's capture for its log by themselves (a ``wire.jsonl`` beside it:
+    :func:`dsh_audit.capture.find_capture`), as they find the original's."""
+    found = find_capture(result.output)
+    try:
+        return found is not None and result.capture is not None and os.path.samefile(found, result.capture)
+    except OSError:
+        return False
 
 
 COMMANDS = [redact_command]

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._spool import LineSpool
+from .._usage_rule import PRICED_FIELDS, count_of, is_count, logged_counts, usage_of
 from ..capture import capture_for, captures_ignored
 from ..errors import DshAuditError
 from ..runner import TaskResult, in_process, iter_many
 from ..replay import Request
-from ..session import Failure, Session, logged_cache_read, read_session, request_provider
+from ..session import Failure, Session, logged_cache_read, read_session
 from ..report import dumps_line, dumps_line_with, dumps_pretty
 from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback, short_needed
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
@@ -29,6 +30,7 @@ from ._when import time_options
 
 if TYPE_CHECKING:
     from ..cache import Tokens
+    from ..capture import CaptureRead
 
 __all__ = ["requests_command", "show_command"]
 
@@ -40,11 +42,17 @@ _DROPPABLE = ("finish", "header")
 
 
 def _count(value: object) -> Amount:
-    """A token count the log records: the number (CSV writes it plain), or ``?`` when it records
-    none (CSV: an empty cell)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return Amount(value, str(value))
-    return Amount(None, "?" if value is None else str(value))
+    """A token count the log records: the number (CSV writes it plain) when it is one by the
+    ledger's rule (:func:`~dsh_audit._usage_rule.is_count`), else ``?`` (CSV: an empty cell): it
+    records none, or one that is no count (``"100"``, a JSON string, reads as a number but `usage`
+    does not count it, nor may a total).
+
+    Example:
+        >>> [_count(v).text for v in (100, 100.0, "100", -1, True, None)]
+        ['100', '100', '?', '?', '?', '?']
+    """
+    count = count_of(value)  # 100.0 is 100, as DSH reads it: never a float in a cell
+    return Amount(None, "?") if count is None else Amount(count, str(count))
 
 
 def _tokens(usage: dict[str, Any] | None, key: str) -> Amount:
@@ -66,18 +74,12 @@ def _written(usage: dict[str, Any] | None) -> Amount:
     return _count(0 if isinstance(usage, dict) and "inputTokens" in usage else None)
 
 
-#: DSH's native DeepSeek adapter (``dsh_audit.cache.NATIVE_DEEPSEEK``, not imported: see :func:`_usage_source`).
-_NATIVE_DEEPSEEK = "deepseek-official"
-
-#: The caption of the counts the capture gave (:data:`CAPTURED_MARK`), as `cache` and `usage` read them.
-
-
 def _row(request: Request, captured: Tokens | None = None) -> tuple[object, ...]:
     """A request's row: the tokens its log records, or, when it records none, those the capture's
     response to its send reports (``captured``: :func:`_captured`), marked :data:`CAPTURED_MARK`."""
     where = place_text(request.turn, request.step, request.attempt)
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
-    usage = request.usage or request.message_usage
+    usage = usage_of(request)  # the one the ledger prices: an attempt's empty usage too (its counts are "?")
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
     if captured is not None:
         counts: tuple[Amount, ...] = tuple(captured_count(n) for n in (captured.cache_miss, captured.cache_read,
@@ -93,13 +95,14 @@ def _writes(request: Request, captured: Tokens | None = None) -> bool:
     counts some: a log with one shows the "cache write" column (DSH's DeepSeek adapter never logs one)."""
     if captured is not None:
         return captured.cache_write > 0
-    usage = request.usage or request.message_usage
+    usage = usage_of(request)
     return isinstance(usage, dict) and "cacheWriteTokens" in usage
 
 
-def _captured(session: Session, capture: str | None) -> tuple[dict[int, Tokens], dict[str, int]]:
-    """Request index -> the tokens the capture (``capture``, else the ``wire.jsonl`` found beside
-    the log) reports for each request of ``session`` whose log holds no usage: the one source
+def _captured(session: Session, capture: CaptureRead | None) -> tuple[dict[int, Tokens], dict[str, int]]:
+    """Request index -> the tokens the capture (``capture``: the one given, read once for the run
+    by :func:`_given`, the capture of every session; else the ``wire.jsonl`` found beside the log)
+    reports for each request of ``session`` whose log holds no usage: the one source
     `usage`, `sessions` and `cache` price from (:func:`dsh_audit.cache.given_usage`,
     :func:`dsh_audit.cache.entry_usage`), never in place of a logged usage; and how many of those
     the capture leaves unpriced, by why (it matched no request of the session, or its usage is
@@ -107,10 +110,12 @@ def _captured(session: Session, capture: str | None) -> tuple[dict[int, Tokens],
     with :func:`_lent_copies` of the requests, so that what alignment lends a title or compaction
     call to render it (its route's context) is not in its ``--json`` line: that line is the one
     ``--no-capture`` writes, but for its usage."""
-    from ..cache import entry_usage, given_capture, given_usage
+    from ..cache import captured_usage, entry_usage, given_capture, given_usage
 
     copied = replace(session, requests=_lent_copies(session.requests))
-    found = given_usage([copied], given_capture([copied], capture)).get(session.id, {})
+    by_session = captured_usage([copied], capture) if capture is not None else \
+        given_usage([copied], given_capture([copied], None))
+    found = by_session.get(session.id, {})
     picked: dict[int, Tokens] = {}
     unpriced: dict[str, int] = {}
     for request in session.requests:
@@ -131,48 +136,81 @@ def _lent_copies(requests: Sequence[Request]) -> list[Request]:
 def _usage_source(request: Request, captured: Tokens | None) -> str | None:
     """Where ``request``'s tokens come from, in the words of `usage --by request --json`
     (:func:`dsh_audit.cache.entry_usage`): ``capture`` (``captured``: the log holds none), ``log``
-    when its logged usage holds a count of input, cache read or output (DSH's native DeepSeek
-    adapter's ``inputTokens`` counts only beside a ``cacheReadTokens``: :func:`logged_cache_read`),
-    else None; read here from the request alone, so a log with no capture loads no cache accounting.
+    when its logged usage holds a count, by the ledger's one rule (:func:`dsh_audit._usage_rule.logged_counts`,
+    which loads no cache accounting for a log with no capture), else None.
 
     Example:
         >>> from types import SimpleNamespace as R
         >>> [_usage_source(R(usage=u, message_usage=None, header=None, kind="loop", extra={}), None)
-        ...  for u in ({"inputTokens": 9}, {"inputTokens": -1}, None)]
-        ['log', None, None]
+        ...  for u in ({"inputTokens": 9}, {"inputTokens": -1}, {"inputTokens": 10**9 + 1}, None)]
+        ['log', None, None, None]
     """
     if captured is not None:
         return "capture"
-    usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict):
-        return None
-    read = logged_cache_read(request)
-    counts = [read, usage.get("outputTokens")]
-    if read is not None or request_provider(request) != _NATIVE_DEEPSEEK:
-        counts.append(usage.get("inputTokens"))
-    return "log" if any(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts) else None
+    return "log" if logged_counts(request) is not None else None
 
 
 #: The columns the total row sums (each a count a request may not have logged).
 _SUMMED = ("input", "cache read", "cache write", "output")
 
 
-def _total_row(rows: Sequence[tuple[Any, ...]],
-               columns: Sequence[str] = _COLUMNS) -> tuple[tuple[object, ...], str | None]:
+def _lacking(request: Request, row: tuple[Any, ...]) -> set[str]:
+    """The columns of :data:`_SUMMED` whose count ``request``'s logged usage lacks (``row``, its
+    :func:`_row`, shows ``?`` there: none, or one that is no count): a total over it is a lower
+    bound, as `usage` sums a bucket (:meth:`Amount.tokens`); none for a request whose log holds no
+    usage by the ledger's rule (:func:`~dsh_audit._usage_rule.logged_counts`: a title call, a usage
+    of no valid count), which the total leaves out whole, as `usage` does."""
+    unknown = {name for name, cell in zip(_COLUMNS, row)
+               if name in _SUMMED and isinstance(cell, Amount) and cell.value is None}
+    return unknown if unknown and logged_counts(request) is not None else set()
+
+
+def _holds_no_count(request: Request) -> bool:
+    """Whether ``request``'s logged usage holds a count that is none (:func:`_count`'s ``?``:
+    ``"100"``, -1, past the most a request can hold), which the caption then names beside "not logged".
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> [_holds_no_count(R(usage=u, message_usage=None)) for u in ({"inputTokens": "9"}, {"inputTokens": 9,
+        ...  "cacheReadTokens": None}, None)]
+        [True, False, False]
+    """
+    usage = usage_of(request)
+    return isinstance(usage, dict) and any(usage.get(name) is not None and not is_count(usage.get(name))
+                                           for name in PRICED_FIELDS)
+
+
+def _total_row(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = _COLUMNS, lacking: Iterable[str] = (),
+               no_count: bool = False) -> tuple[tuple[object, ...], str | None]:
     """The table's last row, ``total`` (under "turn/step/attempt"): the tokens of :data:`_SUMMED`
-    summed over the requests that logged each (``?`` when none did), as `usage` sums them; and the caption saying so when some
-    did not (None when every request logged every one). ``columns``: those of ``rows``."""
+    summed over the requests that logged each (``?`` when none did), as `usage` sums them, a lower
+    bound ``≥N`` in a column some request's logged usage holds no count of (``lacking``:
+    :func:`_lacking`); and the caption saying so when some did not (None when every request logged
+    every one), and that a ``?`` may be a logged value that is no count when one is (``no_count``:
+    :func:`_holds_no_count`). ``columns``: those of ``rows``.
+
+    Example:
+        >>> rows = [("", "", Amount(None, "?"), Amount(5, "5")), ("", "", Amount(100, "100"), Amount(5, "5"))]
+        >>> total, note = _total_row(rows, ("#", PLACE_COLUMN, "input", "output"), lacking={"input"}, no_count=True)
+        >>> [getattr(cell, "text", cell) for cell in total], note
+        (['', 'total', '≥100', 10], 'total: each count summed over the requests that logged it (?: not logged, or not a count; ≥N: a lower bound, a logged usage lacks it)')
+    """
     total: list[object] = [""] * len(columns)
     total[columns.index(PLACE_COLUMN)] = "total"  # "#" stays a column of numbers, as narrow as they are
+    lacking = set(lacking)
     short = False
     for name in (name for name in _SUMMED if name in columns):
         at = columns.index(name)
         known = [cell.value for row in rows
                  if isinstance(cell := row[at], Amount) and isinstance(cell.value, int)]
         short = short or len(known) < len(rows)
-        total[at] = Amount(sum(known), str(sum(known))) if known else Amount(None, "?")
-    note = "total: each count summed over the requests that logged it (?: not logged)" if short else None
-    return tuple(total), note
+        total[at] = Amount.tokens(sum(known) if known else None, lacking=name in lacking, logged=bool(known))
+    if not short:
+        return tuple(total), None
+    bound = any(isinstance(cell, Amount) and cell.text.startswith("≥") for cell in total)
+    legend = "?: not logged" + (", or not a count" if no_count else "") + \
+        ("; ≥N: a lower bound, a logged usage lacks it" if bound else "")
+    return tuple(total), f"total: each count summed over the requests that logged it ({legend})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,33 +227,40 @@ class _View:
     caption: str | None = None
     writes: bool = False  # a request logged cache writes: the "cache write" column is shown
     captured: bool = False  # a row holds the capture's counts (CAPTURED_MARK): the caption says so
+    lacking: frozenset[str] = frozenset()  # the columns a logged usage holds no count of (_lacking)
+    no_count: bool = False  # a logged usage holds a value that is no count (_holds_no_count)
     unpriced: tuple[tuple[str, int], ...] = ()  # the requests the capture leaves unpriced, by why (_captured)
 
 
 def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False,
-                  capture: str | None = None, ignore_found: bool = False) -> _View:
+                  capture: CaptureRead | None = None, ignore_found: bool = False) -> _View:
     """Replay one log and pre-render its output; a top-level function so that workers can run it.
 
     Each request is turned into its line or row as it is replayed and not kept, so the session
     holds no request; ``streamed`` (in this process only) spools JSON lines (a
-    :class:`~dsh_audit._spool.LineSpool`). A log with a capture (``capture``, else the
-    ``wire.jsonl`` found beside it) is read whole first: the capture is aligned with its requests,
-    and gives the tokens of those whose log holds none (:func:`_captured`). ``ignore_found``
+    :class:`~dsh_audit._spool.LineSpool`). A log with a capture (``capture``: the one given, read
+    once for the run by :func:`_given`; else the ``wire.jsonl`` found beside it) is read whole
+    first: the capture is aligned with its requests, and gives the tokens of those whose log holds none (:func:`_captured`). ``ignore_found``
     (``--no-capture``, passed, not read from the environment: a remote worker has another) looks
     for none beside it."""
     lines: LineSpool | list[str] = LineSpool() if streamed and as_json else []
     rows: list[tuple[Any, ...]] = []
     writes = False
+    lacking: set[str] = set()
+    no_count = False
     name = os.fspath(path)
     write = _json_line(name)
 
     def take(request: Request, captured: Tokens | None = None) -> None:
-        nonlocal writes
+        nonlocal writes, no_count
         if as_json:
             lines.append(write(request, captured))
         else:
-            rows.append(_row(request, captured))
+            rows.append(row := _row(request, captured))
             writes = writes or _writes(request, captured)
+            if captured is None:
+                lacking.update(_lacking(request, row))
+                no_count = no_count or _holds_no_count(request)
 
     # its requests are aligned with the capture, once read
     whole = capture is not None or not ignore_found and capture_for(name, None) is not None
@@ -242,7 +287,8 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
                                           CAPTURED_NOTE if captured else None) if text) or None
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id, rows=tuple(rows), caption=caption, writes=writes,
-                 unpriced=tuple(unpriced.items()))
+                 unpriced=tuple(unpriced.items()), lacking=frozenset(lacking),
+                 no_count=no_count)
 
 
 def _json_line(path: str) -> Callable[[Request, Tokens | None], str]:
@@ -296,7 +342,7 @@ def _table(view: _View) -> _Table:
         columns = _COLUMNS[:write] + _COLUMNS[write + 1:]
         rows = [row[:write] + row[write + 1:] for row in rows]
     if rows and listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total; no rows, no total
-        total, summed = _total_row(rows, columns)
+        total, summed = _total_row(rows, columns, view.lacking, view.no_count)
         rows.append(total)
         caption = "; ".join(text for text in (caption, summed) if text) or None
     return columns, rows, caption
@@ -353,7 +399,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None,
     terminal); "kind" loop, compaction or title;
     "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
     sent; "input", "cache read", "cache write" and "output" the tokens the log records for its
-    response ("?" when none are logged, an empty cell in --format csv; a request whose log holds
+    response ("?" when none is logged, or the one logged is no count, as `usage` reads it: "100"
+    written as a string, a negative one; an empty cell in --format csv; a request whose log holds
     none, a title call, shows the provider's usage in the captured response to its send, marked
     "*", when a capture is given with --capture or found beside the log as `check` finds it: the
     tokens `usage` and `cache` price it by; --format csv writes them plain, unmarked, its columns
@@ -367,7 +414,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None,
     logs a cache read or write only when above 0 (none logged: 0). "cache write" is shown for a
     log with a request that logged one;
     "finish" why the response ended. The last row, "total", sums the tokens of each count over the
-    requests that logged it ("?" when none did; the caption says when some did not; not in
+    requests that logged it ("?" when none did; "≥N", a lower bound, when a request that logged
+    usage lacks that count; the caption says when some did not; not in
     --format csv, whose rows are the JSON's). A narrow
     terminal leaves out a column with no value in any row, then "finish", then "header". With
     --json, one object per request, led by "path", the log it is from (two files may hold one
@@ -381,13 +429,15 @@ def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None,
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
-    if capture is not None and (error := _unreadable(capture)) is not None:
-        echo_error(error)  # as usage says it, once, before any log is read
+    try:
+        read = None if capture is None else _given(capture)
+    except DshAuditError as exc:
+        echo_error(exc)  # as usage says it, once, before any log is read
         return EXIT_BAD_INPUT
     given = session_paths(paths)
     logs = newest_first(selected_logs(given, since, until), given if paths else ())  # the documented listing order (newest_first)
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
-                   streamed=in_process(jobs, engine, len(logs)), capture=capture,
+                   streamed=in_process(jobs, engine, len(logs)), capture=read,
                    ignore_found=captures_ignored())
     status = EXIT_OK
     # A table run is held until every log is read, so that its tables share one header for the
@@ -408,20 +458,18 @@ def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None,
     return status
 
 
-def _unreadable(capture: str) -> DshAuditError | None:
-    """Why the capture given with ``--capture`` cannot be read (None: it can), from one read before
-    the run: each log's view reads it again to align it, and would leave it out unsaid."""
-    from ..capture import read_capture  # only when one is given: its loaders
+def _given(capture: str) -> CaptureRead:
+    """The capture given with ``--capture``, read once, before any log, each response's usage kept
+    as it is read (:func:`dsh_audit.cache.keep_usage`): every log's view aligns its session with
+    this read (:func:`_captured`), in a worker too, and none opens the file again.
 
-    try:
-        read_capture(capture, warnings=[], keep=_nothing)  # a torn tail is no error
-    except DshAuditError as exc:
-        return exc
-    return None
+    Raises:
+        CaptureError: it cannot be read (a torn tail is no error).
+    """
+    from ..cache import keep_usage  # only when one is given: its loaders and the usage it tells
+    from ..capture import read_capture
 
-
-def _nothing(_record: object) -> None:
-    """What :func:`_unreadable` keeps of a capture record: nothing (no body is held)."""
+    return read_capture(capture, warnings=[], keep=keep_usage)
 
 
 def _reported(result: TaskResult[_View], *, as_json: bool, in_short: bool | None = None,

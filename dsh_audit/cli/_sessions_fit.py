@@ -5,7 +5,8 @@ last; and the captions that say so. The rows themselves: :mod:`dsh_audit.cli._se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache, partial
 
 from ..cache import SessionSummary
 from ..report.terminal import (cell_len, id_prefixes, middle_cut, rows_fit, short_ids, shown_chars, stdout_text,
@@ -67,7 +68,8 @@ def narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], c
     room for an id: only one holding a UUID is cut there, as every table cuts one (:func:`short_ids`)."""
     titles = [_shown(row[1]) for row in rows]  # escaped once: every width below is the shown text's
     longest = max(map(cell_len, titles))
-    kept = _kept(rows, listed, copies, titles, min(longest, TITLE_MIN))
+    prefixed = cache(partial(_prefixed, rows, listed, copies))  # made once, when a layout first needs it
+    kept = _kept(rows, prefixed, titles, min(longest, TITLE_MIN))
     if kept is not None:  # "project" and the headers' own words kept, the ids whole or cut
         fitted, space, said = kept
         width = _project_room(fitted, titles, space)
@@ -77,7 +79,7 @@ def narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], c
     captions: list[str] = []
     if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
         whole = rows
-        rows, captions = _with_ids(whole, listed, copies, id_names((s.session_id for s in listed), id_prefixes))
+        rows, captions = prefixed()
         room = _title_room(rows, titles, min(longest, _TITLE_CUT))
         if room is None and not _tabled(rows):  # a block a row: an id has a line's room
             rows, captions = _with_ids(whole, listed, copies, id_names((s.session_id for s in listed), short_ids))
@@ -92,17 +94,18 @@ def short_headers(droppable: tuple[str, ...]) -> dict[str, str] | None:
     return COUNT_SHORT if droppable else None
 
 
-def _kept(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str], titles: Sequence[str],
-          least: int) -> tuple[list[tuple[object, ...]], int, list[str]] | None:
-    """The rows (each id whole, else its shortest unique prefix), the title's room and the
-    captions of a table that keeps "project" (:data:`PROJECT_MIN` columns of it at least) and
-    every header's own words (:func:`_title_room`'s ``whole``); None when neither id leaves it."""
+def _kept(rows: list[tuple[object, ...]], prefixed: Callable[[], tuple[list[tuple[object, ...]], list[str]]],
+          titles: Sequence[str], least: int) -> tuple[list[tuple[object, ...]], int, list[str]] | None:
+    """The rows (each id whole, else its shortest unique prefix: ``prefixed()``, the rows and their
+    caption as :func:`narrowed` made them), the title's room and the captions of a table that keeps
+    "project" (:data:`PROJECT_MIN` columns of it at least) and every header's own words
+    (:func:`_title_room`'s ``whole``); None when neither id leaves it."""
     room = _title_room(rows, titles, least, whole=True)
     if room is not None:
         return rows, room, []
-    prefixed, said = _with_ids(rows, listed, copies, id_names((s.session_id for s in listed), id_prefixes))
-    room = _title_room(prefixed, titles, least, whole=True) if said else None
-    return None if room is None else (prefixed, room, said)
+    cut, said = prefixed()
+    room = _title_room(cut, titles, least, whole=True) if said else None
+    return None if room is None else (cut, room, said)
 
 
 def _project_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], room: int) -> int:
@@ -139,6 +142,13 @@ def _tabled(rows: Sequence[tuple[object, ...]]) -> bool:
     :data:`DROPPABLE` and wrapping titles and paths (:func:`rows_fit`), not a block of lines a row."""
     return rows_fit(COLUMNS, rows, droppable=DROPPABLE, spare=DROPPABLE, wrapping=("title", "id"),
                     short=COUNT_SHORT, short_first=True)
+
+
+def _prefixed(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str]
+              ) -> tuple[list[tuple[object, ...]], list[str]]:
+    """``rows`` with each id its shortest unique prefix (:func:`id_prefixes`), and their caption:
+    :func:`narrowed` makes them at most once (none while whole ids fit, as on a wide terminal)."""
+    return _with_ids(rows, listed, copies, id_names((s.session_id for s in listed), id_prefixes))
 
 
 def _with_ids(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str],

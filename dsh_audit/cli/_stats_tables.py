@@ -172,7 +172,16 @@ def _logged(row: dict[str, Any], key: str) -> int | Amount:
     shows a token sum (:meth:`Amount.tokens`): ``?`` (CSV: empty) when no request logged it (null
     in ``--json``), never 0; ``≥N`` (CSV: N) when a request that logged usage lacks it."""
     value = row[key]
-    return Amount.tokens(value or 0, lacking=value is None or bool(row["prompt_unknown_requests"]))
+    return Amount.tokens(value, lacking=bool(row["prompt_unknown_requests"]), logged=value is not None)
+
+
+def _output_tokens(totals: dict[str, Any]) -> int | Amount:
+    """The fleet's output tokens as ``usage`` shows a token sum (:meth:`Amount.tokens`): ``?`` when no
+    request logged a count of them (none logged usage: ``--json`` tokens null), ``≥N`` when some did not."""
+    lacking = totals["tokens_unknown_requests"].get("output", 0)
+    logged = totals["requests"] - totals["usage_unknown_requests"]  # the requests that logged usage
+    return Amount.tokens((totals["tokens"] or {}).get("output", 0), logged=logged > lacking,
+                         lacking=bool(lacking) or 0 < totals["requests"] == totals["usage_unknown_requests"])
 
 
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -198,9 +207,7 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
         *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
                   csv=csv, names=("hit ratio actual", "hit ratio expected")),
         # "?" when no request logged usage at all (--json: tokens null), as usage shows it (a sum of none is no 0)
-        ("output tokens", Amount.tokens((totals["tokens"] or {}).get("output", 0),
-                                        lacking=bool(totals["tokens_unknown_requests"].get("output"))
-                                        or 0 < totals["requests"] == totals["usage_unknown_requests"])),
+        ("output tokens", _output_tokens(totals)),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),

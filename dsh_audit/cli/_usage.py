@@ -7,7 +7,7 @@ from functools import partial
 
 import click
 
-from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, Costs, SessionLedger, UsageRow, from_capture, ledger_group,
+from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, SessionLedger, UsageRow, from_capture, ledger_group,
                      load_prices, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
@@ -61,27 +61,23 @@ def _tokens(row: UsageRow) -> tuple[object, ...]:
     if not row.tokens_known:
         return (Amount(None, "?"),) * len(_BUCKETS)
     lacking = row.tokens_unknown
-    values = [getattr(row.tokens, bucket) for bucket in _BUCKETS]
-    return tuple(Amount.tokens(value, lacking=bool(lacking.get(bucket))) for bucket, value in zip(_BUCKETS, values))
+    logged = row.requests - row.usage_unknown  # the requests that logged usage: some logged a count of a bucket
+    values = [getattr(row.tokens, bucket) for bucket in _BUCKETS]  # not all of them lack (a sum of 0 may be one)
+    return tuple(Amount.tokens(value, lacking=bool(lacking.get(bucket)), logged=logged > lacking.get(bucket, 0))
+                 for bucket, value in zip(_BUCKETS, values))
 
 
 def _bucket_costs(row: UsageRow, *, bound: bool = False) -> tuple[Amount, ...]:
     """What each token bucket of ``row`` cost (:data:`BUCKET_COSTS`; ``usage --json``'s
-    ``cost_usd``), each by the rule of its "cost" (:meth:`Costs.shown`: ``≥$x`` when a request is
-    unpriced, ``$?`` when none was priced; ``bound`` as :func:`_amount`'s).
+    ``cost_usd``), each by the one rule of its "cost" (:meth:`UsageRow.shown`: ``≥$x`` when a
+    request is unpriced, ``$?`` when none was priced; ``bound`` as :func:`_amount`'s).
 
     Example:
         >>> from dsh_audit.cache import usage_table
         >>> [cell.text for cell in _bucket_costs(usage_table([]).total)]
         ['$0.0000', '$0.0000', '$0.0000', '$0.0000']
     """
-    cells = []
-    for bucket in _BUCKETS:
-        usd = getattr(row.cost, bucket)
-        text = Costs.shown(usd, requests=row.requests, unpriced=row.unpriced)
-        cells.append(Amount(Costs.known(usd, requests=row.requests, unpriced=row.unpriced),
-                            "≥" + text if bound and text.startswith("$") and text != "$?" else text))
-    return tuple(cells)
+    return tuple(_amount(row, bucket, bound=bound) for bucket in _BUCKETS)
 
 
 def _lacking_caption(total: UsageRow) -> str:

@@ -64,13 +64,18 @@ class CaptureCompare:
             raise found
         return found.requests
 
-    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
-        """Capture rows per session id and the capture file per session id (the one ``--capture``
-        that cannot be read is raised; one found beside a log is left out with a warning). A capture found beside a log that holds none of its requests is not its capture
-        (:func:`dsh_audit.capture.held_sessions`): the log is in neither mapping, as one with none."""
+    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, Path]]:
+        """Capture rows per session id, the capture file per session id (the one ``--capture``
+        that cannot be read is raised; one found beside a log is left out with a warning), and the
+        *others*: session id -> the capture found beside the log that was read and holds none of
+        its requests (:func:`dsh_audit.capture.held_sessions`). That capture is not the log's: the
+        log is in neither of the first two mappings, as one with none, and its DSH810 names the
+        file as this comparison saw it (:meth:`Judge.session`'s ``other``), not as a second look
+        would find it later."""
         by_capture = sessions_by_capture(group, self.capture)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
+        others: dict[str, Path] = {}
         adapter = self.policy.adapter
         render = _policy_hints(route_renderer(group, adapter=adapter))
 
@@ -86,6 +91,7 @@ class CaptureCompare:
                 continue
             if self.capture is None:  # found: the capture only of the logs it holds requests of
                 held = held_sessions(compared)
+                others.update((s.id, path) for s in members if s.id not in held)
                 members = [s for s in members if s.id in held]
                 if not members:  # nobody's capture here: its sends are neither compared nor unexplained
                     continue
@@ -98,7 +104,7 @@ class CaptureCompare:
                     self.unexplained(row, members, path)
             for s in members:
                 files[s.id] = path
-        return rows, files
+        return rows, files, others
 
     def priced(self, group: list[Session], rows: dict[str, list[Any]],
                files: dict[str, Path]) -> dict[str, dict[int, Tokens]]:

@@ -13,11 +13,12 @@ from ..capture import captures_ignored
 from ..session import EventLines, Failure, routes_hint
 from ..errors import InputError
 from ..replay import Request
-from ._model import Finding
+from ._model import Finding, Hint
 from ._policy import Policy
 from ._rules import GATE_RULES, GateRule
 
-__all__ = ["DIFF_UNEXPLAINED", "VERDICT_RULES", "Judge", "diff_command", "policy_free", "request_seq"]
+__all__ = ["DIFF_UNEXPLAINED", "VALIDATE_COMMAND", "VERDICT_RULES", "Judge", "diff_command", "policy_free",
+           "request_seq", "rule_commands"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 #: The rules of a capture verdict: one finding per request (a baseline keys them by request alone).
@@ -35,6 +36,25 @@ _BOUND = "the policy bound"
 _POLICY_VALUE = re.compile(re.escape(_BOUND) + r" \d+(?:\.\d+)?%")
 #: The gate rules whose messages state a value of the policy's (:data:`_BOUND`).
 _POLICY_VALUED = frozenset({"DSH831", "DSH832"})
+#: The command a refusal's or a validation finding's hint names (``dsh_audit.log``'s templates end
+#: such a hint with it, after what the log holds: ``...; `dsh-audit validate FILE` lists every problem``).
+VALIDATE_COMMAND = "dsh-audit validate FILE"
+#: A command a gate rule's own hint names (``run `dsh-audit cache` ...``): the rule's text, never a log's.
+_NAMED = re.compile(r"`(dsh-audit [^`]*)`")
+_RULE_COMMANDS = {rule.id: tuple(_NAMED.findall(rule.hint)) for rule in GATE_RULES.values()}
+
+
+def rule_commands(rule: str) -> tuple[str, ...]:
+    """The commands of ours a hint of a finding of ``rule`` names by the rule alone
+    (:attr:`Finding.commands`): a gate rule's own hint's, ``dsh-audit validate FILE`` for a
+    validation rule's. A hint written for one finding (a refusal's, :meth:`Judge.diff_hint`'s)
+    names its own: :class:`Hint` carries them.
+
+    Example:
+        >>> rule_commands("DSH831"), rule_commands("DSH822"), rule_commands("DSH201")
+        (('dsh-audit cache',), (), ('dsh-audit validate FILE',))
+    """
+    return _RULE_COMMANDS.get(rule, (VALIDATE_COMMAND,))
 
 
 def policy_free(rule: str, message: str) -> str:
@@ -90,20 +110,27 @@ def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "a
     return " ".join(words)
 
 
-def _no_capture() -> tuple[str, str | None]:
+def _no_capture(other: str | os.PathLike[str] | None = None) -> tuple[str, str | None]:
     """DSH810's message and hint (None: the rule's) for a log compared with no capture:
     found ones ignored (``--no-capture``: a wire.jsonl put beside it would be ignored too), else
-    none given or found (or the one found holds none of its requests, or was left out: said apart).
+    the capture found beside it (``other``, as the log's comparison read it) holds none of its
+    requests, as ``diff`` says it (another session's), else none given or found (one found that
+    cannot be read has its own DSH802: :meth:`Judge.session`).
 
     Example:
-        >>> _no_capture()[0] in ("no capture given or found beside the log (wire.jsonl)",
-        ...     "no capture given, and captures found beside the log are ignored (--no-capture)")
+        >>> _no_capture("w/wire.jsonl")[0] in ("no capture: the capture found beside the log (w/wire.jsonl) "
+        ...     "holds none of its requests", "no capture given, and captures found beside the log are "
+        ...     "ignored (--no-capture)")
         True
     """
     if captures_ignored():
         return ("no capture given, and captures found beside the log are ignored (--no-capture)",
                 "pass --capture FILE; without --no-capture, a wire.jsonl beside the log or up to four folders above "
                 "it is compared")
+    if other is not None:
+        return (f"no capture: the capture found beside the log ({os.fspath(other)}) holds none of its requests",
+                "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside "
+                "it or up to four folders above it")
     return "no capture given or found beside the log (wire.jsonl)", None
 
 
@@ -133,17 +160,21 @@ class Judge:
 
     def finding(self, rule: str, message: str, *, path: str, line: int | None = None, seq: int | None = None,
                 session_id: str | None = None, request: int | None = None, verdict: str | None = None,
-                hint: str | None = None, reason: str | None = None) -> Finding:
-        """A finding of gate rule ``rule``; ``hint``, the finding's own (what its cause names),
-        wins over the rule's generic one: a finding shows one hint. ``reason``: :attr:`Finding.reason`."""
+                hint: str | Hint | None = None, reason: str | None = None) -> Finding:
+        """A finding of gate rule ``rule``; ``hint``, the finding's own (what its cause names; a
+        :class:`Hint` with the commands of ours it names, a bare text none), wins over the rule's
+        generic one (with :func:`rule_commands`): a finding shows one hint. ``reason``: :attr:`Finding.reason`."""
         meta = GATE_RULES[rule]
+        own = hint if isinstance(hint, Hint) else Hint(hint or "")
+        text, commands = own if own.text else (meta.hint, rule_commands(rule))
         return Finding(rule=rule, severity=meta.severity, message=message, path=path, line=line, seq=seq,
                        session_id=session_id, request=request, fails=self._fails(meta, verdict),
-                       hint=hint or meta.hint, reason=reason)
+                       hint=text, reason=reason, commands=commands)
 
     def _validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
         return [Finding(rule=f.rule, severity=f.severity, message=f.message, path=f.path, line=f.line, seq=f.seq,
-                        session_id=session_id, fails=self.policy.validation_fails(f.severity), hint=f.hint)
+                        session_id=session_id, fails=self.policy.validation_fails(f.severity), hint=f.hint,
+                        commands=rule_commands(f.rule) if f.hint else ())
                 for f in items]
 
     def validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
@@ -160,19 +191,24 @@ class Judge:
         named as such: :meth:`dsh_audit.gate._run._Checker.failed`)."""
         error = outcome.error
         rule = "DSH801" if isinstance(error, InputError) else "DSH802"
+        hint = Hint(error.hint, (VALIDATE_COMMAND,)) if error.hint else None  # dsh_audit.log's templates name it
         first = self.finding(rule, error.message, path=outcome.path, line=error.line, seq=error.seq,
-                             session_id=outcome.session_id, hint=error.hint)
+                             session_id=outcome.session_id, hint=hint)
         return self._keep([first, *self._validation(validation, outcome.session_id)])
 
     def session(self, path: str, session_id: str, *, lines: EventLines, seqs: Mapping[int, int | None],
                 rows: Sequence[Any], transitions: Sequence[Any], cache: Any, capture: Path | None,
-                validation: Sequence[Any]) -> list[Finding]:
+                other: Path | None, validation: Sequence[Any]) -> list[Finding]:
         """Every finding of one log that replayed: ``lines`` maps its events' seqs to lines (recorded
         in the session's one pass: no second read for a finding's line), ``seqs`` a request index to
-        the seq of its first chunk or step start (at least for each break's request)."""
+        the seq of its first chunk or step start (at least for each break's request). With no
+        ``capture``, ``other`` is the capture found beside the log that its comparison read and
+        found to hold none of its requests (:meth:`dsh_audit.gate._compare.CaptureCompare.compare`'s
+        others), None when none was read (none found, found ones ignored, or the one found cannot be
+        read: its own DSH802 says so): what the comparison saw, not a second look for a capture."""
         out = self._validation(validation, session_id)
         if capture is None:
-            message, hint = _no_capture()
+            message, hint = _no_capture(other)
             out.append(self.finding("DSH810", message, path=path, session_id=session_id, hint=hint))
         else:
             out += self._captures(path, rows, lines, capture)
@@ -198,10 +234,16 @@ class Judge:
             return hint
         return routes_hint(log, hint)  # as render and diff say it (a bundle's route file too)
 
-    def diff_hint(self, log: str, capture: str | os.PathLike[str], purpose: str) -> str:
-        """The hint of a capture finding: the ``dsh-audit diff`` command that shows it, complete."""
+    def diff_hint(self, log: str, capture: str | os.PathLike[str], purpose: str) -> Hint:
+        """The hint of a capture finding: the ``dsh-audit diff`` command that shows it, complete,
+        which it names (a log's path in it is a quoted shell word that may hold backticks).
+
+        Example:
+            >>> Judge(Policy()).diff_hint("a`b.jsonl", "w.jsonl", "now")
+            Hint(text="run `dsh-audit diff 'a`b.jsonl' --capture w.jsonl` now", commands=("dsh-audit diff 'a`b.jsonl' --capture w.jsonl",))
+        """
         command = diff_command(log, capture, adapter=self.policy.adapter, routes=self.routes)
-        return f"run `{command}` {purpose}"
+        return Hint(f"run `{command}` {purpose}", (command,))
 
     def _captures(self, path: str, rows: Sequence[Any], lines: EventLines, capture: Path) -> list[Finding]:
         out = []

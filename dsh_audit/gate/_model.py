@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..cache import Costs, Priced
 from ._rules import policy_key
 
-__all__ = ["CheckResult", "Finding", "RequestOutline", "RequestRecorder", "SessionCheck"]
+__all__ = ["CheckResult", "Finding", "Hint", "RequestOutline", "RequestRecorder", "SessionCheck"]
+
+
+class Hint(NamedTuple):
+    """A hint the gate writes and the commands of ours it names between backticks
+    (:attr:`Finding.commands`), kept together from where it is written: a report then knows which
+    spans are our commands without reading them back out of text that may hold a log's path."""
+
+    text: str
+    commands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +42,10 @@ class Finding:
             verdict and why: ``unrendered: cannot render: ...``), by which the terminal summary
             groups the same finding of a log's requests on one line; None: it is never grouped.
             Not in the reports (each keeps one finding per request).
+        commands: the commands of ours the hint names between backticks, set where the hint is
+            written (:class:`Hint`): a report may show them as code, never any other text of the
+            hint (a log's path in it, a folder named ``a `dsh-audit x` b``). Not in the JSON
+            report (:meth:`to_json`).
     """
 
     rule: str
@@ -47,10 +60,11 @@ class Finding:
     hint: str | None = None
     baselined: bool = False
     reason: str | None = None
+    commands: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The finding object of the JSON report (``docs/report-schema.json``; ``baselined`` only
-        when true)."""
+        when true; never :attr:`reason` nor :attr:`commands`, which the schema does not hold)."""
         out: dict[str, Any] = {"rule": self.rule, "severity": self.severity, "message": self.message,
                                "path": self.path, "line": self.line, "seq": self.seq, "session_id": self.session_id,
                                "request": self.request, "fails": self.fails, "hint": self.hint}
@@ -124,8 +138,7 @@ def _money(owed: Priced, *, bound: bool = False) -> tuple[float | None, str]:
     (:attr:`Priced.known`, :meth:`Priced.shown`: ``$x``, ``≥$x``, ``$?``); ``bound``: a log the sum
     could not include (one that could not be read) makes a known amount a lower bound, as
     ``usage`` shows the total of such a run."""
-    known, text = owed.known, owed.shown()
-    return known, ("≥" + text if bound and known is not None and not text.startswith("≥") else text)
+    return owed.known, owed.shown(failed=bound)
 
 
 @dataclass(frozen=True, slots=True)

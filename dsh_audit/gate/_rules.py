@@ -106,20 +106,27 @@ def policy_key(rule: str) -> str:
 
 
 #: DSH's words for a fault it refuses a log for (spec §1.3, §1.4), and the validation rules that
-#: may name the same fault (:func:`refusal_rules`).
+#: may name the same fault (:func:`refusal_rules`): those of them its hint names.
 _REFUSAL_RULES = (
     ("corrupt session log: seq gap in committed region", frozenset({"DSH107", "DSH108", "DSH111", "DSH112"})),
     ("corrupt session log: first line is not a session header",
      frozenset({"DSH202", "DSH203", "DSH207", "DSH208", "DSH209", "DSH210", "DSH211", "DSH216"})),
+    # the header's version against the file name's generation: validate names the body record that does not fit
+    ("header says log format v", frozenset({"DSH114"})),
 )
+#: A refusal said in a validation rule's own words, which is that rule's fault whatever its hint
+#: names: a body record older than the header's version (``BodyMismatch.message`` of
+#: ``dsh_audit.log._versions``, the reader's error and validate's DSH114 alike).
+_OWN_WORDS = ((re.compile(r"header version \d+ does not fit this record: "), frozenset({"DSH114"})),)
 _RULE_ID = re.compile(r"\bDSH\d{3}\b")
 
 
 def refusal_rules(message: str, hint: str | None) -> frozenset[str]:
     """The validation rules whose findings say the fault a log is refused for, said as ``message``
     (DSH's words begin it) with ``hint``: those of that fault the hint names (it sends the reader
-    to ``dsh-audit validate`` for them), so that a log check refuses lists the fault once, as its
-    refusal (``DSH801``). None for another refusal, or one whose hint names no rule.
+    to ``dsh-audit validate`` for them), or the rule whose own words the refusal is, so that a log
+    check refuses lists the fault once, as its refusal (``DSH801``). None for another refusal, or one
+    whose hint names no rule.
 
     Example:
         >>> sorted(refusal_rules("corrupt session log: seq gap in committed region at line 3 (expected 3, got 5)",
@@ -127,6 +134,11 @@ def refusal_rules(message: str, hint: str | None) -> frozenset[str]:
         ['DSH107', 'DSH108']
         >>> refusal_rules("corrupt session log: first line is not a session header", "the header needs ...")
         frozenset()
+        >>> refusal_rules("header version 4 does not fit this record: a packed text-chunks row is written ...", None)
+        frozenset({'DSH114'})
     """
+    own = next((rules for words, rules in _OWN_WORDS if words.match(message)), None)
+    if own is not None:
+        return own
     rules = next((rules for words, rules in _REFUSAL_RULES if message.startswith(words)), frozenset())
     return rules & frozenset(_RULE_ID.findall(hint or "")) if rules else rules

@@ -14,7 +14,8 @@ folder may hold the same session twice: DSH's zstd log and a decompressed copy),
 alignment and attribution never see a session twice. Once every group is read, each fork child
 among the logs is compared with its parent among them (DSH603) by validate's own pairing
 (:func:`dsh_audit.validate.lineage_findings`, from the seed chains each log's read kept): check
-finds what ``validate`` finds, however the logs were grouped.
+finds what ``validate`` finds, however the logs were grouped. A run that cannot report DSH603 (one
+log, or a policy that ignores it) keeps no chain and pairs no log (:func:`_wants_lineage`).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class _GroupCheck(GroupResult[SessionCheck]):
     foreign: DshAuditError | None = None
     caveats: tuple[str, ...] = ()
     #: each given log's path and :class:`~dsh_audit.validate.Lineage` (when validated whole), for
-    #: the run's fork-lineage check: read once the group is read, however it was read
+    #: the run's fork-lineage check: read once the group is read, however it was read; empty
+    #: when the run makes no such check (``check_group``'s ``lineage`` off)
     lineages: list[tuple[str, Lineage | None]] = field(default_factory=list)
 
 
@@ -88,7 +90,7 @@ class _Checker(CaptureCompare):
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
-        rows, files = self.compare(group)
+        rows, files, others = self.compare(group)
         captured = self.priced(group, rows, files)  # a capture prices the requests whose log holds no usage
         transitions = self.attribute(group, ancestors, rows)
         known = {s.id: s for s in (*group, *ancestors)}
@@ -104,7 +106,8 @@ class _Checker(CaptureCompare):
             findings = self.judge.session(session.path, session.id, lines=session.lines,
                                           seqs={r.index: request_seq(r) for r in session.requests},
                                           rows=rows.get(session.id, []), transitions=mine, cache=cache,
-                                          capture=capture, validation=_validation(session))
+                                          capture=capture, other=others.get(session.id),
+                                          validation=_validation(session))
             requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=requests, transitions=tuple(mine), cache=cache,
@@ -167,7 +170,7 @@ class _Checker(CaptureCompare):
         cache = item[0]
         mine = tuple(sorted(transitions, key=lambda t: t.request))  # attribution's order, as the whole session's
         findings = self.judge.session(log.path, log.header.id, lines=activity.lines, seqs=seqs, rows=(),
-                                      transitions=mine, cache=cache, capture=None,
+                                      transitions=mine, cache=cache, capture=None, other=None,
                                       validation=_validation_of(found))
         # Session.span: the log's own timestamps, else (none above 0) its requests' times
         first, last = (activity.first, activity.last) if activity.first is not None else (sent.first, sent.last)
@@ -246,6 +249,19 @@ def _lineages(paths: Sequence[str | os.PathLike[str]], tees: dict[str, Any]) -> 
     return out
 
 
+def _wants_lineage(policy: Policy, count: int) -> bool:
+    """Whether a run over ``count`` logs keeps each log's seed chain and pairs fork children with
+    their parents (DSH603): not for one log (no parent or child among the logs), nor when the
+    policy ignores the rule (its findings would be dropped: the chains, 8 bytes an event, and the
+    second read of a child whose seed differs would be spent for nothing).
+
+    Example:
+        >>> _wants_lineage(Policy(), 2), _wants_lineage(Policy(ignore=("DSH6",)), 2), _wants_lineage(Policy(), 1)
+        (True, False, False)
+    """
+    return count > 1 and not policy.ignored("DSH603")
+
+
 def _seeded(checks: tuple[SessionCheck, ...], lineages: list[tuple[str, Lineage | None]], *, policy: Policy,
             jobs: int, engine: str, scheduler: str | None) -> tuple[SessionCheck, ...]:
     """``checks`` with each fork child's DSH603 findings (its seed differs from its parent's prefix),
@@ -284,7 +300,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
     :attr:`_GroupCheck.caveats`); with ``outline`` or ``record``, a log that is no fork or subagent
     child and has no capture is checked while it is replayed (:meth:`_Checker.streamed`), its
     requests handed to a new ``record()``. With ``lineage``, each log's validation keeps its seed
-    chain (:attr:`_GroupCheck.lineages`), as validate's does over several logs."""
+    chain (:attr:`_GroupCheck.lineages`), as validate's does over several logs; without it, none
+    is kept and the group's lineages are empty."""
     met = len(prices.caveats_met())
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
                        lean=lean, prices=prices, zero_data_retention=zero_data_retention, routes=routes)
@@ -301,7 +318,7 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
         notes = [f"{path}: {warning}" for path, found in warned.items() for warning in found]
         ids = {check.session_id: check.path} if check.session_id is not None and check.error is None else {}
         return _GroupCheck([check], [], ids, warned, notes=notes, caveats=tuple(prices.caveats_met()[met:]),
-                           lineages=_lineages(paths, checker.tees))
+                           lineages=_lineages(paths, checker.tees) if lineage else [])
     group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True,
                        headers=headers)
     checks: dict[str, SessionCheck] = {}
@@ -320,7 +337,7 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
     notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
     return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=[*notes, *checker.torn],
                        foreign=foreign, torn=checker.torn, caveats=tuple(prices.caveats_met()[met:]),
-                       lineages=_lineages(paths, checker.tees))
+                       lineages=_lineages(paths, checker.tees) if lineage else [])
 
 
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
@@ -392,7 +409,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
                    outline=outline, record=record, lean=lean, prices=book, zero_data_retention=zero_data_retention,
-                   lineage=len(logs) > 1)  # one log has no parent or child among the logs: no chain to keep
+                   lineage=(lineage := _wants_lineage(policy, len(logs))))
     loose: dict[tuple[str, int], Finding] = {}
     lineages: list[tuple[str, Lineage | None]] = []
     warnings: list[str] = []
@@ -414,11 +431,11 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     failed = next((c.error for c in checked if isinstance(c, Failure)), None)
     if failed is not None:
         raise failed  # a task that died (a bug or a lost worker), not a log's refusal
-    # in the order the logs were found, as validate pairs them (the first log of a session id stands for it)
-    read = dict(lineages)
-    ordered = _seeded(tuple(c for c in checked if isinstance(c, SessionCheck)),
-                      [(path, read.get(path)) for path in map(os.fspath, logs)], policy=policy, jobs=jobs,
-                      engine=engine, scheduler=scheduler)
+    ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
+    if lineage:  # in the order the logs were found, as validate pairs them (a session id's first log stands for it)
+        read = dict(lineages)
+        ordered = _seeded(ordered, [(path, read.get(path)) for path in map(os.fspath, logs)], policy=policy,
+                          jobs=jobs, engine=engine, scheduler=scheduler)
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
     return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings),
                        discovered=discovered, caveats=tuple(map(str, book.caveats_met())))

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..replay import Request
-from ._model import ImportedSession, MessageDigest, damaged_usage_note
+from ._model import ImportedSession, MessageDigest, damaged_usage_note, line_warning
 
 __all__ = ["ImporterBase"]
 
@@ -34,12 +34,17 @@ class ImporterBase:
         self.notes: dict[str, None] = dict.fromkeys(notes)
         self.digest = MessageDigest()
 
+    def warn(self, line: int, why: str) -> None:
+        """Warn of line ``line`` of the file read (:func:`~dsh_audit.importers._model.line_warning`):
+        the one way an importer adds a warning, so every one names the file and line alike."""
+        self.warnings.append(line_warning(self.path, line, why))
+
     def usage(self, line: int, parsed: tuple[dict[str, Any] | None, tuple[str, ...]]) -> dict[str, Any] | None:
         """The usage of a response read at ``line`` (``parsed``: the usage and its damaged fields);
         a usage with damaged counts is not logged, said in a warning naming the file and line."""
         usage, damaged = parsed
         if damaged:
-            self.warnings.append(damaged_usage_note(self.path, line, damaged))
+            self.warn(line, damaged_usage_note(damaged))
         return usage
 
     def session(self, session_id: str, requests: tuple[Request, ...], *, cwd: str | None,

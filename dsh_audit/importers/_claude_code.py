@@ -54,11 +54,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._show import typed
 from ..replay import Digest, Request
 from ._anthropic import anthropic_usage, content_block, result_content
 from ._base import ImporterBase
 from ..log import every_record_damaged
-from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message, typed
+from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message
 
 __all__ = ["import_claude_code"]
 
@@ -279,8 +280,8 @@ class _Importer(ImporterBase):
         if response_id is None or isinstance(response_id, str) or self.id_warned:
             return
         self.id_warned = True
-        self.warnings.append(f"{self.path}:{line}: message.id is {typed(response_id)}, not a string: assistant "
-                             "records are grouped into responses by requestId (else one per record)")
+        self.warn(line, f"message.id is {typed(response_id)}, not a string: assistant records are grouped into "
+                  "responses by requestId (else one per record)")
 
     def conversation(self, record: dict[str, Any], chain: list[Line], line: int) -> str:
         if not record.get("isSidechain"):

@@ -47,11 +47,13 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from .._show import typed
+from .._usage_rule import MAX_TOKENS
 from ..errors import MalformedRecordError
 from ..replay import Digest, Request
 from ._base import ImporterBase
 from ..log import every_record_damaged
-from ._model import ImportedSession, iso_seconds, read_jsonl, typed
+from ._model import ImportedSession, iso_seconds, read_jsonl
 from ._responses import TOOL_CALLS, History, is_output, responses_usage
 
 __all__ = ["import_codex"]
@@ -87,6 +89,7 @@ class _Importer(ImporterBase):
         self.total: Any = None
         self.last: Any = None  # the last_token_usage of the last call
         self.unsure: tuple[int, float | None] | None = None  # a damaged token_count taken as a repeat
+        self.lost = False  # the last total was missing or damaged (total_moved)
         self.turn = 0
         self.step = 0
         self.meta_count = 0
@@ -181,8 +184,8 @@ class _Importer(ImporterBase):
 
     def on_token_count(self, line: int, info: Any, time: float | None) -> None:
         """End the open request (or a call with no output item logged, a compaction's) at a
-        ``token_count`` whose cumulative total moved. Where the total cannot tell (not an object,
-        or lower than the last), the open request still ends here, and with none open the event is
+        ``token_count`` whose cumulative total moved. Where the total cannot tell (missing or
+        damaged: :func:`_total_fault`), the open request still ends here, and with none open the event is
         a call unless it repeats the last ``last_token_usage``: a damaged event neither merges two
         calls nor splits one, and is said in a warning naming its line."""
         if info is None:
@@ -208,24 +211,27 @@ class _Importer(ImporterBase):
         self.close(line, usage, time)
 
     def total_moved(self, line: int, total: Any) -> bool | None:
-        """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last; None
-        when it cannot tell: the total is no object, or a count went down (said in a warning)."""
-        previous, self.total = self.total, total
-        if not isinstance(total, dict):
-            if total is not None:
-                self.damaged(line, f"token_count total_token_usage is {typed(total)}, not an object", _UNSURE)
+        """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last whole
+        one; None when it cannot tell: the total is missing or damaged (:func:`_total_fault`, said
+        in a warning; a missing one is unsaid), or follows such a total. A damaged total is never
+        kept: the same event resent whole after it is compared with the last whole total, so it is
+        a repeat, not a new priced call; one that moved after it cannot tell either, as the damaged
+        event may have ended a call the next one repeats whole, or repeated one it follows."""
+        previous, after_loss = self.total, self.lost
+        fault = None if total is None else _total_fault(total, previous)
+        self.lost = total is None or fault is not None
+        if fault is not None:
+            self.damaged(line, f"token_count total_token_usage {fault}", _UNSURE)
+        if self.lost:
             return None
+        self.total = total
         if total == previous:
             return False
-        if isinstance(previous, dict) and any(
-                _lower(total.get(key), previous.get(key)) for key in total):
-            self.damaged(line, "token_count total_token_usage went down (it only adds up)", _UNSURE)
-            return None
-        return True
+        return None if after_loss else True
 
     def damaged(self, line: int, why: str, then: str) -> None:
         """Warn of a damaged ``token_count`` (``file:line: why: then``, as a damaged line's)."""
-        self.warnings.append(f"{self.path}:{line}: {why}: {then}")
+        self.warn(line, f"{why}: {then}")
 
     def on_compacted(self, line: int, payload: dict[str, Any]) -> None:
         if self.unsure is not None and self.open is None:  # a damaged token_count ended the summarising call
@@ -315,10 +321,64 @@ _UNSURE = ("the open request ends here; with none open it is a call unless it re
            "last_token_usage, or a compacted record follows it")
 
 
+def _total_fault(total: Any, previous: Any) -> str | None:
+    """Why a ``total_token_usage`` is damaged, or None: it is no object, lost a count the last
+    whole total had (:func:`_lost_count`), a count went down (a cumulative count only adds up), or
+    one rose by more than one call can hold (:data:`~dsh_audit._usage_rule.MAX_TOKENS`; the first
+    total is not judged so: its ``last_token_usage``, the same call's, is). Every such total is
+    alike: not kept, never compared with the next.
+
+    Example:
+        >>> _total_fault("x", None), _total_fault({"input_tokens": 2}, {"input_tokens": 3})
+        ('is a string "x", not an object', 'went down (it only adds up)')
+        >>> _total_fault({"input_tokens": 10**12}, {"input_tokens": 3000})
+        'input_tokens rose by 999,999,997,000 at once, past the 1,000,000,000 tokens a call holds'
+        >>> _total_fault({"input_tokens": 10**12}, None) is None
+        True
+    """
+    if not isinstance(total, dict):
+        return f"is {typed(total)}, not an object"
+    before = previous if isinstance(previous, dict) else {}
+    lost = _lost_count(total, before)
+    if lost is not None:
+        return lost
+    if any(_lower(total.get(key), before.get(key)) for key in total):
+        return "went down (it only adds up)"
+    for key, count in total.items():
+        rise = count - before[key] if _number(count) and _number(before.get(key)) else 0
+        if rise > MAX_TOKENS:
+            return f"{key} rose by {rise:,} at once, past the {MAX_TOKENS:,} tokens a call holds"
+    return None
+
+
 def _lower(count: Any, before: Any) -> bool:
     """Whether a cumulative count went down (counts that are not numbers are not compared)."""
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (count, before))
-    return numbers and count < before
+    return _number(count) and _number(before) and count < before
+
+
+def _lost_count(total: dict[str, Any], previous: dict[str, Any]) -> str | None:
+    """What a total says of a count the last total held as a number and it no longer does (Codex
+    writes every ``TokenUsage`` count, always a number), or None: such a total can neither be
+    compared nor taken as a new call, as a count gone missing is not a count that moved.
+
+    Example:
+        >>> _lost_count({"output_tokens": 40}, {"input_tokens": 3000, "output_tokens": 40})
+        'lacks input_tokens'
+        >>> _lost_count({"input_tokens": "12"}, {"input_tokens": 3000})
+        'input_tokens is a string "12", not a number'
+        >>> _lost_count({"input_tokens": 3001}, {"input_tokens": 3000}) is None
+        True
+    """
+    for key, before in previous.items():
+        if not _number(before) or _number(total.get(key)):
+            continue
+        return f"lacks {key}" if key not in total else f"{key} is {typed(total[key])}, not a number"
+    return None
+
+
+def _number(value: Any) -> bool:
+    """Whether a count is a number (a boolean is not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _meta_id(path: str, line: int, value: Any) -> str | None:

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from .._json import MAX_DEPTH, NestingError, json_type
-from .._show import shown
+from .._json import MAX_DEPTH, NestingError
 from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
 from ..log import parse_json
@@ -29,8 +28,8 @@ from ..replay import Request
 if TYPE_CHECKING:
     from _hashlib import HASH
 
-__all__ = ["MAX_COUNT", "ImportedSession", "MessageDigest", "damaged_usage_note", "iso_seconds", "open_input",
-           "read_jsonl", "token_count", "token_counts", "tool_result_message", "typed"]
+__all__ = ["MAX_COUNT", "ImportedSession", "MessageDigest", "damaged_usage_note", "iso_seconds", "line_warning",
+           "open_input", "read_jsonl", "token_count", "token_counts", "tool_result_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +82,17 @@ def open_input(path: str | os.PathLike[str]) -> BinaryIO:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
 
 
+def line_warning(path: str, line: int, why: str) -> str:
+    """The warning of line ``line`` of the imported file ``path``: ``file:line: why``, the one form
+    of every importer's warning (a damaged line's, a damaged record's), which the CLI prints as is.
+
+    Example:
+        >>> line_warning("a.jsonl", 3, "not JSON, skipped")
+        'a.jsonl:3: not JSON, skipped'
+    """
+    return f"{path}:{line}: {why}"
+
+
 def read_jsonl(path: str | os.PathLike[str], warnings: list[str],
                damaged: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings,
@@ -110,12 +120,12 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str],
                                       hint="import the log where more memory is allowed (ulimit -v)") from None
             except ValueError:
                 torn = not raw.endswith(b"\n")
-                warnings.append(f"{name}:{number}: {'torn last line' if torn else 'not JSON'}, skipped")
+                warnings.append(line_warning(name, number, f"{'torn last line' if torn else 'not JSON'}, skipped"))
             else:
                 if isinstance(value, dict):
                     yield number, value
                     continue
-                warnings.append(f"{name}:{number}: not a JSON object, skipped")
+                warnings.append(line_warning(name, number, "not a JSON object, skipped"))
             if damaged is not None:
                 damaged.append(number)
 
@@ -185,17 +195,17 @@ def token_counts(raw: dict[str, Any], fields: tuple[str, ...]) -> tuple[dict[str
     return counts, tuple(damaged)
 
 
-def damaged_usage_note(path: str, line: int, fields: tuple[str, ...]) -> str:
-    """The warning for a usage record holding damaged counts (``file:line: why``, as a damaged line's):
-    the response's usage is not logged.
+def damaged_usage_note(fields: tuple[str, ...]) -> str:
+    """Why a usage record holding damaged counts is warned of (:func:`line_warning` names its file
+    and line): the response's usage is not logged.
 
     Example:
-        >>> print(damaged_usage_note("a.jsonl", 7, ("output_tokens",)))
-        a.jsonl:7: token count output_tokens is negative, not an integer or above 2**53: this response's usage is treated as not logged
+        >>> print(damaged_usage_note(("output_tokens",)))
+        token count output_tokens is negative, not an integer or above 2**53: this response's usage is treated as not logged
     """
     names = ", ".join(fields)
     verb, being = ("count", "is") if len(fields) == 1 else ("counts", "are")
-    return (f"{path}:{line}: token {verb} {names} {being} negative, not an integer or above 2**53: this response's "
+    return (f"token {verb} {names} {being} negative, not an integer or above 2**53: this response's "
             "usage is treated as not logged")
 
 
@@ -244,15 +254,3 @@ class MessageDigest:
         digest.update(b"]")
         return digest.hexdigest()
 
-
-def typed(value: Any) -> str:
-    """A JSON value where one of another type belongs, named and shown for a warning or refusal.
-
-    Example:
-        >>> typed(5), typed([1]), typed(None), typed(True)
-        ('a number 5', 'an array [1]', 'null', 'a boolean true')
-    """
-    if value is None:
-        return "null"
-    kind = json_type(value)
-    return f"{'an' if kind[0] in 'ao' else 'a'} {kind} {shown(value)}"

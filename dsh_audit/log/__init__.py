@@ -21,7 +21,7 @@ if typing.TYPE_CHECKING:
     from ._copies import (MAX_COPIES, Copy, copy_name, copy_notes, in_layout, may_be_copies,
                           preferred, read_once, without_copies)
     from ._discover import default_sessions_root, discover, is_folder, looks_like_log
-    from ._resolve import names_session, resolve_session
+    from ._resolve import names_session, prefix_forms, resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import FormatSniff, classify_record, detect_format, every_record_damaged, sniff_format
     from ._file_kind import special_kind
@@ -104,6 +104,7 @@ __all__ = [
     "parse_json",
     "parse_line",
     "preferred",
+    "prefix_forms",
     "read_header",
     "read_log",
     "read_once",
@@ -174,6 +175,7 @@ _LAZY = {
     "message_shape_error": "._shapes",
     "MessageIds": "._upgrade",
     "names_session": "._resolve",
+    "prefix_forms": "._resolve",
     "new_event": "._types",
     "open_regular": "._outputs",
     "parse_json": "._json_line",

@@ -10,6 +10,7 @@ event failures.
 from __future__ import annotations
 
 import codecs
+import math
 import ntpath
 import os
 import posixpath
@@ -20,8 +21,8 @@ from ..errors import DshAuditError, MalformedRecordError, UnreadableError, Unsup
 from ._decode import Line
 from ._format import classify_record, sniff_format
 from ._json_line import MAX_DEPTH, NestingError, parse_json
-from .._json import json_type
-from .._show import shown
+from .._show import cut, typed
+from ..jsjson import js_number
 from ._shapes import is_safe_int
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
@@ -64,14 +65,42 @@ def _listed(names: tuple[str, ...]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _version_refusal(sid: str, version: Any, *, reads: int = LATEST_VERSION) -> str:
-    """DSH's direction-aware refusal text; ``reads`` is the newest version the reader knows."""
+def _version_refusal(header: dict[str, Any], version: Any, *, reads: int = LATEST_VERSION) -> str:
+    """DSH's direction-aware refusal text (``sessionFormatVersionRefusal``), its id and version
+    written as its template literal writes them (:func:`_js_string`), the id cut short; ``reads``
+    is the newest version the reader knows.
+
+    Example:
+        >>> _version_refusal({"id": {"a": 1}, "version": 9.0}, 9.0)[:50]
+        'session "[object Object]" uses log format v9, but '
+    """
+    sid = cut(_js_string(header["id"]) if "id" in header else "undefined")
     readable = "v0" if reads == 0 else f"v0-v{reads}"
     if isinstance(version, (int, float)) and version > reads:
-        return (f'session "{sid}" uses log format v{version}, but this harness reads only {readable}: '
+        return (f'session "{sid}" uses log format v{_js_string(version)}, but this harness reads only {readable}: '
                 "the log was written by a newer harness — upgrade the harness to open it")
-    return (f'session "{sid}" uses log format v{version}, older than the supported v0, '
+    return (f'session "{sid}" uses log format v{_js_string(version)}, older than the supported v0, '
             "and this build ships no upgrade path for it")
+
+
+def _js_string(value: Any) -> str:
+    """A JSON value as JavaScript's ``String`` (a template literal's ``${...}``) writes it, as DSH
+    quotes a header's id and version: a number in JavaScript's spelling (``4.0`` is ``4``), an
+    object ``[object Object]``, an array its items joined by commas (null an empty item).
+
+    Example:
+        >>> [_js_string(v) for v in ("s", 4.0, 1e21, float("inf"), True, None, {"a": 1}, [1, None, [2, {}]])]
+        ['s', '4', '1e+21', 'Infinity', 'true', 'null', '[object Object]', '1,,2,[object Object]']
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else js_number(value)
+    if isinstance(value, list):
+        return ",".join("" if item is None else _js_string(item) for item in value)
+    return "[object Object]"
 
 
 def _newer_hint(version: float, max_version: int) -> str:
@@ -82,7 +111,7 @@ def _newer_hint(version: float, max_version: int) -> str:
                 f"without it dsh-audit reads v0-v{LATEST_VERSION}")
     if version > LATEST_VERSION:
         return f"dsh-audit reads released formats v0-v{LATEST_VERSION}; a newer number comes from a fork or a newer DSH"
-    return f"no DSH release writes log format v{version}: the header is damaged"
+    return f"no DSH release writes log format v{_js_string(version)}: the header is damaged"
 
 
 #: What :func:`_header_faults` says of a v0 header that ``--lenient`` reads (filling each with 0).
@@ -125,8 +154,11 @@ def _header_faults(value: Any) -> list[str]:
 
 
 #: The ``dsh-audit validate`` rule of each header field a fault of :func:`_mistyped` names.
-_FIELD_RULES = {"version": "DSH203", "id": "DSH207", "createdAt": "DSH208", "delegationDepth": "DSH209",
-                "agentPreset": "DSH211", "isSeeded": "DSH216"}
+_FIELD_RULES = {"type": "DSH202", "version": "DSH203", "id": "DSH207", "createdAt": "DSH208",
+                "delegationDepth": "DSH209", "origin": "DSH210", "agentPreset": "DSH211", "isSeeded": "DSH216",
+                "seedLength": "DSH216"}
+#: The header field a fault of :func:`_header_faults` names ("no boolean isSeeded", "a seedLength ...").
+_FAULT_FIELD = re.compile(r"(?:no (?:boolean |string )?|a )?(\w+)")
 #: A fault :func:`_mistyped` says, and the field it names.
 _MISTYPED = re.compile(r"(\w+) is an? (?:string|number|boolean|array|object) ")
 
@@ -139,9 +171,7 @@ def _mistyped(header: dict[str, Any], key: str, wanted: str) -> str:
         >>> _mistyped({"createdAt": "1796209334504"}, "createdAt", "an integer")
         'createdAt is a string "1796209334504", not an integer'
     """
-    value = header[key]
-    kind = json_type(value)
-    return f"{key} is {'an' if kind[0] in 'ao' else 'a'} {kind} {shown(value)}, not {wanted}"
+    return f"{key} is {typed(header[key])}, not {wanted}"
 
 
 def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
@@ -154,6 +184,56 @@ def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
     rules = ", ".join(_FIELD_RULES[key] for _, key in named)
     return ("; ".join(fault for fault, _ in named),
             f"write {fixes}; `dsh-audit validate FILE` lists every header field DSH refuses ({rules})")
+
+
+def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str, str]:
+    """The message and hint of a first line that is no session header: DSH's words, then what is
+    wrong with it (:func:`_header_faults`), so that a writer can fix each field the message names.
+
+    A header of a version dsh-audit reads (v1+) keeps DSH's refusal as its second half: DSH's
+    v0-only release refuses it for its version (docs/fidelity.md), which is not what is wrong.
+
+    Example:
+        >>> header = {"type": "session", "version": 4, "id": "s", "createdAt": 0, "delegationDepth": 0}
+        >>> message, hint = _faulty_header(header, _header_faults(header), lenient=False)
+        >>> message.split("; ")[0]
+        'corrupt session log: first line is not a session header of v4: no boolean isSeeded (v4)'
+        >>> message.split("; ")[1][:48]
+        'DSH 0.1.0-rc.8, which reads only v0, refuses it '
+        >>> hint.split("; ")[1]
+        '`dsh-audit validate FILE` lists every header field DSH refuses (DSH216)'
+    """
+    version: Any = value.get("version") if isinstance(value, dict) else None
+    mistyped = _mistyped_refusal(faults)
+    if isinstance(version, (int, float)) and not isinstance(version, bool) and version >= 1:
+        rc8 = _version_refusal(value, version, reads=0)
+        message = (f"corrupt session log: first line is not a session header of v{_js_string(version)}: "
+                   f"{'; '.join(faults)}; "
+                   f"DSH 0.1.0-rc.8, which reads only v0, refuses it as: {rc8}")
+        needs = ", a boolean isSeeded and no seedLength" if version >= 2 else ""
+        hint = mistyped[1] if mistyped is not None else (
+            f"a v{_js_string(version)} header needs type \"session\", version, a string id, integer createdAt and "
+            f"delegationDepth{needs}; `dsh-audit validate FILE` lists every header field DSH refuses "
+            f"({', '.join(_fault_rules(faults))})")
+        if set(faults) & _LENIENT_FILLS:
+            hint += "; --lenient fills a missing version/delegationDepth of a v0 header only"
+        return message, hint
+    message = f"corrupt session log: first line is not a session header: {'; '.join(faults)}"
+    if mistyped is not None:
+        return message, mistyped[1]
+    if not lenient and version in (None, 0) and set(faults) <= _LENIENT_FILLS:
+        # a tokenised test fixture's header, which DSH's golden oracle reads leniently
+        return message, (f"write {' and '.join(f[3:] for f in faults)} (0 for a top-level session), or "
+                         f"--lenient reads {'them' if len(faults) > 1 else 'it'} as 0, as DSH's test oracle does")
+    return message, ("the header needs type \"session\", version, id, createdAt and delegationDepth (v2+: isSeeded); "
+                     "--lenient fills a missing v0 version/delegationDepth")
+
+
+def _fault_rules(faults: list[str]) -> list[str]:
+    """The ``dsh-audit validate`` rules of the header fields ``faults`` (:func:`_header_faults`) name,
+    once each, in order."""
+    named = (_FAULT_FIELD.match(fault) for fault in faults)
+    return list(dict.fromkeys(_FIELD_RULES[m.group(1)] for m in named if m and m.group(1) in _FIELD_RULES))
 
 
 def is_absolute_path(path: str) -> bool:
@@ -267,13 +347,16 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
     version: Any = value.get("version") if isinstance(value, dict) else None  # raw JSON
     numeric = isinstance(version, (int, float)) and not isinstance(version, bool)
     if numeric and version not in SUPPORTED_VERSIONS[: max_version + 1]:
-        raise UnsupportedFormatError(_version_refusal(str(value.get("id")), version, reads=max_version),
+        raise UnsupportedFormatError(_version_refusal(value, version, reads=max_version),
                                      path=path, line=1, hint=_newer_hint(version, max_version))
     generation = canonical_generation(os.path.basename(path))
     if numeric and generation is not None and generation != version:
         raise UnsupportedFormatError(
-            f"header says log format v{version} but the file name {os.path.basename(path)} is generation "
-            f"v{generation}", path=path, line=1, hint="DSH requires the two to agree; the file was renamed")
+            f"header says log format v{_js_string(version)} but the file name {os.path.basename(path)} is generation "
+            f"v{generation}", path=path, line=1,
+            hint=("DSH opens a log only when the two agree: set the header's version to the version the body is "
+                  "written in and name the file for it (session.jsonl for v0, session.vN.jsonl for vN); "
+                  "`dsh-audit validate FILE` names the first record the header's version does not fit (DSH114)"))
     adaptations: list[str] = []
     if lenient and isinstance(value, dict) and value.get("type") == "session" and version in (None, 0):
         value = dict(value)
@@ -289,23 +372,7 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
         foreign = foreign_record(path, value)
         if foreign is not None:
             raise foreign[1]
-        message = "corrupt session log: first line is not a session header"
-        hint = ("the header needs type \"session\", version, id, createdAt and delegationDepth (v2+: isSeeded); "
-                "--lenient fills a missing v0 version/delegationDepth")
-        mistyped = _mistyped_refusal(faults)
-        if mistyped is not None and not (numeric and version >= 1):
-            message, hint = f"{message}: {mistyped[0]}", mistyped[1]
-        elif not lenient and version in (None, 0) and set(faults) <= _LENIENT_FILLS:
-            # a tokenised test fixture's header, which DSH's golden oracle reads leniently
-            hint = (f"the header has {' and '.join(faults)}: --lenient reads {'them' if len(faults) > 1 else 'it'} "
-                    "as 0, as DSH's test oracle does")
-        elif numeric and version >= 1:
-            # DSH's refusal (its v0-only release words it so; docs/fidelity.md), and what dsh-audit,
-            # which reads this version, finds wrong in the header instead
-            message = (_version_refusal(str(value.get("id")), version, reads=0)
-                       + f"; its header is not a valid v{version} header either")
-            hint = (f"dsh-audit reads v{version} logs, not this header: {', '.join(faults)}; --lenient fills a "
-                    "missing version/delegationDepth of a v0 header only")
+        message, hint = _faulty_header(value, faults, lenient=lenient)
         raise MalformedRecordError(message, path=path, line=1, hint=hint)
     if "sandboxMode" in value or "approvalPolicy" in value:
         raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)

@@ -187,27 +187,32 @@ def seq_refusal(record: Any, expected: int, line: int) -> tuple[str, int, str]:
     DSH's words (``SessionLogScanner``) name the line before (it counts event lines, the header
     not among them) and print the seq as JavaScript does, a string bare: the refusal is at the
     record's own seq when it is a number, else at its place; a seq that is no number is said so,
-    as validate says it (DSH111), not only as a gap ``(expected 31, got 31)``.
+    as validate says it (DSH111), not only as a gap ``(expected 31, got 31)``. DSH's line number
+    is labelled as DSH's: the error's own location is the file's line, one more.
 
     Example:
-        >>> seq_refusal({"seq": 34}, 33, 32)[:2]
+        >>> message, seq, _ = seq_refusal({"seq": 34}, 33, 32)
+        >>> message.split("; ")[0], seq
         ('corrupt session log: seq gap in committed region at line 31 (expected 33, got 34)', 34)
+        >>> print(message.split("; ")[1])
+        "line 31" is DSH's count of event lines (the header is not one)
         >>> message, seq, _ = seq_refusal({"seq": "31"}, 31, 30)
-        >>> message.split("(")[1], seq
+        >>> message.split("(")[1].split("; ")[0], seq
         ('expected 31, got "31"): seq is a string, not an integer', 31)
-        >>> seq_refusal({}, 2, 4)[0]
+        >>> seq_refusal({}, 2, 4)[0].split("; ")[0]
         'corrupt session log: seq gap in committed region at line 3 (expected 2, got undefined): the event has no seq'
     """
     seq = member(record, "seq")
     gap = f"corrupt session log: seq gap in committed region at line {line - 1} (expected {expected}, got "
+    counted = f'; "line {line - 1}" is DSH\'s count of event lines (the header is not one)'
     if type(seq) is int or type(seq) is float and seq.is_integer():
-        return f"{gap}{shown(seq)})", int(seq), _SEQ_HINT
+        return f"{gap}{shown(seq)}){counted}", int(seq), _SEQ_HINT
     if not isinstance(record, dict):
-        return f"{gap}undefined): the record is a JSON {json_type(record)}", expected, _NO_EVENT_HINT
+        return f"{gap}undefined): the record is a JSON {json_type(record)}{counted}", expected, _NO_EVENT_HINT
     if seq is MISSING:
-        return f"{gap}undefined): the event has no seq", expected, _SEQ_TYPE_HINT
+        return f"{gap}undefined): the event has no seq{counted}", expected, _SEQ_TYPE_HINT
     kind = "a number" if isinstance(seq, float) else f"a {json_type(seq)}" if seq is not None else "null"
-    return f"{gap}{shown(seq)}): seq is {kind}, not an integer", expected, _SEQ_TYPE_HINT
+    return f"{gap}{shown(seq)}): seq is {kind}, not an integer{counted}", expected, _SEQ_TYPE_HINT
 
 
 def _unknown_type_hint(etype: str) -> str:

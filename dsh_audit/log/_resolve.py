@@ -19,7 +19,7 @@ from ._outputs import open_regular
 from ._reader import read_header
 from ._span import time_span
 
-__all__ = ["names_session", "resolve_session", "unescape_shown"]
+__all__ = ["names_session", "prefix_forms", "resolve_session", "unescape_shown"]
 
 #: An escape the CLI's one escaping function writes (:func:`dsh_audit.report.terminal.terminal_text`): a
 #: character as ``\uXXXX`` or ``\UXXXXXXXX``, a byte that was not UTF-8 as ``\xNN``.
@@ -49,9 +49,22 @@ def unescape_shown(text: str) -> str:
     return _SHOWN_ESCAPE.sub(back, text) if "\\" in text else text
 
 
+def prefix_forms(session_id: str) -> tuple[str, ...]:
+    """The texts a prefix typed for ``session_id`` may begin: the id, and the id without its
+    ``session-``. The one rule of what a prefix names, for :func:`_starts` and for the tables that
+    cut ids to a prefix naming one session (:func:`dsh_audit.report.terminal.id_prefixes`).
+
+    Example:
+        >>> prefix_forms("session-abcdefgh-1"), prefix_forms("abcdefghij-2")
+        (('session-abcdefgh-1', 'abcdefgh-1'), ('abcdefghij-2',))
+    """
+    bare = session_id.removeprefix("session-")
+    return (session_id,) if bare == session_id else (session_id, bare)
+
+
 def _starts(session_id: str, prefix: str) -> bool:
     """Whether ``prefix`` begins ``session_id``, with or without its ``session-``."""
-    return session_id.startswith(prefix) or session_id.removeprefix("session-").startswith(prefix)
+    return any(form.startswith(prefix) for form in prefix_forms(session_id))
 
 
 def _forms(ref: str) -> list[str]:

@@ -9,23 +9,26 @@ from __future__ import annotations
 from typing import Any, TypeGuard
 
 from .._show import missing_or, shown
+from .._usage_rule import MAX_SAFE, js_integer
 
 __all__ = ["MAX_SAFE", "adapter_defaults_error", "envelope_error", "envelope_fault", "is_plain_chunk", "is_safe_int",
            "message_shape_error"]
 
-#: The largest safe integer (JavaScript's ``Number.MAX_SAFE_INTEGER``): DSH's bound on seqs, times
-#: and counts, and the one name for it.
-MAX_SAFE = 2**53 - 1
-
 
 def is_safe_int(value: Any) -> TypeGuard[float]:
+    """JavaScript's ``Number.isSafeInteger`` of a JSON number: an integer as DSH reads it
+    (:func:`dsh_audit._usage_rule.js_integer`: ``100.0`` is 100, ``-0.0`` is 0; never a bool) within
+    :data:`MAX_SAFE` either way. A non-negative one is a count as validate checks it (DSH701), the
+    rule the ledger prices by up to its bound (:func:`dsh_audit._usage_rule.count_of`).
+
+    Example:
+        >>> is_safe_int(100.0), is_safe_int(-0.0), is_safe_int(2**53), is_safe_int(1.5), is_safe_int(True)
+        (True, True, False, False, False)
+    """
     if type(value) is int:  # the common case first (a bool is not one)
         return -MAX_SAFE <= value <= MAX_SAFE
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float):
-        return value.is_integer() and abs(value) <= MAX_SAFE
-    return isinstance(value, int) and abs(value) <= MAX_SAFE
+    number = js_integer(value)
+    return number is not None and -MAX_SAFE <= number <= MAX_SAFE
 
 
 def is_plain_chunk(value: dict[str, Any]) -> bool:

@@ -14,14 +14,14 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import DshAuditError, UsageError
 from ..log import SessionLog
 from ..session import Headers, Session, find_parent, nearby_logs, open_session
 from ..wire import PiRoutes
-from ._manifest import manifest_path
+from ._manifest import manifest_path, read_manifest, same_salt
 from ._placeholder import Placeholders
 
-__all__ = ["Identifiers", "family", "parent_log", "parent_session"]
+__all__ = ["Identifiers", "family", "parent_log", "parent_session", "salt_cause"]
 
 
 class Identifiers:
@@ -157,11 +157,31 @@ def family(source: Path, target: Path, session: Session, *, alone: bool, headers
     if redacted is None or os.path.realpath(redacted) == os.path.realpath(parent):
         raise UsageError(f"this log is a child of {parent}, beside it, which its breaks and cache verdicts there "
                          "compare it with, and no redaction of that parent lies beside the output", path=str(source),
-                         hint="redact the parent first, with the same salt, into the layout the logs have (the "
-                              "child's -o beside it, as breaks finds a parent); or pass --alone to compare this "
-                              "child's verdicts without its parent")
+                         hint="redact the parent first, then this child, with one salt you choose (the same --salt S, "
+                              "or DSH_AUDIT_REDACT_SALT=S, for both: the default salt is random), into the layout the "
+                              "logs have (the child's -o beside it, as breaks finds a parent); or pass --alone to "
+                              "compare this child's verdicts without its parent")
     return [f"verdicts compared with the parent session {parent_id} on both sides: {parent} and its redaction "
             f"{redacted}"], parent, redacted
+
+
+def salt_cause(redacted: Path, key: bytes, identity: str) -> str | None:
+    """Why a child's verdicts moved, when its parent's redaction ``redacted`` was made with another salt than
+    the child's (``key``, whose :func:`._manifest.salt_id` is ``identity``), as the parent's manifest records
+    it (an id of either scheme: :func:`._manifest.same_salt`): its
+    placeholders then differ from the child's for the texts they share (a fork's seed, a spawn's prompt), so
+    ``breaks`` sees changed texts. None when the manifest records the same salt, or cannot be read."""
+    try:
+        recorded = read_manifest(redacted)
+    except DshAuditError:
+        return None
+    if recorded.salt_id is not None and same_salt(key, recorded.salt_id, identity):
+        return None
+    if recorded.salt_id is None:
+        return (f"the parent's redaction {redacted} may have been made with another salt (its manifest, written by an "
+                "older dsh-audit, does not record its salt's id)")
+    kind = "a random one, which no run can repeat" if recorded.salt_random else "another given salt"
+    return f"the parent's redaction {redacted} was made with another salt than this run's ({kind})"
 
 
 def parent_log(path: Path | None, headers: Headers, kept: Identifiers | None = None) -> Path | SessionLog | None:

@@ -37,6 +37,7 @@ read decoded and redacted as one (:func:`redact_query_value`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -52,8 +53,8 @@ from ._spans import address_spans, host_spans, replaced, written_spans
 from ._routes import public_hosts
 from ._secrets import credential_name
 
-__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_addresses",
-           "redact_host", "redact_query_value", "redact_url"]
+__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "escapes_kept", "host_value", "is_public_host",
+           "redact_addresses", "redact_host", "redact_query_value", "redact_url"]
 
 #: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
 HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
@@ -164,9 +165,7 @@ def _comment(text: str, redactor: Redactor) -> str:
     no one's machine (fuzz 24: shaped as text, ``10.0.0.2`` became ``41.8.8.0``), the rest :func:`redact_ascii`'s;
     read percent-decoded, each escape an escape still (issue 17: ``10%2E0%2E0%2E2`` was shaped as text), but for
     the hosts that stand as written (:func:`_written_first`)."""
-    def host(found: str) -> str:
-        return redact_host(found, redactor)
-
+    host = functools.partial(redact_host, redactor=redactor)
     return _written_first(text, host_spans, host, lambda plain: replaced(
         plain, host_spans(plain), host, lambda rest: redact_ascii(rest, redactor) if rest else ""))
 
@@ -275,11 +274,30 @@ def _written_first(text: str, find: Callable[[str], Iterable[tuple[int, int]]], 
     first each host that stands in it as written (:func:`._spans.written_spans`: each IPv6 address whose zone is
     as written, ``fe80::1%café-alice``, and each host ``find`` finds) replaced by ``inside``, then each stretch
     between them by ``rest`` read decoded (:func:`._addresses.in_decoded`). Read decoded first, a zone whose name
-    starts as an escape would (``%ca`` of ``%café``) was no zone any more, and its name stayed (fuzz 24), and an
-    escape beside an address (``10.0.0.7%2Eab``: ``10.0.0.7.ab``) made it none (review 41)."""
+    starts as an escape would (``%ca`` of ``%café``) was no zone, its name kept (fuzz 24), and an escape beside an
+    address (``10.0.0.7%2Eab``: ``10.0.0.7.ab``) made it none (review 41). No new escape (:func:`escapes_kept`)."""
     if "%" not in text:
         return rest(text)
-    return replaced(text, written_spans(text, find), inside, lambda stretch: in_decoded(stretch, rest))
+    cuts = [0, *(at for span in written_spans(text, find) for at in span), len(text)]
+    return escapes_kept([(text[a:b], inside(text[a:b]) if n % 2 else in_decoded(text[a:b], lambda plain: escapes_kept(
+        [(plain, rest(plain))]))) for n, (a, b) in enumerate(zip(cuts, cuts[1:]))])
+
+
+def escapes_kept(pieces: Iterable[tuple[str, str]]) -> str:
+    """Stretches of a text and what replaced each (``pieces``) joined, with no escape where the text had a bare ``%``
+    (fuzz 28: a ``Via`` comment's ``%ZZ`` became ``%EA``, no UTF-8): a hex letter after it made a letter six on
+    (:func:`._addresses.no_escape`); where a UTF-8 character's escapes became one, only a stretch's last ``%``."""
+    text, out, marks = "", "", []
+    for old, new in pieces:
+        pairs = [[at for at, char in enumerate(part) if char == "%"] for part in (old, new)]
+        same = len(pairs[0]) == len(pairs[1])
+        marks += [(len(text) + i, len(out) + j) for i, j in zip(*(pairs if same else [p[-1:] for p in pairs]))
+                  if same or len(old) - i == len(new) - j <= 2]
+        text, out = text + old, out + new
+    chars = list(out)  # a digit stands only for a digit: two after a bare % were none
+    for at in (j + 1 for i, j in marks if not ESCAPE.match(text, i) and ESCAPE.match(out, j)):
+        chars[at:at + 2] = chars[at:at + 2] if out[at:at + 2].isdigit() else no_escape(out[at:at + 2])
+    return "".join(chars)
 
 
 def _plain_addresses(text: str, redactor: Redactor) -> str:
@@ -346,12 +364,8 @@ def _url(url: str, redactor: Redactor, *, nested: int) -> str:
 def _around(text: str, redactor: Redactor, *, nested: int) -> str:
     """The text of a URL around its authority: each query parameter's value as :func:`redact_query_value`
     redacts it, the addresses of the rest as :func:`redact_addresses` does."""
-    out, at = [], 0
-    for match in _QUERY_PARAMETER.finditer(text):
-        start, end = match.span(2)
-        out += [redact_addresses(text[at:start], redactor), _query_value(text[start:end], redactor, nested=nested)]
-        at = end
-    return "".join(out) + redact_addresses(text[at:], redactor)
+    return replaced(text, (match.span(2) for match in _QUERY_PARAMETER.finditer(text)), lambda value: _query_value(
+        value, redactor, nested=nested), lambda rest: redact_addresses(rest, redactor))
 
 
 def redact_query_value(value: str, redactor: Redactor) -> str:
@@ -381,8 +395,6 @@ def _query_value(value: str, redactor: Redactor, *, nested: int) -> str:
     def redact(plain: str) -> str:
         return _url(plain, redactor, nested=nested + 1) if url(plain) else _plain_addresses(plain, redactor)
 
-    def zones_only(text: str) -> tuple[tuple[int, int], ...]:
-        return ()
-
-    find = zones_only if "%" in value and url(unquote(value)) else address_spans
+    find: Callable[[str], Iterable[tuple[int, int]]] = address_spans
+    find = (lambda _: ()) if "%" in value and url(unquote(value)) else find  # a URL's zones only
     return _written_first(value, find, lambda address: redact_host(address, redactor), redact)

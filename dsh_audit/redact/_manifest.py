@@ -13,6 +13,7 @@ another's (``docs/redact.md``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from ..log import MAX_SAFE
 from ._routes import ROUTES_SUFFIX
 from ._verdicts import CATEGORIES
 
-__all__ = ["Manifest", "bundle_files", "manifest_path", "read_manifest", "routes_path"]
+__all__ = ["Manifest", "bundle_files", "manifest_path", "read_manifest", "routes_path", "salt_id", "same_salt"]
 
 #: The members of a manifest that name a file of its bundle beside its log, and what each is.
 _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
@@ -34,11 +35,50 @@ _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
 _COMPRESSIONS = {"zstd": True, "none": False}
 #: A verdict digest, as :func:`~dsh_audit.redact._verdicts.digest` writes it.
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+#: A salt's id, as :func:`salt_id` writes it (``scrypt:``), or an older dsh-audit wrote it (``blake2b:``).
+_SALT_ID = re.compile(r"(?:scrypt|blake2b):[0-9a-f]{32}")
+#: The scrypt cost of a salt's id (N; r=8, p=1: 16 MiB, some 50-120 ms of one core for each guess at a salt) and
+#: its own salt, a fixed string (docs/redact.md): fixed, as a manifest's id is compared with a salt given again.
+_SCRYPT_N, _SCRYPT_SALT = 2 ** 14, b"dsh-audit-salt-id"
+#: How a manifest records where its salt came from (``salt``): a random one (never written), or one given.
+_SALT_KINDS = ("random", "given")
 
 
 #: The hint of a manifest no redaction wrote (edited, damaged, or another program's file).
 _TAMPERED_HINT = ("the manifest was edited or damaged after `dsh-audit redact` wrote it: ask the sender for the "
                   "bundle again, or redact the log again with `dsh-audit redact LOG -o FILE`")
+
+
+def salt_id(key: bytes, scheme: str = "scrypt") -> str:
+    """What a manifest records of the salt ``key`` (``salt_id``): a digest that tells whether two bundles
+    (a fork's parent and child) were made with the same salt, so a child redacted with another salt than
+    its parent's redaction is said so. It is not the salt, but it confirms a guessed one with no known
+    text: so it is slow to make (``scrypt``: :data:`_SCRYPT_N`), as each guess then is (the ``blake2b`` id an
+    older dsh-audit wrote, one fast hash, let a short salt be found in seconds). A random salt is 32 bytes;
+    a given one must be long and random too (docs/redact.md), as it undoes every placeholder.
+
+    Example:
+        >>> salt_id(b"s") == salt_id(b"s") != salt_id(b"t")
+        True
+        >>> salt_id(b"s")[:7], salt_id(b"s", "blake2b")[:8]
+        ('scrypt:', 'blake2b:')
+    """
+    if scheme == "blake2b":
+        return "blake2b:" + hashlib.blake2b(key, digest_size=16, person=b"dsh-audit-salt").hexdigest()
+    return "scrypt:" + hashlib.scrypt(key, salt=_SCRYPT_SALT, n=_SCRYPT_N, r=8, p=1, maxmem=2 ** 25, dklen=16).hex()
+
+
+def same_salt(key: bytes, recorded: str, identity: str) -> bool:
+    """Whether a manifest's ``recorded`` salt id is the id of the salt ``key`` (whose id as this dsh-audit
+    writes it is ``identity``: not made again), in the scheme it was written in (an older manifest's
+    ``blake2b:``).
+
+    Example:
+        >>> same_salt(b"s", salt_id(b"s", "blake2b"), "scrypt:00") and not same_salt(b"t", salt_id(b"s"), salt_id(b"t"))
+        True
+    """
+    scheme = recorded.partition(":")[0]
+    return recorded == (identity if identity.startswith(f"{scheme}:") else salt_id(key, scheme))
 
 
 def manifest_path(log: str | os.PathLike[str]) -> Path:
@@ -56,8 +96,9 @@ class Manifest:
     """What a redaction manifest records, as :func:`read_manifest` checked it: each verdict category's
     digest (``recorded``), the capture's and the route file's names beside the log (None: none; a capture
     is named exactly when there are diff verdicts), whether a route configuration rendered the verdicts
-    (``routed``), how many captured requests were unrendered, and the parent session a child was
-    compared with."""
+    (``routed``), how many captured requests were unrendered, the parent session a child was
+    compared with, and the salt's :func:`salt_id` and whether it was random (None: a manifest of an
+    older dsh-audit, which records neither)."""
 
     path: Path
     recorded: dict[str, str]
@@ -70,6 +111,8 @@ class Manifest:
     format_version: int = 0  # the redacted log's format version, as redact kept it
     compressed: bool = False  # whether the redacted log is zstd
     log: str = ""  # the redacted log's file name, as redact wrote it beside the manifest
+    salt_id: str | None = None  # the salt's id (salt_id); None: not recorded
+    salt_random: bool | None = None  # whether the salt was random (no run can repeat it); None: not recorded
 
 
 class _Refused(ValueError):
@@ -119,13 +162,19 @@ def read_manifest(log: Path) -> Manifest:
         route_name = _named(manifest.get("route_file"), "route_file")  # absent from older manifests
         if route_name is not None and not routed:
             raise _Refused("it names a route_file but its routes is false")
+        salt_kind, salt = manifest.get("salt"), manifest.get("salt_id")  # absent from older manifests
+        if salt_kind is not None and salt_kind not in _SALT_KINDS:
+            raise _Refused(f"its salt is neither {' nor '.join(_SALT_KINDS)}")
+        if salt is not None and (not isinstance(salt, str) or not _SALT_ID.fullmatch(salt)):
+            raise _Refused("its salt_id is not a scrypt: or blake2b: digest")
     except _Refused as exc:
         raise UsageError(f"not a dsh-audit redaction manifest: {exc}", path=str(manifest_file),
                          hint=_TAMPERED_HINT) from None
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file), hint=_TAMPERED_HINT) from None
     return Manifest(manifest_file, recorded, capture_name, routed, unrendered, parent_id, route_name, counts,
-                    format_version, compressed, log_name)
+                    format_version, compressed, log_name, salt,
+                    None if salt_kind is None else salt_kind == _SALT_KINDS[0])
 
 
 def _count(value: object, what: str) -> int:

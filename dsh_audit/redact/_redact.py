@@ -33,15 +33,17 @@ from ..wire import PiRoutes, home_route_files, load_routes
 from ._bodies import LogRedactor
 from ._capture import redact_body_folder, redact_capture_records, redact_har
 from ._chunks import ChunkStreams
-from ._family import Identifiers, family, parent_log, parent_session
+from ._family import Identifiers, family, parent_log, parent_session, salt_cause
 from ._hosts import redact_url
 from ._pseudonyms import redact_ascii
 from ._log import LogRewriter, drain, name_compression, teed
 from ._notes import compression_note, left_out_note, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
+from ._manifest import salt_id
 from ._routes import redacted_routes
-from ._staging import output_targets, read_rewritable, refuse_generation, staged_capture, staged_file, write_file
+from ._staging import (commit_capture, output_targets, read_rewritable, refuse_generation, staged_capture, staged_file,
+                       write_file)
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["Redaction", "redact"]
@@ -63,12 +65,17 @@ class Redaction:
             body takes from the redacted log).
         secrets: secrets found, by kind: occurrences and distinct values (never the values).
         dropped_headers: capture header names dropped.
+        salt_id: the salt's id the manifest records (:func:`._manifest.salt_id`), and ``salt_random``
+            whether the salt was random (no run can repeat it: a family redacted again needs a salt given).
+        cause: why the verdicts moved, when it is known (a child's parent redacted with another salt:
+            :func:`._family.salt_cause`); None otherwise.
         identity_headers: capture header names whose values named a user, an install, an account
             (DSH's ``x-deepseek-harness-user-id``...) or one request (``x-request-id``, ``cf-ray``...): kept,
             each value replaced by a pseudonym.
         verdicts: digest of each verdict category, equal on the original and the redaction.
         mismatched: categories whose verdicts differ between original and redaction (should be
-            empty; the bundle is written anyway and the CLI exits 1).
+            empty; else nothing is written, as the bundle would fail its own ``--check``, and the CLI
+            exits 1).
         notes: what could not be carried over (torn tails, damaged records), a compression the
             output's name changed.
         routes: whether a route configuration rendered the verdicts (``routes=``); the manifest says
@@ -99,6 +106,9 @@ class Redaction:
     capture_strings: int = 0
     route_file: Path | None = None
     identity_headers: tuple[str, ...] = ()
+    salt_id: str = ""
+    salt_random: bool = False
+    cause: str | None = None
 
 
 def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
@@ -141,13 +151,15 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             ``.zstd``, plain in ``.jsonl`` (as DSH reads a log's compression by its name; a note says
             when that is not the input's), the input's compression for any other name.
         salt: the placeholder salt; equal salts give equal placeholders across runs. Default: a
-            random one (never written anywhere).
+            random one (never written anywhere; the manifest records that it was random, and its id).
         keep: parts kept verbatim (secrets still go): ``paths``, ``system``, ``titles``, ``tools``.
         tool_names: keep tool names (default) or replace them too.
         capture: a ``wire.jsonl`` or HAR capture, or a folder of JSON bodies, of the log's requests,
             redacted with the same placeholders (a folder to a new folder, file names kept).
-        capture_output: where the redacted capture goes (default: ``<output>.<the capture's file or
-            folder name>``, ``<output>.wire.jsonl`` for a ``wire.jsonl``, beside ``<output>.manifest.json``).
+        capture_output: where the redacted capture goes (default: for a ``wire.jsonl``, ``wire.jsonl``
+            beside ``output``, where every view finds the copy's capture, unless a file is there or the views
+            of ``path`` look there (its folder or one of the 4 above it: :func:`._staging.output_targets`); else
+            ``<output>.<the capture's file or folder name>``, beside ``<output>.manifest.json``).
         force: replace existing output files (never an input).
         lenient: read tokenised test fixtures (see :func:`dsh_audit.log.read_log`).
         routes: DSH's ``llm-pi-ai`` route configuration (a file, as ``--routes`` takes, or one
@@ -209,18 +221,24 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
     return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
                   lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture,
-                  route_target=route_target, protect=lambda parent: guard((*inputs, parent)))
+                  route_target=route_target, protect=lambda parent: guard((*inputs, parent)),
+                  salt=(key, salt is None))
 
 
 def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
            redactor: LogRedactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
            lenient: bool, identifiers: Iterable[str] = (), alone: bool = False,
            any_capture: bool = False, route_target: Path | None = None,
-           protect: Callable[[Path], object]) -> Redaction:
+           protect: Callable[[Path], object], salt: tuple[bytes, bool] = (b"", False)) -> Redaction:
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
     (with the redacted route configuration written to ``route_target``, when ``config`` is given) and
-    rename the files into place (the outputs were checked by :func:`redact`, and are checked against
-    each parent log once :func:`._family.family` finds it, by ``protect``)."""
+    rename the files into place only when none moved (the outputs were checked by :func:`redact`, and are
+    checked against each parent log once :func:`._family.family` finds it, by ``protect``); ``salt``: the
+    salt and whether it was random, for the manifest (its id: :func:`._manifest.salt_id`)."""
+    # a capture output nothing was at when the outputs were checked (just now) takes no file written there since
+    fresh = capture_target is not None and not os.path.lexists(capture_target)
+    key, salt_random = salt
+    identity = salt_id(key)
     streams = ChunkStreams(redactor)
     # the headers of the logs beside the source, each read once: for its children's ids, and its parent
     with staged_file(target, what="output") as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers, \
@@ -284,6 +302,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                                      parent=parent_session(redacted_parent_opened, redacted, lenient=lenient,
                                                            config=bundle_config))
             digests, mismatched = _compare(before, after)
+            cause = (salt_cause(redacted_parent, key, identity) if mismatched and redacted_parent is not None
+                     else None)
             if mismatched and bundle_config is not None:
                 notes.append(f"the copy's verdicts were rendered with the bundle's redacted route file "
                              f"{route_target.name if route_target is not None else ''}: a route whose internal "
@@ -297,17 +317,20 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 dropped_headers=tuple(dropped), identity_headers=tuple(sorted(redactor.identity_headers)),
                 verdicts=digests, mismatched=mismatched, notes=tuple(notes),
                 routes=config is not None, unrendered=unrendered,
-                parent=None if parent is None else parent.id, route_file=route_target)
+                parent=None if parent is None else parent.id, route_file=route_target,
+                salt_id=identity, salt_random=salt_random, cause=cause)
             with staged_file(manifest, what="manifest") as (manifest_out, manifest_temp):
                 # written as every JSON output is: a parent id's lone surrogate, C1 control or bidi
                 # character as its \uXXXX escape (orjson refuses the first, and would write the others raw)
                 manifest_out.write(dumps_pretty(_manifest(result, before, kept, tool_names)).encode("utf-8"))
                 manifest_out.write(b"\n")
                 manifest_out.flush()
-                for temp, path in ((log_temp, target), (route_temp, route_target), (capture_temp, capture_target),
-                                   (manifest_temp, manifest)):
-                    if temp is not None and path is not None:
-                        ProtectedInputs.commit(temp, path)  # a body folder replaces the folder there (--force)
+                if capture_temp is not None and capture_target is not None and not mismatched:
+                    # first: refused (every temporary goes) when another run took its name meanwhile
+                    commit_capture(capture_temp, capture_target, fresh=fresh)
+                for temp, path in ((log_temp, target), (route_temp, route_target), (manifest_temp, manifest)):
+                    if temp is not None and path is not None and not mismatched:  # else the temporaries go
+                        ProtectedInputs.commit(temp, path)
     return result
 
 
@@ -353,5 +376,8 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         "unrendered": {"count": len(result.unrendered), "requests": [index for index, _ in result.unrendered]},
         # a child's verdicts compared with its parent: its redacted log beside this one (as breaks finds it)
         "parent": result.parent,
+        # the salt's id (never the salt): a family redacted again needs one salt, given, for every member
+        "salt": "random" if result.salt_random else "given",
+        "salt_id": result.salt_id,
         "verdicts": {c: {"count": len(before[c]), "digest": result.verdicts[c]} for c in result.verdicts},
     }

@@ -10,7 +10,10 @@ run of it 3 characters or fewer), each escape written back an escape (:func:`._a
 hosts that stand in it as written, found first (review 41: decoded, ``req-10.0.0.7%2Eab`` held no address and kept
 it; ``fe80::1%12-x`` no zone, and kept its name): a UTF-8 character's escapes are one character
 (``srv.%D0%B1%D0%B4.corp:5432``, ``caf%C3%A9``), so these rules read it and its escapes become one escape of its
-placeholder, and any other escaped byte past ASCII is a letter replaced: what is decoded stays UTF-8.
+placeholder, and any other escaped byte past ASCII is a letter replaced: what is decoded stays UTF-8. Neither the id
+as written nor decoded holds an address (fuzz 28: ``req-%41.77.66.55`` kept it, decoded ``req-A.77.66.55``): a quad
+that starts with an escape's digits is one (:func:`_straddled`), an escape its decoding holds is read (:func:`_read`),
+and a bare ``%`` starts no escape (:func:`._hosts.escapes_kept`).
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-from ._addresses import ESCAPE, IPV4_ANYWHERE, in_decoded
-from ._hosts import redact_host
+from ._addresses import ADDRESS_CHAR, ESCAPE, IPV4_ANYWHERE, in_decoded
+from ._hosts import escapes_kept, redact_host
+from ._ipv6 import is_ipv6
 from ._pseudonyms import redact_ascii
 from ._redactor import Redactor
-from ._spans import host_spans, name_port, written_spans
+from ._spans import address_spans, host_spans, name_port, written_spans
 
 __all__ = ["REQUEST_ID_HEADER", "pseudonym"]
 
@@ -61,62 +65,133 @@ def pseudonym(value: str, redactor: Redactor) -> str:
         >>> pseudonym("req-10%2E0%2E0%2E7", r) == "req-" + redact_host("10.0.0.7", r).replace(".", "%2E")
         True
     """
-    if "%" not in value:
-        return _pseudonym(value, redactor)
-    out, at, folded = [], 0, _folded(value)
-    for start, end, straddling in _written(folded):
-        host = folded[start:end]
-        out += [in_decoded(value[at:start], functools.partial(_pseudonym, redactor=redactor, after=value[start:end])),
-                _straddling(host, redactor) if straddling else redact_host(host, redactor)]
+    return _read(value, redactor, grow=True)
+
+
+def _read(text: str, redactor: Redactor, *, after: str = "", grow: bool = False) -> str:
+    """:func:`pseudonym` of ``text``, an id (``grow``) or a stretch of one read decoded, that ``after`` follows: the
+    hosts that stand in it as written (:func:`_written`) their placeholders, each stretch between them read decoded
+    as this reads the id, so an escape its decoding holds is read too (fuzz 28: ``%2%32%30%34%2E...`` decoded is
+    ``%2204.248.247.75``, whose ``248``, ``247``, ``75`` were short runs, kept); no escape where it had a bare ``%``
+    (:func:`._hosts.escapes_kept`)."""
+    if "%" not in text or not grow and ESCAPE.search(text) is None:
+        return escapes_kept([(text, _pseudonym(text, redactor, after))])
+    pieces, at, folded = [], 0, _folded(text)
+    for start, end, skip in _written(folded):
+        host, read = folded[start:end], functools.partial(_read, redactor=redactor, after=text[start:end])
+        placeholder = _straddling(host, skip, redactor, grow=grow) if skip in (1, 2) else redact_host(host, redactor)
+        pieces += [(text[at:start], in_decoded(text[at:start], read)), (text[start:end], placeholder)]
         at = end
-    return "".join(out) + in_decoded(value[at:], functools.partial(_pseudonym, redactor=redactor))
+    read = functools.partial(_read, redactor=redactor, after=after)
+    return escapes_kept([*pieces, (text[at:], in_decoded(text[at:], read))])
 
 
 def _hosts(folded: str) -> list[tuple[int, int]]:
     """Where the hosts of a folded request id stand (:func:`_folded`): addresses and ``host:port`` of any script, and
-    a dotted quad wherever it stands (:data:`._addresses.IPV4_ANYWHERE`: ``gw-10.77.66.55.ab``)."""
-    return host_spans(folded, _ANY_NAME_PORT, IPV4_ANYWHERE)
+    a dotted quad wherever it stands (:data:`._addresses.IPV4_ANYWHERE`: ``gw-10.77.66.55.ab``), but a ``host:port``
+    whose port is a quad's first number, which the quad is (fuzz 28: ``a.g:86.98.96.23`` kept ``98.96.23``)."""
+    spans = host_spans(folded, _ANY_NAME_PORT, IPV4_ANYWHERE)
+    quads = [quad.span() for quad in IPV4_ANYWHERE.finditer(folded)]
+    ported = [(q0, q1) for q0, q1 in quads if any(start < q0 < end < q1 for start, end in spans)]
+    kept = [(start, end) for start, end in spans if not any(start < q1 and q0 < end for q0, q1 in ported)]
+    return sorted([*kept, *ported])
 
 
-def _written(folded: str) -> list[tuple[int, int, bool]]:
-    """Where the hosts of a folded, percent-encoded request id stand as written (:func:`._spans.written_spans`),
-    with each dotted quad whose first two digits are an escape's (``req-%10.77.66.55``: decoded, ``%10`` is a
-    control, and ``77``, ``66``, ``55`` short runs, kept), its ``%`` with it (:func:`_straddling`), that one
-    marked True."""
-    spans = [(start, end, False) for start, end in written_spans(folded, _hosts)]
+def _written(folded: str) -> list[tuple[int, int, int]]:
+    """Where the hosts of a folded, percent-encoded request id (or stretch) stand as written
+    (:func:`._spans.written_spans`), each with 0; each dotted quad it holds read decoded that one of them cuts, with 3
+    (:func:`_decoded_quads`: that host is cut, fuzz 28: ``::bB12%37.46.41.35`` as written holds ``::bB12`` and, the
+    escape of a hex digit going on it, ``::bB127``, no address, while the quad lost only its first octet); and each
+    address that starts with the digits of an escape (:func:`_straddled`: ``req-%10.77.66.55``: decoded, ``%10`` is a
+    control, and ``77``, ``66``, ``55`` short runs, kept), its ``%`` with it, with 1 (both digits the address's) or 2
+    (the second: :func:`_straddling`), where no quad read decoded stands (:func:`_around`)."""
+    spans = [(start, _embedded(folded, start, end), 0) for start, end in written_spans(folded, _hosts)]
+    for q0, q1 in _decoded_quads(folded):
+        if any(start < q0 < stop < q1 or q0 < start < q1 < stop for start, stop, _ in spans):  # each cuts the other
+            spans = [*_around(folded, spans, q0, q1), (q0, q1, 3)]
     for escape in ESCAPE.finditer(folded):
-        end = _straddled(folded, escape)
-        if end is not None and not any(start < end and escape.start() < stop for start, stop, _ in spans):
-            spans.append((escape.start(), end, True))
+        at, found = escape.start(), _straddled(folded, escape)
+        spans = spans if found is None else _around(folded, spans, at, found[0])
+        if found is not None and not any(start < found[0] and at < stop for start, stop, _ in spans):
+            spans.append((at, *found))
     return sorted(spans)
 
 
-def _straddled(text: str, escape: re.Match[str]) -> int | None:
-    """Where a dotted quad (with its port) ends that starts with the two digits of ``escape`` (read as written, the
-    rest of it decoded: ``%10.77%2E66.55``), when decoded that escape is no ASCII letter or digit, which would go on
-    the quad (``%31%30.0.0.5`` is ``10.0.0.5``); else None."""
-    byte = int(escape[1], 16)
-    if not escape[1].isdigit() or byte < 0x80 and chr(byte).isalnum():
-        return None
-    chars, ends, at = [escape[1]], [escape.end()], escape.end()
-    while at < len(text) and len(chars) < 22:  # no quad with its port is longer
+def _around(text: str, spans: list[tuple[int, int, int]], start: int, end: int) -> list[tuple[int, int, int]]:
+    """``spans`` (of :func:`_written`, in ``text``) with each host as written that a quad at ``start:end`` cuts cut to
+    what of it is a host still (``::bB12``), the rest read decoded as the text between hosts is (a number, ``4``, is a
+    host a URL parser reads as an address, whose placeholder ``0.0.0.4`` is longer); one that holds it stays."""
+    out = [span for span in spans if span[2] or span[1] <= start or end <= span[0] or span[0] <= start < end <= span[1]]
+    for head, tail, _ in (span for span in spans if span not in out):
+        out += [(a, b, 0) for a, b in ((head, min(tail, start)), (max(head, end), tail))
+                if a < b and _hosts(unquote(text[a:b])) == [(0, len(unquote(text[a:b])))]]
+    return out
+
+
+def _straddled(text: str, escape: re.Match[str]) -> tuple[int, int] | None:
+    """Where a dotted quad (with its port) or an IPv6 address ends that starts with the two digits of ``escape``, or
+    with its second (read as written, the rest of it decoded: ``%10.77%2E66.55``, ``%A1.77.66.55``, ``%2fd5a::1``),
+    and 1 or 2, where it starts; None when there is none, or when decoded the escape is a character that goes on the
+    address, which is read decoded then: a hex digit or a colon on an IPv6 one (:func:`._spans.written_spans`), a
+    digit on a quad but after a digit (fuzz 28: decoded, ``123%35.77.66.55`` is ``1235.77.66.55``)."""
+    char, (rest, ends) = chr(int(escape[1], 16)), _decoded_from(text, escape.end(), 48)
+    for skip in (0, 1):
+        digits = escape[1][skip:]
+        quad = IPV4_ANYWHERE.match(digits + rest) if digits.isdigit() and not escape[1][:skip].isdigit() and (
+            char not in "0123456789" or _after_digit(text, escape.start())) else None
+        v6 = None if ADDRESS_CHAR.match(char) else next(
+            (end for start, end in address_spans(digits + rest) if start == 0 and ":" in (digits + rest)[:end]), None)
+        end = quad.end() if quad is not None else v6
+        if end is not None:
+            return ([escape.end()] * len(digits) + ends)[end - 1], skip + 1
+    return None
+
+
+def _decoded_quads(text: str) -> list[tuple[int, int]]:
+    """Where each dotted quad of ``text`` read decoded stands as written (fuzz 28: ``::A65%2E59.93.56`` as written
+    holds ``::A65``, decoded ``65.59.93.56``, which took it over)."""
+    decoded, ends = _decoded_from(text, 0, len(text))
+    return [(([0] + ends)[quad.start()], ends[quad.end() - 1]) for quad in IPV4_ANYWHERE.finditer(decoded)]
+
+
+def _embedded(text: str, start: int, end: int) -> int:
+    """The end of a host as written (``text[start:end]``) that is an IPv6 address with the dotted quad that ends it,
+    read decoded (``%3A:12%38.%370.98.74``: ``::128.70.98.74``, of which an escape of a digit cut ``.70.98.74``, its
+    short runs kept); ``end`` for any other host."""
+    host, (rest, ends) = unquote(text[start:end]), _decoded_from(text, end, 16)
+    dotted = len(rest) - len(rest.lstrip("0123456789."))
+    return next((ends[n - 1] for n in range(dotted, 0, -1) if ":" in host and is_ipv6(host + rest[:n])), end)
+
+
+def _decoded_from(text: str, at: int, count: int) -> tuple[str, list[int]]:
+    """Up to ``count`` characters of ``text`` from ``at``, each escape read as its character, and where each ends."""
+    chars: list[str] = []
+    ends: list[int] = []
+    while at < len(text) and len(chars) < count:
         code = ESCAPE.match(text, at)
-        char = chr(int(code[1], 16)) if code is not None else text[at]
+        chars.append(chr(int(code[1], 16)) if code is not None else text[at])
         at += 3 if code is not None else 1
-        chars.append(char)
         ends.append(at)
-    quad = IPV4_ANYWHERE.match("".join(chars))
-    return None if quad is None else ends[quad.end() - 2]
+    return "".join(chars), ends
 
 
-def _straddling(host: str, redactor: Redactor) -> str:
-    """A dotted quad that starts with the two digits of an escape (``host``, that escape first: a span of
-    :func:`_written`), as that ``%`` and an escape of its placeholder's first digit, then the rest of it, each
-    character escaped where it was (``%3192.0.2.9``): decoded, that placeholder, no control; as written, no octet of
-    the address."""
-    decoded = host[1:3] + unquote(host[3:])  # digits, dots, a colon: ASCII
-    placeholder = redact_host(decoded, redactor)
-    return f"%{ord(placeholder[0]):02X}{placeholder[1]}" + in_decoded(host[3:], lambda _: placeholder[2:])
+def _after_digit(text: str, at: int) -> bool:
+    """Whether the character before ``at`` of ``text``, read decoded, is a decimal digit."""
+    escape = ESCAPE.match(text, at - 3) if at >= 3 else None
+    return (chr(int(escape[1], 16)) if escape is not None else text[at - 1:at]) in tuple("0123456789")
+
+
+def _straddling(host: str, skip: int, redactor: Redactor, *, grow: bool) -> str:
+    """A dotted quad or an IPv6 address that starts with the hex digits of an escape from the ``skip``-th on (``host``,
+    that escape first: a span of :func:`_written`), the rest of it each character escaped where it was: in an id
+    (``grow``), that escape one of its placeholder's first character, then the rest of the placeholder
+    (``%3192.0.2.9``, one character longer when both digits went on it): decoded, that placeholder, no control, no
+    byte past ASCII cut from its character (the rest of which, a stray byte, is replaced as a letter); as written, no
+    octet of the address. In a stretch read decoded, whose length its escapes are written back by, that escape stays."""
+    digits, rest = host[skip:3], host[3:]
+    placeholder = redact_host(digits + unquote(rest), redactor)
+    head = f"%{ord(placeholder[0]):02X}{placeholder[1:len(digits)]}" if grow else host[:3]
+    return head + in_decoded(rest, lambda _: placeholder[len(digits):])
 
 
 def _pseudonym(value: str, redactor: Redactor, after: str = "") -> str:

@@ -10,14 +10,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
-from ..capture import CaptureRead, read_capture
-from ..errors import UsageError
+from .._manifest_file import load_manifest
+from ..capture import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, CaptureRead, read_capture
+from ..errors import DshAuditError, UsageError
 from ..log import ProtectedInputs, canonical_generation, log_file_name, read_header
 from ._manifest import bundle_files, manifest_path, routes_path
 
-__all__ = ["output_targets", "read_rewritable", "refuse_generation", "staged_capture", "staged_file", "write_file"]
+__all__ = ["commit_capture", "output_targets", "read_rewritable", "refuse_generation", "staged_capture", "staged_file",
+           "write_file"]
 
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
 
@@ -70,10 +72,10 @@ def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output
     manifest = manifest_path(target)
     route_target = routes_path(target) if routed else None
     hint, capture_target = None, None
-    if capture_source is not None and capture_output is None:  # OUTPUT.<the capture's name>, as the manifest is
-        name = capture_source.name or Path(os.path.abspath(capture_source)).name
-        capture_target = Path(f"{os.fspath(target)}.{name}")
-        hint = "pass --capture-output (the default is OUTPUT.<the capture's name>)"
+    if capture_source is not None and capture_output is None:  # wire.jsonl beside OUTPUT, else OUTPUT.<its name>
+        capture_target = _default_capture(capture_source, target, manifest, log=inputs[0])
+        hint = ("pass --capture-output (the default is wire.jsonl beside OUTPUT for a wire.jsonl, when that name is "
+                "free, else OUTPUT.<the capture's name>)")
     elif capture_source is not None and capture_output is not None:
         capture_target = Path(capture_output)
     for folder in dict.fromkeys(Path(os.path.dirname(p) or os.curdir) for p in (target, capture_target) if p):
@@ -90,6 +92,54 @@ def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output
         evidence.guard(capture_target, what="capture output", force=force, folder=capture_source.is_dir(),
                        replaces=(".json",), hint=hint)
     return manifest, route_target, capture_target
+
+
+def _default_capture(source: Path, target: Path, manifest: Path, *, log: Path | None) -> Path:
+    """Where the redacted capture goes without ``--capture-output``: a ``wire.jsonl`` file as ``wire.jsonl``
+    beside the redacted log, where every view (``cache``, ``usage``, ``report``, ``check``...) finds a log's
+    capture (:func:`dsh_audit.capture.find_capture`), so the copy prices and compares as the original does,
+    when no file is there, no other bundle's manifest names one (this bundle's own, ``--force``, is
+    replaced) and the views of the original ``log`` would not find it (:func:`_searched`: the copy holds
+    requests of the original's session, so they would compare the original with it); else
+    ``OUTPUT.<the capture's file or folder name>``, beside ``OUTPUT.manifest.json``, which no view finds
+    (redact's closing lines then name ``--capture``)."""
+    name = source.name or Path(os.path.abspath(source)).name
+    beside = Path(os.path.dirname(target) or os.curdir, CAPTURE_NAME)
+    if (name == CAPTURE_NAME and not source.is_dir() and not _searched(beside.parent, log)
+            and _free(beside, manifest)):
+        return Path(os.path.dirname(target), CAPTURE_NAME)
+    return Path(f"{os.fspath(target)}.{name}")
+
+
+def _searched(folder: Path, log: Path | None) -> bool:
+    """Whether :func:`dsh_audit.capture.find_capture` looks for ``log``'s capture in ``folder``: it is, by real
+    path, the log's own folder or one of the :data:`~dsh_audit.capture.CAPTURE_SEARCH_LEVELS` folders above it
+    (the rule lives in ``capture/_find.py``, :func:`~dsh_audit.capture.find_capture`; no function of it names
+    those folders, so the same walk is made here over the same real paths)."""
+    if log is None:
+        return False
+    real, here = os.path.realpath(folder), Path(os.path.realpath(log)).parent
+    for _ in range(CAPTURE_SEARCH_LEVELS + 1):
+        if os.fspath(here) == real:
+            return True
+        if here.parent == here:
+            return False
+        here = here.parent
+    return False
+
+
+def _free(path: Path, manifest: Path) -> bool:
+    """Whether the redacted capture may take ``path``: nothing is there and no other bundle's manifest
+    beside it names it, or the manifest ``manifest`` (this bundle's, replaced with ``--force``) names it."""
+    real = os.path.realpath(path)
+    if os.path.lexists(path):
+        try:
+            own: object = load_manifest(manifest) if os.path.lexists(manifest) else None
+        except (DshAuditError, ValueError):
+            return False
+        named = own.get("capture") if isinstance(own, dict) else None
+        return isinstance(named, str) and os.path.realpath(Path(os.path.dirname(manifest) or os.curdir, named)) == real
+    return all(os.path.realpath(file) != real for file, _ in bundle_files(path.parent, own=manifest))
 
 
 @contextmanager
@@ -119,3 +169,36 @@ def write_file(folder: Path, name: str, body: bytes) -> None:
     a file cut short by an error goes with the folder, which is renamed into place only whole)."""
     with open(folder / name, "xb") as handle:
         handle.write(body)
+
+
+def commit_capture(temp: Path, path: Path, *, fresh: bool) -> None:
+    """Rename the redacted capture's temporary file ``temp`` (:func:`staged_capture`) to ``path``, first of
+    the bundle's files. ``fresh``: nothing was at ``path`` when the outputs were checked; then a file
+    written there since (another redaction into the same folder takes the same default ``wire.jsonl``,
+    and a rename would replace that bundle's capture, which its manifest names) is never replaced: the
+    file is linked to ``path`` (which fails when the name is taken) and its temporary name unlinked. A
+    body folder, or a capture replaced with ``--force``, is renamed into place as every output is
+    (:meth:`dsh_audit.log.ProtectedInputs.commit`).
+
+    Raises:
+        UsageError: ``path`` was taken while this run worked (nothing of the bundle is in place yet).
+    """
+    if not fresh or os.path.isdir(temp):
+        ProtectedInputs.commit(temp, path)
+        return
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        _taken(path)
+    except OSError:  # a file system without hard links: renamed, unless the name was taken meanwhile
+        if os.path.lexists(path):
+            _taken(path)
+        os.replace(temp, path)
+        return
+    os.unlink(temp)
+
+
+def _taken(path: Path) -> NoReturn:
+    """The UsageError of a capture output whose name another run took while this one worked."""
+    raise UsageError("another run wrote the capture output while this redaction ran, so nothing was written",
+                     path=str(path), hint="pass --capture-output PATH to name another file for the redacted capture")

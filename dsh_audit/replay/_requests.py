@@ -18,15 +18,30 @@ from functools import partial
 from typing import Any
 
 from .._json import as_object
+from .._show import shown, typed
 from ..errors import ReplayError
 from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
 from ._header import canonical_header
 from ._model import Digest, ReplayResult, Request, RequestTime, request_of
-from ._surface import SurfaceFold
+from ._surface import SurfaceFold, _is_seq
 
-__all__ = ["iter_requests", "replay"]
+__all__ = ["iter_requests", "replay", "surface_refusal"]
+
+#: What each surface fault DSH refuses (``_surface.py``'s words) needs, and validate's rules of it.
+_SURFACE_FIXES = (
+    ("invalid replace surfaceOp", 'write a replace as {"op":"replace","start":SEQ,"end":SEQ}, those members only, '
+     "start and end the seqs of surface nodes", "DSH303"),
+    ("invalid surfaceOp", 'write surfaceOp "append" or {"op":"replace","start":SEQ,"end":SEQ}', "DSH303"),
+    ("requires a surfaceOp", 'write surfaceOp "append" on each user/message, assistant/message and tool/result',
+     "DSH302"),
+    ("not surface-eligible", "only user/message, assistant/message and tool/result carry surfaceOp and "
+     "sourceEventSeqs", "DSH301"),
+    ("surface replace:", "replace only nodes on the surface now, start not after end", "DSH304, DSH305"),
+    ("sourceEventSeqs", "cite each earlier source event once, in an array", "DSH307-DSH309"),
+    ("tool/result", "a tool/result replace rewrites the content of one current tool/result", "DSH306"),
+)
 
 
 class _Pending:
@@ -52,6 +67,59 @@ class _Pending:
 
     def build(self, index: int) -> Request:
         return request_of(index, self.fields)
+
+
+def surface_refusal(event: Event, said: str) -> tuple[str, str]:
+    """The message and hint of ``event``, whose surface operation DSH refuses with ``said``: DSH's
+    words (``Session.fromRestore`` calls each event of the log it loads a seed event, and its index
+    the seq), with the surfaceOp the log wrote when its shape is the fault, and the fix.
+
+    Example:
+        >>> from dsh_audit.log import Event
+        >>> event = Event(type="user/message", seq=2, time=0, data={}, line=4, surface_op="add")
+        >>> message, hint = surface_refusal(event, 'session event "user/message" carries an invalid surfaceOp')
+        >>> message.split(": ", 2)[2]
+        'surfaceOp is a string "add", not "append" or a replace'
+        >>> hint.split("; ")[1]
+        '`dsh-audit validate FILE` lists every surface fault (DSH303)'
+    """
+    words = said.removeprefix(f'session event "{event.type}" ')  # DSH's fixed words, not the type's
+    found = next((fault for fault in _SURFACE_FIXES if fault[0] in words), None)
+    fix, rules = found[1:] if found else ("the surface operation does not fit the surface at this point",
+                                          "DSH301-DSH311")
+    if found and found[0] == "invalid replace surfaceOp" and isinstance(event.surface_op, dict):
+        said += f": {_replace_fault(event.surface_op)}"
+    elif rules == "DSH303":
+        said += f": surfaceOp is {typed(event.surface_op)}, not \"append\" or a replace"
+    return (f"invalid seed event at index {event.seq}: {said}",
+            f"{fix}; `dsh-audit validate FILE` lists every surface fault ({rules}); DSH calls each event of the "
+            "log it loads a seed event")
+
+
+def _replace_fault(op: dict[str, Any]) -> str:
+    """What keeps the object surfaceOp ``op`` from being the replace DSH reads: exactly
+    ``{"op":"replace","start":SEQ,"end":SEQ}``, start and end seqs (``_surface._is_seq``).
+
+    Example:
+        >>> _replace_fault({"op": "replace", "start": 1, "end": "x"})
+        'surfaceOp {"op":"replace","start":1,"end":"x"} is a replace whose end is a string "x", not a seq'
+        >>> _replace_fault({"op": "append"})
+        'surfaceOp {"op":"append"} has op "append", not "replace"'
+        >>> _replace_fault({"op": "replace", "end": 2})
+        'surfaceOp {"op":"replace","end":2} is a replace with no start'
+        >>> _replace_fault({"op": "replace", "start": 1, "end": 2, "x": 0})
+        'surfaceOp {"op":"replace","start":1,"end":2,"x":0} is a replace with a member "x" besides op, start and end'
+    """
+    if op.get("op") != "replace":
+        return f'surfaceOp {shown(op)} has {"op " + shown(op["op"]) if "op" in op else "no op"}, not "replace"'
+    for key in ("start", "end"):
+        if key not in op:
+            return f"surfaceOp {shown(op)} is a replace with no {key}"
+        if not _is_seq(op[key]):
+            return f"surfaceOp {shown(op)} is a replace whose {key} is {typed(op[key])}, not a seq"
+    other = next((key for key in op if key not in ("op", "start", "end")), None)
+    return (f"surfaceOp {shown(op)} is a replace with a member {shown(other)} besides op, start and end"
+            if other is not None else f"surfaceOp is {typed(op)}")  # (DSH reads such a replace)
 
 
 class _Replayer:
@@ -283,9 +351,8 @@ class _Replayer:
         try:
             self.fold.apply(event)
         except ReplayError as exc:
-            self.log.fail(type(exc)(f"invalid seed event at index {event.seq}: {exc.message}",
-                                    path=self.log.path, line=event.line, seq=event.seq,
-                                    hint="the surface operation does not fit the surface at this point"),
+            message, hint = surface_refusal(event, exc.message)
+            self.log.fail(type(exc)(message, path=self.log.path, line=event.line, seq=event.seq, hint=hint),
                           seq=event.seq)
         if etype == "step/start":
             done = self.end_step()

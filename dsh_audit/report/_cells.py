@@ -49,15 +49,22 @@ class Amount(NamedTuple):
     text: str
 
     @classmethod
-    def tokens(cls, value: int, *, lacking: bool) -> int | Amount:
-        """A token sum as ``usage`` and ``stats`` show it: the sum; when some request logged no count of
-        its bucket (``lacking``), ``≥N`` (CSV: N), or ``?`` (CSV: an empty cell) when no other did.
+    def tokens(cls, value: int | None, *, lacking: bool, logged: bool | None = None) -> int | Amount:
+        """A token sum as ``usage``, ``requests`` and ``stats`` show it: the sum; when some request
+        logged no count of its bucket (``lacking``), ``≥N`` (CSV: N), ``≥0`` too when another logged
+        0; ``?`` (CSV: an empty cell) only when no request logged a valid count of it: ``value`` None,
+        or ``lacking`` and ``logged`` False. A sum of 0 is no sign that none was logged: a caller says
+        ``logged``; one that does not (None) has a sum of 0 that is ``lacking`` taken as none logged.
 
         Example:
-            >>> Amount.tokens(7, lacking=False), Amount.tokens(7, lacking=True), Amount.tokens(0, lacking=True)
+            >>> Amount.tokens(7, lacking=False), Amount.tokens(7, lacking=True), Amount.tokens(None, lacking=True)
             (7, Amount(value=7, text='≥7'), Amount(value=None, text='?'))
+            >>> Amount.tokens(0, lacking=True, logged=True), Amount.tokens(0, lacking=True, logged=False)
+            (Amount(value=0, text='≥0'), Amount(value=None, text='?'))
         """
-        return value if not lacking else cls(value, f"≥{value}") if value else cls(None, "?")
+        if value is None or (lacking and not (bool(value) if logged is None else logged)):
+            return cls(None, "?")
+        return cls(value, f"≥{value}") if lacking else value
 
     @property
     def csv(self) -> str:

@@ -31,10 +31,29 @@ _ID_LEAST = 8
 
 
 def _shared_lengths(unique: Sequence[str]) -> list[int]:
-    """For each of the sorted, distinct ``unique``, the most leading characters it shares with another."""
-    # Sorted: the texts sharing the most leading characters with one are its neighbours.
-    return [max((common_length(text, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)), default=0)
-            for at, text in enumerate(unique)]
+    """For each of the sorted, distinct ``unique``, the most leading characters it shares with a
+    form another may be named by (:func:`dsh_audit.log.prefix_forms`: with or without its
+    ``session-``): one more, and its prefix names it alone in `show`, `explain` and `requests`.
+
+    Example:
+        >>> _shared_lengths(["abcdefghij-2", "session-abcdefgh-1"])
+        [8, 0]
+    """
+    from ..log import prefix_forms  # the reader's rule, loaded once ids are cut (not with this module)
+
+    forms = sorted((form, owner) for owner, text in enumerate(unique) for form in prefix_forms(text))
+    at = {(form, owner): place for place, (form, owner) in enumerate(forms)}
+    # Sorted: the forms sharing the most leading characters with one are the nearest of another id.
+    return [max((common_length(text, _nearest(forms, at[text, owner], owner, step)) for step in (-1, 1)))
+            for owner, text in enumerate(unique)]
+
+
+def _nearest(forms: Sequence[tuple[str, int]], place: int, owner: int, step: int) -> str:
+    """The first form from ``place`` on, going ``step``, of an id other than ``owner`` ('' past the end)."""
+    place += step
+    while 0 <= place < len(forms) and forms[place][1] == owner:
+        place += step
+    return forms[place][0] if 0 <= place < len(forms) else ""
 
 
 def cell_len(text: str) -> int:
@@ -107,6 +126,11 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
     :func:`stdout_text`) and wrapped at spaces to ``width`` (default :func:`output_width`), a
     wrapped line's rest indented ``hanging`` past its first line.
 
+    ``text`` is split at its newlines first: they are the caller's own line breaks, so a caller
+    escapes any log text in it (:func:`terminal_text`, a newline as ``\\u000a``) before putting it
+    there; else a log's newline would start a line of output. A wrapped line that would start a CI
+    workflow command (``::error``) has it escaped, as :func:`terminal_text` does a line's start.
+
     A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
     starting where the line's other words end; but a word of a backquoted command (a hint's
     `` `dsh-audit diff LOG --capture FILE` ``) never folds: too long, it stands whole on a line of
@@ -157,7 +181,7 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
                 current, at_char = rest, at_char + cut
             current += piece[at_char:]
         lines.append(current)
-    return lines
+    return [terminal_text(line) for line in lines]  # escaped already: only a wrapped line's start changes
 
 
 def _fold_at(word: str, room: int) -> int:
@@ -208,7 +232,8 @@ def _uuid_cut(whole: str, length: int) -> str:
 
 def id_prefixes(ids: Sequence[str], *, least: int = _ID_LEAST, mark: str | None = None) -> dict[str, str]:
     """Each of ``ids`` as a table too narrow for whole ids shows it (`sessions`, `check`, `usage`,
-    `stats`): its shortest prefix no other of ``ids`` starts with, of at least ``least`` characters
+    `stats`): its shortest prefix no other of ``ids`` starts with, with or without its ``session-``
+    (as `show` matches a prefix: :func:`_shared_lengths`), of at least ``least`` characters
     (:data:`_ID_LEAST`) past ``session-`` (a unique prefix is what `show`, `explain` and `render` take, the
     ``…`` too). One holding a UUID is cut at the end of a group (:func:`short_ids`:
     ``session-86ef2d28``, copied as it is); any other is cut where the rule says, marked ``…`` (it

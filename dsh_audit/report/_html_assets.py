@@ -136,7 +136,10 @@ function fixed(v,d){var a=Math.abs(v);if(!(a<1e21)){return v.toFixed(d);}var s=a
 // too small for them ("$0.000021"), never "$0.0000" for money that is not 0; "$?" unknown.
 function usd(v){if(typeof v!=="number"){return "$?";}var t=fixed(v,4);
  if(v&&!/[1-9]/.test(t)){t=fixed(v,Math.min(1-Math.floor(Math.log10(Math.abs(v))),9));}return "$"+t;}
-function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests;if(typeof v!=="number"){return u?"$?":"n/a";}
+// An amount of a log's cost (v) by Costs.shown's rule, as the static summary's _cost says it: "n/a" not priced,
+// "$?" when no request was (all unpriced, or v unknown), a lower bound "\u2265$x" when some were not, else "$x".
+function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests,n=c.requests;u=typeof u==="number"?u:0;
+ if(typeof v!=="number"){return u?"$?":"n/a";}if(u&&u>=(typeof n==="number"?n:0)){return "$?";}
  return (u?"\u2265":"")+usd(v);}
 function owedUsd(v,c,k){if(!c){return "n/a";}var n=c[k+"_requests"],u=c[k+"_unpriced"];
  if(typeof n!=="number"||typeof u!=="number"){return costUsd(v,c);}var x=c.lost_unknown_requests;
@@ -358,8 +361,8 @@ function breakCauses(box,o){var tb=add(add(box,el("div",{cls:"scroll"})),el("tab
  ["break cause","breaks","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
  o.break_summary.forEach(function(c){var tr=add(tb,el("tr",{"data-cause":c.cause}));add(tr,el("td",null,c.cause));
   add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
-  add(tr,el("td",{cls:"num"},c.unpriced?(c.cost?"\u2265"+usd(c.cost):"$?"):usd(c.cost)));
-  add(tr,el("td",{cls:"num"},fmt(typeof c.nothing==="number"?c.nothing:c.nothing.length)));});}
+  var none=typeof c.nothing==="number"?c.nothing:c.nothing.length,u=c.unpriced+c.unknown;
+  add(tr,el("td",{cls:"num"},u&&u>=c.count-none?"$?":(u?"\u2265":"")+usd(c.cost)));add(tr,el("td",{cls:"num"},fmt(none)));});}
 // Every break, one a line while they are few; past LIST_OPEN, a collapsed list where the breaks that
 // lost tokens are one a line and those that lost nothing are one line per cause.
 var LIST_OPEN=10,LIST_MAX=200;

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._usage_rule import usage_of
 from ..attribution import format_transition
 from ..cache import BREAKS, iso_utc
 from ..session import RequestSpan
@@ -71,7 +72,7 @@ def _capture(row: Any) -> dict[str, Any] | None:
 def _request(r: Any, history: dict[str, Any], *, headers: _Table, transition: Any, verdict: Any, row: Any,
              entry: Any) -> dict[str, Any]:
     """A request's record but its findings (``f``, the last key: :func:`_with_findings` adds it)."""
-    usage = r.usage or r.message_usage
+    usage = usage_of(r)  # the one the ledger prices (an attempt's empty usage too)
     return {
         "i": r.index, "kind": r.kind, "turn": r.turn, "step": r.step, "attempt": r.attempt,
         "seq": r.first_chunk_seq, "step_seq": r.step_start_seq,

@@ -55,15 +55,29 @@ def _ratio(value: Any) -> str:
 
 
 def _cost(cost: Any) -> str:
-    """A log's cost as the script's session list says it (``costUsd``): ``$x``, ``≥$x`` when some
-    requests are unpriced, ``$?`` when none was priced, ``n/a`` when the log was not priced."""
+    """A log's cost as the script's session list says it (``costUsd``), by the one rule
+    (:meth:`Costs.shown`): ``$x``, ``≥$x`` when some requests are unpriced, ``$?`` when none was
+    priced; ``n/a`` when the log was not priced (no cost, or none and no request unpriced).
+
+    Example:
+        >>> [_cost({"requests": 2, "cost_usd": {"total": 0.25}, "unpriced_requests": n}) for n in (0, 1)]
+        ['$0.2500', '≥$0.2500']
+        >>> _cost({"requests": 2, "cost_usd": None, "unpriced_requests": 2}), _cost(None)
+        ('$?', 'n/a')
+    """
     if not isinstance(cost, Mapping):
         return "n/a"
     total = (cost.get("cost_usd") or {}).get("total")
-    unpriced = cost.get("unpriced_requests")
-    if not isinstance(total, (int, float)) or isinstance(total, bool):
-        return "$?" if unpriced else "n/a"
-    return ("\u2265" if unpriced else "") + Costs.text(total)
+    unpriced = _number(cost.get("unpriced_requests"))
+    known = total if isinstance(total, (int, float)) and not isinstance(total, bool) else None
+    if known is None and not unpriced:
+        return "n/a"
+    return Costs.shown(known, requests=_number(cost.get("requests")), unpriced=unpriced)
+
+
+def _number(value: Any) -> int:
+    """A count of the page's data, 0 when it holds none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _causes(by_cause: Mapping[str, Any]) -> str:
@@ -133,10 +147,30 @@ def _break_causes(cache: Mapping[str, Any]) -> str:
         return ""
     rows = [(_text(c["cause"]), _count(c["count"]),
              _count(c["lost"]) + (f" + ? ({_count(c['unknown'])} unknown)" if c["unknown"] else ""),
-             ("\u2265" + Costs.text(c["cost"]) if c["cost"] else "$?") if c["unpriced"] else Costs.text(c["cost"]),
-             _count(c["nothing"] if isinstance(c["nothing"], int) else len(c["nothing"]))) for c in summary]
+             _cause_cost(c), _count(_nothing(c))) for c in summary]
     return _table("break-causes", (("break cause", ""), ("breaks", "num"), ("tokens lost", "num"), ("cost", "num"),
                                    ("lost nothing", "num")), rows)
+
+
+def _nothing(cause: Mapping[str, Any]) -> int:
+    """How many breaks of a cause lost nothing (a log's overview lists their requests, the totals count them)."""
+    return cause["nothing"] if isinstance(cause["nothing"], int) else len(cause["nothing"])
+
+
+def _cause_cost(cause: Mapping[str, Any]) -> str:
+    """What a cause's breaks lost, by the one rule (:meth:`Costs.shown`): owed by those that lost
+    tokens or an unknown amount, unknown for those unpriced or whose loss is unknown, so ``≥$x``
+    when some of them are, ``$?`` when all are (as the totals' break cost says), never an exact
+    ``$x`` beside an unknown loss.
+
+    Example:
+        >>> [_cause_cost({"count": 2, "cost": 0.5, "nothing": 0, "unpriced": u, "unknown": x}) for u, x in
+        ...  ((0, 0), (1, 0), (0, 1), (1, 1))]
+        ['$0.5000', '≥$0.5000', '≥$0.5000', '$?']
+    """
+    unknown = cause["unpriced"] + cause["unknown"]
+    return Costs.shown(cause["cost"], requests=cause["count"], unpriced=unknown,
+                       owing=cause["count"] - _nothing(cause), owing_unpriced=unknown)
 
 
 #: The session list's columns and their cells' classes.

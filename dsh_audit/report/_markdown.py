@@ -182,61 +182,6 @@ def _session_rows(result: Any, room: int) -> tuple[list[str], int]:
     return [*_TABLE_HEAD, *rows, _total_row(result), *note], room
 
 
-#: A command a gate rule's own hint names (``run `dsh-audit cache` ...``): the rule's text holds no log's.
-_NAMED = re.compile(r"`(dsh-audit [^`]*)`")
-#: The command a refusal's or validation finding's hint ends with (``dsh_audit.log``'s templates,
-#: after what the log holds: ``...; `dsh-audit validate FILE` lists every problem``).
-_VALIDATE = "dsh-audit validate FILE"
-#: How a capture finding's hint names its ``dsh-audit diff`` command (``Judge.diff_hint``).
-_DIFF_HINT = "run `dsh-audit diff "
-
-
-def _hint_commands(finding: Any) -> tuple[str, ...]:
-    """The commands the hint of ``finding`` names by the gate's own templates, which may be shown
-    as code (:func:`_hint_md`), never text a log put in it (a folder named ``a `dsh-audit x` b`` in
-    a route hint's path): its rule's own hint's; for a rule whose own hint names ``dsh-audit
-    diff``, the complete command its finding's hint opens with (each path in it a quoted shell word,
-    so its end is the first backtick outside quotes: :func:`_span_end`); else
-    ``dsh-audit validate FILE``, which a refusal's hint ends with.
-
-    Example:
-        >>> from types import SimpleNamespace as F
-        >>> _hint_commands(F(rule="DSH811", hint="run `dsh-audit diff 'a`b.jsonl' --capture w` for the paths"))
-        ("dsh-audit diff 'a`b.jsonl' --capture w",)
-        >>> _hint_commands(F(rule="DSH815", hint="declare it in a `dsh-audit x` b"))
-        ('dsh-audit validate FILE',)
-    """
-    from ..gate import GATE_RULES  # only a check report has findings
-
-    hint, meta = finding.hint or "", GATE_RULES.get(finding.rule)
-    named = _NAMED.findall(meta.hint) if meta is not None and meta.hint else []
-    if meta is not None and hint == meta.hint:
-        return tuple(named)
-    if any(command.startswith("dsh-audit diff ") for command in named) and hint.startswith(_DIFF_HINT):
-        end = _span_end(hint, len("run "))
-        return () if end is None else (hint[len("run `"):end],)
-    return (_VALIDATE,)
-
-
-def _span_end(text: str, start: int) -> int | None:
-    """Where the code span of a command opening at ``start`` (a backtick) ends: its first
-    backtick outside shell quotes (a path in it is a shell word, :func:`~dsh_audit._shell.shell_word`:
-    a backtick from a log is always quoted, ``'a`b'``, ``$'a`b'``); None when none closes it."""
-    at, quote = start + 1, ""
-    while at < len(text):
-        char = text[at]
-        if quote == "'" and char == "'" or quote == '"' and char == '"' or quote == "$'" and char == "'":
-            quote = ""
-        elif quote in ('"', "$'") and char == "\\":
-            at += 1  # the escaped character is the word's
-        elif not quote and char in "'\"":
-            quote = "$'" if char == "'" and text[at - 1] == "$" else char
-        elif not quote and char == "`":
-            return at
-        at += 1
-    return None
-
-
 def _code_span(text: str) -> str:
     """``text`` (a command a hint names) as a Markdown code span, inert: fenced by one backtick more
     than its longest run of them (CommonMark), with a space each side when it starts or ends with one."""
@@ -248,7 +193,7 @@ def _code_span(text: str) -> str:
 
 def _hint_md(hint: str, commands: Iterable[str] = ()) -> str:
     """A finding's hint in Markdown (cut as :func:`_md` cuts it): each of ``commands``, those our
-    hint templates put between backticks (:func:`_hint_commands`), as a code span
+    hint templates put between backticks (:attr:`dsh_audit.gate.Finding.commands`), as a code span
     GitHub shows as code, where the template put it: the last place the hint holds it between
     backticks (a template names its command after any text from a log, and a log's path in a
     command is a quoted shell word). Every other character is inert as :func:`_md` makes it: a
@@ -277,10 +222,10 @@ def _finding_line(finding: Any) -> str:
     where = finding.path + (f":{finding.line}" if finding.line is not None else "")
     extra = "".join(part for part in (f" seq {finding.seq}" if finding.seq is not None else "",
                                       f" request {finding.request}" if finding.request is not None else ""))
-    hint = getattr(finding, "hint", None)
+    hint, commands = getattr(finding, "hint", None), getattr(finding, "commands", ())
     mark = " (baselined)" if getattr(finding, "baselined", False) else ""
     return (f"- **{finding.rule}** {finding.severity}{mark}: {_md(finding.message, limit=5 * MAX_TEXT)} — "
-            f"{_md(where)}{_md(extra)}" + (f"\n  - hint: {_hint_md(hint, _hint_commands(finding))}" if hint else ""))
+            f"{_md(where)}{_md(extra)}" + (f"\n  - hint: {_hint_md(hint, commands)}" if hint else ""))
 
 
 def _findings(title: str, findings: list[Any], room: int, *, folded: bool) -> tuple[list[str], int]:

@@ -37,14 +37,13 @@ from ._group import (
 from ._related import Headers, find_parent, nearby_logs, walk_family, with_ancestors
 from ._route_evidence import RouteEvidence
 from ._route_notes import RouteNote, window_conflicts
+from .._usage_rule import logged_cache_read, request_provider
 from ._routes import (
                      ADAPTER_APIS,
                      ADAPTER_ENV,
                      Route,
                      forced_adapter,
-                     logged_cache_read,
                      request_model,
-                     request_provider,
                      request_route,
                      route_for,
 )

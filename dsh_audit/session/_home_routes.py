@@ -122,8 +122,8 @@ def _manifest_route_name(manifest: str) -> str | None:
         name = file_name(found.get("route_file"))
     except (DshAuditError, ValueError):
         return None
-    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
-        return None  # a name beside the log only: the manifest comes from someone else
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\"):
+        return None  # a name beside the log only (file_name refused a NUL): the manifest comes from someone else
     return name
 
 

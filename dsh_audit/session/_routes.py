@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import LazyModule
+from .._usage_rule import NATIVE_DEEPSEEK, logged_cache_read, request_provider, usage_of
 from ._route_evidence import RouteEvidence
 from ._route_notes import _home_layers
 
@@ -36,8 +37,7 @@ if TYPE_CHECKING:
 else:
     wire = LazyModule("dsh_audit.wire")  # pi-ai's catalog and routes: loaded by the first route asked for
 
-__all__ = ["ADAPTER_APIS", "ADAPTER_ENV", "Route", "forced_adapter", "logged_cache_read", "request_model",
-           "request_provider", "request_route", "route_for"]
+__all__ = ["ADAPTER_APIS", "ADAPTER_ENV", "Route", "forced_adapter", "request_model", "request_route", "route_for"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
 ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai",
@@ -47,7 +47,9 @@ _PI_ADAPTERS = frozenset(ADAPTER_APIS.values())
 #: (``--adapter`` sets it for its command, so that worker processes and every view see it).
 ADAPTER_ENV = "DSH_AUDIT_ADAPTER"
 #: Provider ids DSH's native DeepSeek adapter serves by default.
-_NATIVE = frozenset({"deepseek-official"})
+_NATIVE = frozenset({NATIVE_DEEPSEEK})
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """How requests to one provider id went out.
@@ -85,52 +87,6 @@ class Route:
         """
         return self.adapter is None and self.api is not None and self.api != "deepseek-chat-completions" \
             and self.api not in ADAPTER_APIS and not self.contradicted
-
-
-def request_provider(request: Any) -> str | None:
-    """The provider id a request was routed by: a compaction call's is the one its
-    ``compaction/summary`` names (DSH's summarizer targets the configured ``summarizationProvider``,
-    else the latest header's route, else the agent's; ``compaction-basic/src/summarizer.ts``
-    ``summarizeWithLlm``, spec §8.4), any other request's its header's."""
-    logged = (getattr(request, "extra", None) or {}).get("provider") \
-        if getattr(request, "kind", None) == "compaction" else None
-    if isinstance(logged, str) and logged:
-        return logged
-    config = (getattr(request, "header", None) or {}).get("config") or {}
-    provider = config.get("provider") if isinstance(config, dict) else None
-    if not isinstance(provider, str):
-        provider = (getattr(request, "extra", None) or {}).get("provider")
-    return provider if isinstance(provider, str) else None
-
-
-def logged_cache_read(request: Any) -> int | None:
-    """The cache-read tokens ``request``'s logged usage holds; None when unknown, never a made-up 0.
-
-    The attempt's own usage chunk wins; a step's ``assistant/message`` usage is the fallback (spec
-    §7.4). What a usage without ``cacheReadTokens`` means depends on the DSH adapter that wrote it,
-    which its provider id names: DSH's native DeepSeek adapter serves ``deepseek-official`` alone
-    (``llm-deepseek/src/index.ts`` ``PROVIDER``) and writes the bucket only when the wire reported
-    one, so there it is unknown; every other provider goes through the pi-ai adapter, whose
-    ``mapUsage`` (``llm-pi-ai/src/stream.ts``) writes it only when pi-ai's ``cacheRead`` is above 0
-    ("pi-ai reports zeros, not absence"), so a pi-ai usage with its ``inputTokens`` and no bucket
-    read 0 as pi-ai counted it.
-
-    Example:
-        >>> from types import SimpleNamespace as R
-        >>> pi = {"config": {"provider": "anthropic"}}
-        >>> logged_cache_read(R(usage={"inputTokens": 5}, message_usage=None, header=pi, kind="loop", extra={}))
-        0
-        >>> native = {"config": {"provider": "deepseek-official"}}
-        >>> logged_cache_read(R(usage={"inputTokens": 5}, message_usage=None, header=native, kind="loop", extra={}))
-    """
-    usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict):
-        return None
-    value = usage.get("cacheReadTokens")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value if value >= 0 else None  # a negative count is none (validate warns, DSH702)
-    provider = request_provider(request)
-    return 0 if provider is not None and provider not in _NATIVE and "inputTokens" in usage else None
 
 
 def _from_api(provider: str, api: str, because: str) -> Route:

@@ -32,7 +32,8 @@ from ._evidence import EvidenceCollector, LogEvidence
 from ._lines import EventLines
 from ._route_evidence import RouteEvidence
 from ._route_notes import window_conflicts
-from ._routes import Route, request_provider, request_route
+from .._usage_rule import request_provider
+from ._routes import Route, request_route
 
 if TYPE_CHECKING:
     from .. import importers

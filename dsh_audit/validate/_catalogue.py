@@ -92,7 +92,8 @@ _ALL = [
     Rule("DSH205", "error", "version-unknown", "The version is not a released format (negative or fractional).",
          "released formats are v0-v4", '{"type":"session","version":-1,"id":"s1","createdAt":1,"delegationDepth":0}'),
     Rule("DSH206", "error", "version-file-name", "The header version and the file name's generation must agree.",
-         "v0 lives in session.jsonl[.zstd], vN in session.vN.jsonl[.zstd]", "session.v2.jsonl holding a version 0 header"),
+         "set the header's version to the version the body is written in and name the file for it: v0 in "
+         "session.jsonl[.zstd], vN in session.vN.jsonl[.zstd]", "session.v2.jsonl holding a version 0 header"),
     Rule("DSH207", "error", "header-id", "The header id must be a string.", "write the session id as a string",
          '{"type":"session","version":0,"id":7,"createdAt":1800000000000,"delegationDepth":0}'),
     Rule("DSH208", "error", "header-created-at", "createdAt must be a non-negative safe integer (epoch milliseconds).",
@@ -298,9 +299,13 @@ _ALL = [
     Rule("DSH603", "error", "seed-prefix", "A child's first seedLength events are the parent's first seedLength events.",
          "copy the parent's events verbatim into the seed", "child seq 12 differs from parent seq 12"),
     # -- DSH7xx: usage ---------------------------------------------------------------------------
-    Rule("DSH701", "warning", "usage-required", "Usage is an object with non-negative integer inputTokens and outputTokens.",
+    Rule("DSH701", "warning", "usage-counts",
+         "A logged usage is an object whose inputTokens and outputTokens are non-negative safe integers "
+         "(≤ 2^53 − 1). A step or attempt may log none: DSH writes no usage when the provider reported none, "
+         "so a missing usage is no finding (requests shows its counts as ?).",
          "write the provider's counts as integers", '{"chunk":{"type":"usage","usage":{"inputTokens":"12"}}}'),
-    Rule("DSH702", "warning", "usage-optional", "cacheReadTokens, cacheWriteTokens and reasoningTokens are non-negative integers when present.",
+    Rule("DSH702", "warning", "usage-optional",
+         "cacheReadTokens, cacheWriteTokens and reasoningTokens are non-negative safe integers (≤ 2^53 − 1) when present.",
          "omit a bucket the provider did not report", '{"usage":{"inputTokens":1,"outputTokens":2,"cacheReadTokens":-64}}'),
     Rule("DSH703", "warning", "usage-unknown-key", "TokenUsage has only inputTokens, outputTokens and the optional cache and reasoning buckets.",
          "keep provider-specific counts elsewhere", '{"usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3}}'),

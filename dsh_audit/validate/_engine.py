@@ -201,12 +201,15 @@ class LineValidator:
         """Drop the header's findings that say DSH114's mismatch again: a file name of a generation
         the body is written in (DSH206: the name agrees with the body, the header's version is the
         fault), and a v2+ header's isSeeded owed by a body older than v2 (DSH216: the header of
-        that body has none); the body is written in versions 0 to ``newest``."""
+        that body has none), or by one the file name says is v0 or v1 (a v4 header on a v0 body
+        in session.jsonl: the fix is the version, not an isSeeded); the body is written in
+        versions 0 to ``newest``."""
         written = range(newest + 1)
         name = canonical_generation(os.path.basename(self.path))
+        unseeded = written.stop <= 2 or name in written and name is not None and name < 2
         findings = self.sink.findings
         findings[:] = [f for f in findings if f.line != 1 or not (
-            (f.rule == "DSH206" and name in written) or (f.rule == "DSH216" and written.stop <= 2))]
+            (f.rule == "DSH206" and name in written) or (f.rule == "DSH216" and unseeded))]
 
     def shared_fold(self) -> SurfaceFold | None:
         """The surface fold of the admission, for replay of the same read to fold its events into

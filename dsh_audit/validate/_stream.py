@@ -24,10 +24,14 @@ DELTA_BLOCK = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-
 _USAGE_REQUIRED = ("inputTokens", "outputTokens")
 _USAGE_OPTIONAL = ("cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 _USAGE_KEYS = frozenset(_USAGE_REQUIRED + _USAGE_OPTIONAL)
+# What a usage count that DSH701/702 flag is not: 2^53 is an integer, but not one JSON holds exactly.
+_NOT_COUNT = "is not a non-negative safe integer (≤ 2^53 − 1)"
 
 
 def usage_problems(usage: Any) -> list[tuple[str, str]]:
-    """``(rule, message)`` for every way ``usage`` is not a TokenUsage (spec §5.6)."""
+    """``(rule, message)`` for every way ``usage`` is not a TokenUsage (spec §5.6). Only a usage the
+    log holds is checked: DSH writes none when the provider reported none (``assistant/message``'s
+    ``usage?``, spec §7.4), so a step without one is no finding of DSH701."""
     if not isinstance(usage, dict):
         return [("DSH701", f"usage {shown(usage)} is not an object")]
     out = []
@@ -35,10 +39,10 @@ def usage_problems(usage: Any) -> list[tuple[str, str]]:
         if key not in usage:
             out.append(("DSH701", f"usage has no {key}"))
         elif not (is_safe_int(usage[key]) and usage[key] >= 0):
-            out.append(("DSH701", f"usage {key} {shown(usage[key])} is not a non-negative integer"))
+            out.append(("DSH701", f"usage {key} {shown(usage[key])} {_NOT_COUNT}"))
     for key in _USAGE_OPTIONAL:
         if key in usage and not (is_safe_int(usage[key]) and usage[key] >= 0):
-            out.append(("DSH702", f"usage {key} {shown(usage[key])} is not a non-negative integer"))
+            out.append(("DSH702", f"usage {key} {shown(usage[key])} {_NOT_COUNT}"))
     if not _USAGE_KEYS.issuperset(usage):  # a set pass; the names only for the finding
         extra = sorted(k for k in usage if k not in _USAGE_KEYS)
         out.append(("DSH703", f"usage has unknown key(s) {', '.join(extra)}"))

@@ -4,9 +4,10 @@ One pass over the log, kept alive while DSH appends to it: the decoder reads a
 :class:`~dsh_audit.watch.TailStream`, replay and attribution hold only what their next step
 needs (:func:`dsh_audit.attribution.attribute_log`), and each request is judged for the cache and
 priced once its transition is known. Nothing is re-read, but for a request whose log holds no
-usage when a capture is beside the log (or given): the capture is read and aligned with the log as
-the other views do, the log read whole again only for a request its last reading did not hold
-(:mod:`dsh_audit.watch._captured`).
+usage when a capture is beside the log (or given): the log and the capture are read and aligned
+once as the other views do, then a growing ``wire.jsonl`` is read on from where it stopped and only
+its tail is aligned with the requests judged since; both are read whole again only when the capture
+is replaced, truncated or rewritten (:mod:`dsh_audit.watch._captured`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,9 @@ class _Awaited:
     did not report theirs yet, and still may (:func:`_may_come`): a proxy may write a response to
     wire.jsonl after DSH logged the request. Each is shown ``provisional`` (as one at a torn tail
     is), and comes again as an ``update``, priced, once the capture reports it: looked at whenever
-    the log shows more and when the watch ends (before its summary), the capture read again (not
-    the log: :class:`~dsh_audit.watch._captured.CapturedUsage`) only when its file changed, until
+    the log shows more and when the watch ends (before its summary), the capture read on (its
+    appended lines, not the log: :class:`~dsh_audit.watch._captured.CapturedUsage`) only when its
+    file changed (:func:`dsh_audit._stamp.file_stamp`), until
     it has changed :data:`_LOOKS` times without it (it skipped this one: it stays provisional and
     unpriced, and the capture is not read again for it). Its verdict stays the one judged without
     the capture's usage (the judge has moved on): only its price changes.

@@ -130,6 +130,7 @@ class _Reading:
         self.open = {request.index: request for request in before.provisional}
         self.said = set(before.said)
         self.header = self.replaced = self.failed = False
+        self.ended: set[int] = set()  # the requests this reading read once its stream had ended
 
     def adopt(self, before: Shown) -> None:
         """Go on from what another file of the session showed (``before``): its requests, its
@@ -144,7 +145,9 @@ class _Reading:
 
     def take(self, item: WatchItem) -> WatchItem | None:
         """``item`` as it is shown, or None when it is not. What the decoder concluded once the
-        stream ended (``late``) depends on where the bytes stopped."""
+        stream ended (``late``) depends on where the bytes stopped; an update pricing a request
+        from the capture once it ended only re-prices what was read before, and is provisional
+        only as that reading was (a priced final line is not: nothing follows it)."""
         if isinstance(item, WatchRequest):
             return self._request(item, late=self.stream.finished)
         return self._note(item, late=self.stream.finished)
@@ -155,6 +158,7 @@ class _Reading:
             if self.session_id not in (None, item.session_id):  # another session holds the file now
                 self.skip = self.requests = 0
                 self.started, self.open, self.said, self.replay_history = False, {}, set(), True
+                self.ended = set()
             self.session_id = item.session_id
             said, self.started = self.started, True
             return None if said else item
@@ -174,6 +178,10 @@ class _Reading:
     def _request(self, item: WatchRequest, *, late: bool) -> WatchRequest | None:
         if late and self.stream.retiring:
             return None  # the next reading shows it, with what follows it in the log
+        if item.update:  # the capture priced a request read before: as final as that reading was
+            late = item.index in self.ended
+        elif late:
+            self.ended.add(item.index)
         if item.index < self.skip:  # shown before: again only as the update of a provisional one
             before = self.open.get(item.index)
             if before is None or _plain(before) == _plain(item):

@@ -193,7 +193,8 @@ class _Watch:
             if path in files.instead:
                 before = files.instead.pop(path)
                 self.take_over(path, before)
-                told += self.moved(before, path, files.ids.get(before, (None, None))[1], copy=True)
+                # the session the copy holds: ``before``'s is forgotten, it being gone (its note said none)
+                told += self.moved(before, path, files.ids.get(path, files.ids.get(before, (None, None)))[1], copy=True)
                 continue
             if path in self.ended:
                 if identity(path) == self.ended[path]:

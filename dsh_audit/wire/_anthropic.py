@@ -38,7 +38,7 @@ from ..errors import RenderError
 from ._anthropic_oauth import KEY_TYPES, keyed, oauth_betas, system_blocks, tool_namer, uses_oauth
 from ._piai import CopilotHeaders, body_context
 from ._piai_call import PiCall
-from ._piai_facts import PiModel
+from ._piai_facts import PiModel, timeout_header
 from ._piai_js import clean_id, js_blank, sanitize_surrogates
 from ._piai_models import PiRenderer, merge_profile_headers, user_agent
 from ._piai_transform import clamp_max_tokens, transform_messages
@@ -48,6 +48,9 @@ from ._types import WireRequest
 __all__ = ["AnthropicRenderer", "anthropic_body", "render_anthropic"]
 
 _DEFAULT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+#: The request timeout ``messages.create`` sets when pi-ai passes none (``@anthropic-ai/sdk`` 0.91.1
+#: ``resources/messages/messages.js:37``, a streamed call): ``x-stainless-timeout: 600``.
+_SDK_TIMEOUT_MS = 600_000
 
 
 def _compat(model: PiModel, name: str, default: bool) -> bool:
@@ -298,9 +301,10 @@ def _headers(call: PiCall, has_tools: bool, agent: str, platform: tuple[tuple[st
         betas.append("fine-grained-tool-streaming-2025-05-14")
     if model.compat.get("forceAdaptiveThinking") is not True:
         betas.append("interleaved-thinking-2025-05-14")
-    headers = [("x-stainless-retry-count", "0"), ("x-stainless-timeout", "600"), ("x-stainless-lang", "js"),
-               ("x-stainless-package-version", "0.91.1"), *platform, ("anthropic-version", "2023-06-01"),
-               ("accept", "application/json"), ("anthropic-dangerous-direct-browser-access", "true")]
+    headers = [("x-stainless-retry-count", "0"), *timeout_header(model.profile, _SDK_TIMEOUT_MS),
+               ("x-stainless-lang", "js"), ("x-stainless-package-version", "0.91.1"), *platform,
+               ("anthropic-version", "2023-06-01"), ("accept", "application/json"),
+               ("anthropic-dangerous-direct-browser-access", "true")]
     if uses_oauth(model):
         # createClient's OAuth client: Claude Code's betas first, pi-ai's ``user-agent`` (whose value DSH's
         # replaces in place, ``Object.assign``) and ``x-app``; no session affinity

@@ -42,6 +42,7 @@ from ._openai_fields import _apply_cache_control, _cache_control, _reasoning_fie
 from ._openai_messages import _convert_messages, _Converter, _normalize_id, _system
 from ._piai import CopilotHeaders, body_context
 from ._piai_call import PiCall, clamp_level
+from ._piai_facts import timeout_header
 from ._piai_models import PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
@@ -99,8 +100,8 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
 def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...],
              dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     compat = detect_compat(call.model)
-    headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), ("x-stainless-lang", "js"),
-               ("x-stainless-package-version", "6.26.0"), *platform]
+    headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), *timeout_header(call.model.profile),
+               ("x-stainless-lang", "js"), ("x-stainless-package-version", "6.26.0"), *platform]
     session = call.session_id if call.cache_retention != "none" else None
     if session and compat["sendSessionAffinityHeaders"]:
         if compat["sessionAffinityFormat"] == "openrouter":

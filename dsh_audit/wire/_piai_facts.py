@@ -5,13 +5,16 @@ are read with. :mod:`dsh_audit.wire._piai_models` says where they come from.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ..jsjson import js_number
+
 __all__ = ["CONTEXT_SAFETY_TOKENS", "PI_AI_VERSION", "PI_MAX_REQUEST_IMAGE_BYTES", "THINKING_LEVELS", "PiModel",
-           "RouteProfile"]
+           "RouteProfile", "timeout_header"]
 
 PI_AI_VERSION = "0.82.1"
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -38,6 +41,8 @@ class RouteProfile:
         headers: ``headers``, in file order, without DSH's reserved attribution names.
         max_request_image_bytes: ``maxRequestImageBytes``, the bound on a request's base64 image
             payload past which DSH replaces the oldest images; None: DSH's 20 MiB.
+        timeout_ms: ``timeoutMs``, which pi-ai hands the SDK as the request ``timeout``: it changes
+            no body, only the ``x-stainless-timeout`` header (:func:`timeout_header`); None: the SDK's.
     """
 
     reasoning: str | None = None
@@ -45,9 +50,45 @@ class RouteProfile:
     thinking_budgets: Mapping[str, int] | None = None
     headers: tuple[tuple[str, str], ...] = ()
     max_request_image_bytes: int | None = None
+    timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "thinking_budgets", _frozen_map(self.thinking_budgets))
+
+
+def timeout_header(profile: RouteProfile | None, default_ms: int | None = None) -> list[tuple[str, str]]:
+    """The ``x-stainless-timeout`` header both SDKs write right after ``x-stainless-retry-count``,
+    as a list of zero or one header.
+
+    pi-ai passes a route's ``timeoutMs`` as the request option ``timeout``
+    (``openai-completions.js:136``, ``anthropic-messages.js:370``, ``openai-responses.js:106``); the
+    SDK's ``buildHeaders`` writes ``String(Math.trunc(timeout / 1000))`` only when that option is
+    truthy (``openai`` 6.26.0 ``client.js:510``, ``@anthropic-ai/sdk`` 0.91.1 ``client.js:463``). With
+    no ``timeoutMs`` only Anthropic's ``messages.create`` supplies one (``default_ms``: 600000,
+    ``resources/messages/messages.js:37``), and ``0`` sends no header at all, that default included.
+    The division is JavaScript's, on doubles, and so is the spelling (:func:`~dsh_audit.jsjson.js_number`):
+    a timeout of ``1e24`` ms is ``1e+21`` seconds, and ``9007199254740993000`` (read as the nearest
+    double) is ``9007199254740994``; one past the largest double reads as ``Infinity``.
+
+    Example:
+        >>> timeout_header(RouteProfile(timeout_ms=1500)), timeout_header(None, 600_000)
+        ([('x-stainless-timeout', '1')], [('x-stainless-timeout', '600')])
+        >>> timeout_header(RouteProfile(timeout_ms=0), 600_000)
+        []
+        >>> [timeout_header(RouteProfile(timeout_ms=ms)) for ms in (10**24, 9007199254740993000)]
+        [[('x-stainless-timeout', '1e+21')], [('x-stainless-timeout', '9007199254740994')]]
+    """
+    timeout = profile.timeout_ms if profile is not None and profile.timeout_ms is not None else default_ms
+    return [("x-stainless-timeout", _js_seconds(timeout))] if timeout else []
+
+
+def _js_seconds(timeout_ms: int) -> str:
+    """``String(Math.trunc(timeout_ms / 1000))`` as JavaScript computes it, on a double."""
+    try:
+        seconds = float(timeout_ms) / 1000
+    except OverflowError:  # past the largest double: JavaScript's Infinity
+        return "Infinity"
+    return js_number(math.trunc(seconds))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ file is the input that settles it. Each model resolves the way DSH's ``catalog.t
 ``resolveRouteModels`` does (DSH 0.1.0-rc.8): the model entry, then the installed catalog entry,
 then the route's defaults; ``reasoningEfforts`` becomes pi-ai's ``thinkingLevelMap`` (a declared
 level carries its wire value, an undeclared one is pinned unsupported, a bare ``off`` stays out).
-The route's stream settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``headers``;
-DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) and its request image
+The route's stream settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``headers``,
+``timeoutMs``; DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) and its request image
 bound (``maxRequestImageBytes``) are read into a :class:`~dsh_audit.wire.RouteProfile` carried by
 each of its models, and so is dsh-audit's own ``dshAudit`` mapping, which DSH does not read: the facts
 of a route DSH's configuration cannot hold (``keyType``: the kind of key DSH's process gave pi-ai,
@@ -164,12 +164,19 @@ def _catalog(provider: str) -> Mapping[str, PiModel]:
 def _positive(value: Any, where: str) -> int | None:
     """A count DSH's schema reads as ``z.number().step(1).min(1)``: a whole number of at least 1,
     which YAML may write as a float (``4096.0``: one JavaScript number); None when absent."""
+    return _whole(value, where, 1, "must be a positive integer")
+
+
+def _whole(value: Any, where: str, least: int, problem: str) -> int | None:
+    """A whole number of at least ``least`` (DSH's ``z.number().step(1).min(least)``; ``z.natural()``
+    is ``least`` 0), which YAML may write as a float; None when absent, else :class:`_Bad` saying
+    ``problem``."""
     if value is None:
         return None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise _Bad(where, "must be a positive integer")
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise _Bad(where, problem)
     return value
 
 
@@ -254,15 +261,17 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
         image_bound = _positive(profile.get("maxRequestImageBytes"), f"{where}.maxRequestImageBytes")
     except _Bad:
         raise _Bad(f"{where}.maxRequestImageBytes", "must be a positive whole number of bytes") from None
+    # config.ts ``timeoutMs: z.natural()`` (the SDK's validatePositiveInteger refuses a fraction or a negative too)
+    timeout = _whole(profile.get("timeoutMs"), f"{where}.timeoutMs", 0, "must be a whole number of milliseconds")
     key_type = _key_type(profile.get("dshAudit"), f"{where}.dshAudit")
     if reasoning is None and retention is None and budgets is None and not headers and image_bound is None \
-            and key_type is None:
+            and timeout is None and key_type is None:
         return None
     # pi-ai reads only the four levels' budgets (simple-options.js adjustMaxTokensForThinking).
     kept = {level: budgets[level] for level in _BUDGET_LEVELS if level in budgets} if budgets is not None else None
     sent = tuple((k, v) for k, v in (headers or {}).items() if k.lower() not in _RESERVED_HEADERS)
     settings = RouteProfile(reasoning=reasoning, cache_retention=retention, thinking_budgets=kept, headers=sent,
-                            max_request_image_bytes=image_bound)
+                            max_request_image_bytes=image_bound, timeout_ms=timeout)
     return settings if key_type is None else keyed_profile(settings, key_type)
 
 

@@ -285,9 +285,11 @@ def _parse_yaml(name: str, hint: str, *, what: str, dialect: YamlDialect) -> Any
 
 def _worded(error: ConfigFileError, what: str) -> str:
     """The message of a route file :func:`~dsh_audit._config_read.read_bytes` could not read, as
-    the route readers word it: the size a route file has, and "the" before the file a read failed on."""
+    the route readers word it: the size a route file has, and "the" before the file a read failed
+    on, said with the system's words of the failed read (``error.detail``), never by rewording
+    the message."""
     if error.reason == "size":
         return f"{error.message}; a route configuration is a few KiB"
-    if error.reason == "read":
-        return error.message.replace(f"cannot read {what}:", f"cannot read the {what}:", 1)
+    if error.reason == "read" and error.detail:
+        return f"cannot read the {what}: {error.detail}"
     return error.message

@@ -62,7 +62,7 @@ from ..jsjson import stringify
 from ._openai_messages import short_hash
 from ._piai import CopilotHeaders, body_context
 from ._piai_call import PiCall, clamp_level
-from ._piai_facts import PiModel
+from ._piai_facts import PiModel, timeout_header
 from ._piai_js import clean_id, js_len, js_parse, sanitize_surrogates
 from ._piai_models import PiRenderer, merge_profile_headers, user_agent
 from ._piai_transform import transform_messages
@@ -374,8 +374,8 @@ def responses_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
 def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...],
              dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     """The OpenAI SDK's headers with pi-ai's ``defaultHeaders`` (``createClient``, :155-187)."""
-    headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), ("x-stainless-lang", "js"),
-               ("x-stainless-package-version", "6.26.0"), *platform]
+    headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), *timeout_header(call.model.profile),
+               ("x-stainless-lang", "js"), ("x-stainless-package-version", "6.26.0"), *platform]
     session = call.session_id if call.cache_retention != "none" else None
     if session:
         if _affinity_format(call.model) == "openrouter":

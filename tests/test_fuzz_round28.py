@@ -1,0 +1,187 @@
+"""Fuzz round 28's small defects (D3-D6, and diff's "OK" for a log it could not read).
+
+D3: a repeated Codex ``token_count`` whose ``total_token_usage`` lost a count was taken as a new,
+priced call, silently (5 requests, +54 % cost). D4: a table cut ``abcdefghij-2`` to ``abcdefgh…``,
+which `show` refused as ambiguous (it also matches ``session-abcdefgh-1`` without ``session-``).
+D5: watch's final line pricing a title call from the capture said ``"provisional": true``. D6:
+check's DSH810 said "no capture given or found" where the wire.jsonl found beside the log is
+another session's, which diff says. And diff printed ``...: OK`` for a log it refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli import chat_log, invoke
+from test_watch_fixes import SAFETY
+
+from dsh_audit.capture import NO_CAPTURE_ENV
+from dsh_audit.gate._findings import Judge
+from dsh_audit.log import resolve_session
+from dsh_audit.report.terminal import id_prefixes
+from dsh_audit.watch import WatchRequest, watch
+
+CODEX = (Path(__file__).parent / "data" / "importers" / "codex"
+         / "rollout-2026-01-05T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
+needs_corpus = pytest.mark.skipif(not (CORPUS / "a-chat" / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
+#: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
+UNSURE = ("the open request ends here; with none open it is a call unless it repeats the last last_token_usage, "
+          "or a compacted record follows it")
+
+
+def _codex(tmp_path: Path, damage: str, line: int) -> Path:
+    """The Codex fixture with the token_count of ``line`` damaged (12: line 10's, resent with a
+    rate-limit update; 15: a call's end): its total's ``input_tokens`` deleted or made ``damage``'s
+    JSON, or the total made the JSON after ``total=``; ``then-intact``: deleted, and with
+    `` then-intact`` after another damage, the token_count resent whole after it (line 10's for 12)."""
+    records = [json.loads(text) for text in CODEX.read_text(encoding="utf-8").splitlines()]
+    whole = json.loads(json.dumps(records[9 if line == 12 else line - 1]))
+    info = records[line - 1]["payload"]["info"]
+    intact = damage == "then-intact" or damage.endswith(" then-intact")
+    damage = damage.removesuffix(" then-intact")
+    if damage.startswith("total="):
+        info["total_token_usage"] = json.loads(damage.removeprefix("total="))
+    elif damage in ("deleted", "then-intact"):
+        del info["total_token_usage"]["input_tokens"]
+    else:
+        info["total_token_usage"]["input_tokens"] = json.loads(damage)
+    if intact:
+        records.insert(line, whole)
+    path = tmp_path / "rollout-x.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("damage", "line", "why"), [
+    ("deleted", 12, "lacks input_tokens"), ("then-intact", 12, "lacks input_tokens"),
+    ('"3000"', 12, 'input_tokens is a string "3000", not a number'), ("null", 12, "input_tokens is null, not a number"),
+    ("true", 12, "input_tokens is a boolean true, not a number"), ("then-intact", 15, "lacks input_tokens"),
+    ('total="x" then-intact', 12, 'is a string "x", not an object'),
+    ("total=[] then-intact", 15, "is an array [], not an object"),
+    ("1 then-intact", 12, "went down (it only adds up)"), ("1 then-intact", 15, "went down (it only adds up)"),
+    ("1000000003000 then-intact", 12,
+     "input_tokens rose by 1,000,000,000,000 at once, past the 1,000,000,000 tokens a call holds")])
+def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned_of(
+        damage: str, line: int, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """D3: the usage of the intact rollout (4 requests, 182 output tokens, $0.00762), and one
+    warning naming the line; an intact repeat after the damaged event (of a repeat, or of the
+    event that ended a call) is a repeat still. Session 42: so for every damaged total (no
+    object, a count gone down or risen past what a call holds), not only one that lost a count
+    (a non-object or lower total resent whole was a fifth call: $0.01177)."""
+    log = _codex(tmp_path, damage, line)
+    code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
+    totals = json.loads(out)["totals"]
+    assert (code, totals["requests"], totals["tokens"]["output"], totals["cost_usd"]["total"]) == (0, 4, 182, 0.00762)
+    assert err == [f"warning: {log}:{line}: token_count total_token_usage {why}: {UNSURE}"]
+
+
+def test_every_cut_id_names_its_session_as_show_matches_a_prefix(tmp_path: Path) -> None:
+    """D4: ``abcdefgh…`` would name both ids (the first without its ``session-``): the second is
+    cut one character later, and each cut resolves to its own session."""
+    ids = ["session-abcdefgh-1", "abcdefghij-2", "longer-identifier-one"]
+    cuts = id_prefixes(ids, mark="…")
+    assert cuts == {"session-abcdefgh-1": "session-abcdefgh…", "abcdefghij-2": "abcdefghi…",
+                    "longer-identifier-one": "longer-i…"}
+    root = tmp_path / "sessions"
+    logs = {sid: chat_log(root / "p" / sid / "session.jsonl", sid) for sid in ids}
+    assert {sid: resolve_session(cut, root=root) for sid, cut in cuts.items()} == logs
+
+
+def _provisional_fields(item: WatchRequest) -> tuple[Any, ...]:
+    return item.index, item.provisional, item.update, item.usage_source
+
+
+@needs_corpus
+def test_watch_s_final_priced_line_is_not_provisional(tmp_path: Path) -> None:
+    """D5: a-chat's log whole when the watch began, no capture beside it; the capture written as
+    the watch ends. The title call, shown unpriced, comes again priced from it as the watch ends:
+    that line is final (``"provisional": false``), its JSON line whole but for where and when."""
+    logs = tmp_path / "chat" / "session-logs"
+    logs.mkdir(parents=True)
+    for log in (CORPUS / "a-chat" / "session-logs").glob("*.jsonl"):
+        shutil.copyfile(log, logs / log.name)
+    stop, shown = threading.Event(), []
+    for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False):
+        if isinstance(item, WatchRequest):
+            shown.append(item)
+            if item.index == 2:
+                shutil.copyfile(CORPUS / "a-chat" / "wire.jsonl", logs.parent / "wire.jsonl")
+                stop.set()
+    assert list(map(_provisional_fields, shown)) == [(0, False, False, None), (1, False, False, "log"),
+                                                    (2, False, False, "log"), (0, False, True, "capture")]
+    last = shown[-1].to_json()
+    assert (last.pop("seen_at") is not None, last.pop("path")) == (True, str(next(logs.glob("*.jsonl"))))
+    assert last == {
+        "type": "request", "session_id": "session-2b096b61-0a34-4da6-abec-4e87161c2c0b", "title": "Fake session title",
+        "index": 0, "kind": "title", "turn": None, "step": None, "attempt": 1, "model": "deepseek-v4-flash",
+        "sent_at": "2026-12-02T11:02:07Z", "prompt_tokens": None, "expected_cache_read": 0, "reusable_cache_read": 0,
+        "actual_cache_read": None, "classification": "usage_unknown",
+        "cost_usd": {"cache_miss": 2.1e-05, "cache_read": 0.0, "cache_write": 0.0, "output": 3e-06, "total": 2.4e-05},
+        "lost_tokens": 0, "lost_cost_usd": 0.0, "verdict": "first", "cause": None, "relation": "title_call",
+        "previous": None, "fields": [], "evidence_seqs": [], "transition": None, "history": True,
+        "provisional": False, "update": True, "usage_source": "capture"}
+
+
+@needs_corpus
+@pytest.mark.parametrize("beside", ["other", "unreadable", "ignored", "arrives"])
+def test_check_says_the_capture_found_is_another_session_s(beside: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """D6: a-chat's log beside b-tools' wire.jsonl: DSH810 says that capture holds none of its
+    requests, as diff's note does, with a hint that fits. One that cannot be read keeps its own
+    DSH802 and DSH810's words for none; found ones ignored (--no-capture) say so. The log's own
+    capture that arrives after its comparison, before its judgement (a proxy still writing it), was
+    not read: none was found, and DSH810 says so (it said the capture holds none of its requests)."""
+    log = tmp_path / next((CORPUS / "a-chat" / "session-logs").glob("*.jsonl")).name
+    shutil.copyfile(CORPUS / "a-chat" / "session-logs" / log.name, log)
+    wire = tmp_path / "wire.jsonl"
+    if beside == "unreadable":
+        wire.write_text("not json\n", encoding="utf-8")
+    elif beside == "arrives":
+        judge = Judge.session
+
+        def arriving(self: Judge, *args: Any, **kwargs: Any) -> list[Any]:
+            shutil.copyfile(CORPUS / "a-chat" / "wire.jsonl", wire)  # every one of the log's requests
+            return judge(self, *args, **kwargs)
+
+        monkeypatch.setattr(Judge, "session", arriving)
+    else:
+        shutil.copyfile(CORPUS / "b-tools" / "wire.jsonl", wire)
+    if beside == "ignored":
+        monkeypatch.setenv(NO_CAPTURE_ENV, "1")
+    code, out, _ = invoke(monkeypatch, capsys, "check", str(tmp_path), "--json")
+    findings = [(f["rule"], f["path"], f["message"], f["hint"]) for f in json.loads(out)["findings"]]
+    other = (f"no capture: the capture found beside the log ({wire}) holds none of its requests",
+             "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside it "
+             "or up to four folders above it")
+    none = ("no capture given or found beside the log (wire.jsonl)",
+            "pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders "
+            "above it")
+    ignored = ("no capture given, and captures found beside the log are ignored (--no-capture)",
+               "pass --capture FILE; without --no-capture, a wire.jsonl beside the log or up to four folders above it "
+               "is compared")
+    said = {"other": other, "unreadable": none, "ignored": ignored, "arrives": none}[beside]
+    assert (code, findings[0]) == (1 if beside == "unreadable" else 0, ("DSH810", str(log), *said))
+    assert [f[0] for f in findings[1:]] == (["DSH802"] if beside == "unreadable" else [])
+    assert wire.is_file()  # "arrives": it was beside the log when the log was judged
+
+
+@needs_corpus
+def test_diff_says_no_ok_for_a_log_it_could_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Older: a log whose header is damaged, compared with a-chat's capture: its error, exit 2, and
+    the summary line says FAILED (it said OK)."""
+    log = tmp_path / "bad.jsonl"
+    log.write_text('{"type":"session"\n', encoding="utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(CORPUS / "a-chat" / "wire.jsonl"))
+    assert (code, out.splitlines()[-1]) == (2, "0 request(s): 0 identical; 0 capture(s) unexplained, 3 foreign: FAILED")
+    assert err == [f"error: {log}:1: corrupt session log: header line is not valid JSON (hint: this is not a DSH "
+                   "session log, or its first line is damaged; nor is it a session the claude-code or codex importer "
+                   "recognises)"]
