@@ -160,7 +160,8 @@ def logged_cache_read(request: Any) -> int | None:
     one, so there it is unknown; every other provider goes through the pi-ai adapter, whose
     ``mapUsage`` (``llm-pi-ai/src/stream.ts``) writes it only when pi-ai's ``cacheRead`` is above 0
     ("pi-ai reports zeros, not absence"), so a pi-ai usage with its ``inputTokens`` and no bucket
-    read 0 as pi-ai counted it.
+    read 0 as pi-ai counted it. A bucket logged with no count in it (``"8000"``, ``true``, ``1.5``,
+    one past :data:`MAX_TOKENS`: :func:`count_of`) is unknown on every route, never that 0.
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -169,12 +170,14 @@ def logged_cache_read(request: Any) -> int | None:
         0
         >>> native = {"config": {"provider": "deepseek-official"}}
         >>> logged_cache_read(R(usage={"inputTokens": 5}, message_usage=None, header=native, kind="loop", extra={}))
+        >>> [logged_cache_read(R(usage={"inputTokens": 5, "cacheReadTokens": v}, message_usage=None, header=pi,
+        ...                      kind="loop", extra={})) for v in (7.0, "8000", True, 10**9 + 1)]
+        [7, None, None, None]
     """
     usage = usage_of(request)
     if not isinstance(usage, dict):
         return None
-    value = js_integer(usage.get("cacheReadTokens"))  # 100.0 is 100, as DSH reads it
-    if value is not None:
-        return value if value >= 0 else None  # a negative count is none (validate warns, DSH702)
+    if usage.get("cacheReadTokens") is not None:  # logged: its count (100.0 is 100), else none, never 0
+        return count_of(usage["cacheReadTokens"])
     provider = request_provider(request)
     return 0 if provider is not None and provider != NATIVE_DEEPSEEK and "inputTokens" in usage else None

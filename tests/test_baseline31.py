@@ -53,10 +53,10 @@ def test_a_baselined_finding_does_not_fail_and_every_report_says_so(
     # a baselined finding is listed as baselined, info too, as the Markdown summary lists it (session 42: the
     # table counted it, the text did not list it)
     lines = out.splitlines()
-    assert [line + " " + lines[n + 1].strip() for n, line in enumerate(lines) if "DSH810" in line] == [
-        "logs/a.jsonl: DSH810 info baselined: no capture given or found beside the log (wire.jsonl) (hint: pass "
-        "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)",
+    assert [line + " " + lines[n + 1].strip() for n, line in enumerate(lines) if "DSH810" in line] == [  # failing first
         "logs/b.jsonl: DSH810 info (fails the gate: require-capture): no capture given or found beside the log (wire.jsonl) (hint: pass "
+        "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)",
+        "logs/a.jsonl: DSH810 info baselined: no capture given or found beside the log (wire.jsonl) (hint: pass "
         "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)"]
     assert _summary(out) == ("FAILED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 1 failing, "
                              "1 baselined (policy: policy.toml)")

@@ -401,7 +401,7 @@ def test_exported_names():
     assert capture_pkg.__all__ == sorted(capture_pkg.__all__) == [
         "AlignedCapture", "CAPTURE_KINDS", "CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "COMPACTION_PREFIX",
         "CaptureLoader", "CaptureOffset", "CaptureRead", "CapturedRequest", "LOADERS", "NO_CAPTURE_ENV", "PIAI_SESSION_HEADERS", "Pairing", "RequestDiff", "TITLE_PREFIX", "align",
-        "align_capture", "capture_for", "capture_state",
+        "align_capture", "capture_folders", "capture_for", "capture_state",
         "captured_bodies", "captures_ignored", "classify", "compare_capture", "find_capture", "gate_ok", "held_sessions",
         "last_user_text", "load_capture",
         "read_capture", "read_capture_tail", "session_captures", "sessions_by_capture", "sniff_capture", "unreadable_capture",

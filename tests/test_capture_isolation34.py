@@ -242,13 +242,18 @@ def test_check(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
             "pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it",
             False)
     assert [(f["rule"], f["path"], f["message"], f["hint"], f["fails"]) for f in report["findings"]] == [
-        ("DSH810", "root/proj/s1/session.jsonl.zstd", *none), ("DSH810", "root/proj/s2/session.jsonl", *none),
+        ("DSH810", "root/proj/s1/session.jsonl.zstd", *none),
+        ("DSH810", "root/proj/s2/session.jsonl", f"no capture compared: the capture found beside the log ({WIRE}) "
+         "cannot be read (DSH802)", "repair or remove that file (its DSH802 says where it breaks), or pass --capture "
+         "FILE", False),  # fix W: not "none found"
         ("DSH802", WIRE, message, hint, True)]
     code, out, err = invoke(monkeypatch, capsys, "check", "root")
     assert (code, err) == (1, [f"warning: {_left(bad)}"])
-    lines = out.splitlines()  # the finding's line, fit to COLUMNS=200 (wrapped at spaces), then the verdict
+    lines = out.splitlines()  # the finding's line, fit to COLUMNS=200 (wrapped at spaces), first (failing)
     at = next(n for n, line in enumerate(lines) if line.startswith(f"{WIRE}: "))
-    assert " ".join(line.strip() for line in lines[at:-1]) == (
+    end = next(n for n in range(at + 1, len(lines)) if not lines[n].startswith(" "))
+    assert lines[end].startswith("root/proj/s1/session.jsonl.zstd: DSH810 info: ")
+    assert " ".join(line.strip() for line in lines[at:end]) == (
         f"{WIRE}: DSH802 error (fails the gate: fail-on-refusal): {message} (hint: {hint})")
 
 

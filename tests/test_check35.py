@@ -84,8 +84,10 @@ def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
     lines = out.splitlines()
     assert [line.split("│")[1:3] for line in lines if line.startswith("│")] == [
         [" ok     ", f" {GOOD} "], [" FAIL   ", f" {BAD} "]]
-    assert lines[-2:] == [
+    assert lines[-3:] == [  # the failing finding first (fix W)
         f"{BAD}: DSH801 error (fails the gate: fail-on-refusal): {message} (hint: {hint})",
+        f"{GOOD}: DSH810 info: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or "
+        "put a wire.jsonl holding the log's requests beside it or up to four folders above it)",
         "FAILED: 2 log(s), 3 request(s), 1 error(s), 0 warning(s), 1 info, 1 failing (policy: defaults)"]
     report = json.loads(Path("r.json").read_text(encoding="utf-8"))
     assert [(s["path"], s["session_id"], s["requests"], s["error"]) for s in report["sessions"]] == [

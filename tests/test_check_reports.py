@@ -106,7 +106,7 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     # its deepseek-official usage logs no cacheReadTokens: hits unknown, the request unpriced, "$?"
     # (docs/cache-accounting.md, "Unpriced requests")
     assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(
-        " | session-ok | 1 | none | 0 | n/a | $? (1 unpriced) | $? | $? | 1 |")
+        " | session-ok | 1 | none | 0 | n/a | $? (1 unpriced) | \\$? | \\$? | 1 |")
     assert "### Failing findings (3)" in lines
     assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
     assert "<details><summary>Other findings (8)</summary>" in format_markdown(passing)

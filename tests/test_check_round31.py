@@ -125,12 +125,14 @@ def test_check_over_a_capture_with_a_bad_middle_line_refuses_its_log_alone(
             "it was left out: --capture FILE gives another, --no-capture ignores found ones)")
     log = ("badcap/a-chat/home/sessions/--home-dev-dsh-runs-a-a-chat-ws--/session-2b096b61-0a34-4da6-abec-4e87161c2c0b/"
            "session.jsonl.zstd")
-    # every finding the table counts is listed, the info one too: a-chat's log is read without a capture
+    # every finding the table counts is listed, the info one too: a-chat's log is read without a capture,
+    # the failing finding first, the DSH810 naming the capture found as unreadable (fix W)
     assert [line for line in err if "wire.jsonl" in line] == [
         "warning: " + said.format(""),
-        f"{log}: DSH810 info: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or "
-        "put a wire.jsonl holding the log's requests beside it or up to four folders above it)",
-        said.format("DSH802 error (fails the gate: fail-on-refusal): ")]
+        said.format("DSH802 error (fails the gate: fail-on-refusal): "),
+        f"{log}: DSH810 info: no capture compared: the capture found beside the log (badcap/a-chat/wire.jsonl) "
+        "cannot be read (DSH802) (hint: repair or remove that file (its DSH802 says where it breaks), or pass "
+        "--capture FILE)"]
     rows = [line.split(",") for line in out.splitlines() if line.startswith("dsh-audit check,")]
     assert [(row[1], row[4], row[5]) for row in rows] == [("ok", "3", "none"), ("ok", "9", "9/9 identical")]
     assert (tmp_path / "e3.sarif").is_file()

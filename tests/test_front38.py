@@ -148,7 +148,7 @@ def test_a_v1_header_dsh_refuses_says_what_dsh_audit_finds_wrong(tmp_path, monke
         assert invoke(monkeypatch, capsys, "requests", name, *lenient) == (2, "", [
             "error: v1.jsonl:1: corrupt session log: first line is not a session header of v1: no delegationDepth; "
             'DSH 0.1.0-rc.8, which reads only v0, refuses it as: session "s-v" uses log format v1, but this harness '
-            "reads only v0: the log was written by a newer harness — upgrade the harness to open it (hint: a v1 "
+            "reads only v0: the log was written by a newer harness (hint: a v1 "  # fix W: no upgrade mends a field
             'header needs type "session", version, a string id, integer createdAt and delegationDepth; '
             "`dsh-audit validate FILE` lists every header field DSH refuses (DSH209); --lenient fills a missing "
             "version/delegationDepth of a v0 header only; nor is it a session the claude-code or codex importer "
@@ -157,6 +157,11 @@ def test_a_v1_header_dsh_refuses_says_what_dsh_audit_finds_wrong(tmp_path, monke
     assert invoke(monkeypatch, capsys, "requests", name)[2][0].endswith(
         "(hint: write id as a string; `dsh-audit validate FILE` lists every header field DSH refuses (DSH207); nor "
         "is it a session the claude-code or codex importer recognises)")
+    # fix W: with other faults beside the mistyped one, the hint names every fault's rule, as the message lists them
+    name = _header_edited(tmp_path, "v2b.jsonl", version=2, id=7, createdAt=1.5, origin=7)
+    assert invoke(monkeypatch, capsys, "requests", name)[2][0].endswith(
+        "(hint: write id as a string; `dsh-audit validate FILE` lists every header field DSH refuses (DSH207, DSH208, "
+        "DSH210); nor is it a session the claude-code or codex importer recognises)")
 
 
 @pytest.mark.parametrize("missing, said", [

@@ -50,10 +50,11 @@ def test_check_fails_a_child_whose_seed_differs_from_its_parent_as_validate_does
             "validation-fail-severity): seeded event 1 differs from the parent's "
             f"({parent.relative_to(tmp_path)} line 3) (hint: copy the parent's events verbatim into the seed)")
     # the info finding the table counts for each log too, said once (session 42: not listed)
-    none = ("DSH810 info: 2 logs: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or "
-            "put a wire.jsonl holding the log's requests beside it or up to four folders above it)")
+    logs = ", ".join(sorted(str(p.relative_to(tmp_path)) for p in (child, parent)))
+    none = (f"DSH810 info: 2 logs ({logs}): no capture given or found beside the log (wire.jsonl) (hint: pass "
+            "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)")
     verdict = "FAILED: 2 log(s), 6 request(s), 1 error(s), 0 warning(s), 2 info, 1 failing (policy: defaults)"
-    assert (code, out.splitlines()[-3:], err) == (1, [none, said, verdict], [])
+    assert (code, out.splitlines()[-3:], err) == (1, [said, none, verdict], [])  # failing first, the logs named
     validated = [(f.rule, f.path, f.line, f.seq, f.message) for f in validate_paths(
         [child.relative_to(tmp_path), parent.relative_to(tmp_path)])]
     report = json.loads(Path("r.json").read_text("utf-8"))

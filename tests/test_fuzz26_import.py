@@ -93,8 +93,9 @@ def _no_total(records: list[dict[str, Any]]) -> None:
 
 _KINDS = ["loop", "loop", "compaction", "loop"]
 _INPUTS = [3000, 156, 256, 588]  # the sample's, 4000 in all
-_UNSURE = ("the open request ends here; with none open it is a call unless it repeats the last "
-           "last_token_usage, or a compacted record follows it")
+_UNSURE = ("the open request ends here (the event resent whole right after gives it its usage); with none "
+           "open it is a call unless it repeats the last last_token_usage or has none, or a compacted "
+           "record follows it")
 
 
 @pytest.mark.parametrize(("damage", "inputs", "warned"), [

@@ -66,9 +66,9 @@ def test_check_fails_a_flat_folders_logs_that_cannot_be_opened(flat: Path, monke
         f"directory {DSH801_HINT}",
         "F/session-fifo.jsonl: DSH801 error (fails the gate: fail-on-refusal): is a FIFO, not a log file (hint: only "
         "regular files are read)",
+        f"F/session-loop.jsonl: DSH801 error (fails the gate: fail-on-refusal): cannot open: symlink loop {DSH801_HINT}",
         "F/session-good.jsonl: DSH810 info: no capture given or found beside the log (wire.jsonl) (hint: pass "
         "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)",
-        f"F/session-loop.jsonl: DSH801 error (fails the gate: fail-on-refusal): cannot open: symlink loop {DSH801_HINT}",
         "FAILED: 4 log(s), 1 request(s), 3 error(s), 0 warning(s), 1 info, 3 failing (policy: defaults)"])
 
 
@@ -80,7 +80,7 @@ def test_validate_and_the_listings_name_a_flat_folders_logs_that_cannot_be_opene
         '"1 session(s), newest first",2027-01-15 08:00,-,/home/dev/project,1,,0,,1,s-good'], [DANGLING, FIFO, LOOP])
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", "F")
     assert (code, out.splitlines()[1:], err) == (2, [
-        "requests,F/session-good.jsonl,s-good,0,1/1/1,loop,5 initial,1,131,,8,stop"], [DANGLING, FIFO, LOOP])
+        "requests,F/session-good.jsonl,s-good,0,1/1/1,loop,5 initial,1,,,8,stop"], [DANGLING, FIFO, LOOP])
 
 
 def test_a_flat_folders_log_without_read_permission_fails_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

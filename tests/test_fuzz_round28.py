@@ -31,14 +31,15 @@ CODEX = (Path(__file__).parent / "data" / "importers" / "codex"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "a-chat" / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
 #: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
-UNSURE = ("the open request ends here; with none open it is a call unless it repeats the last last_token_usage, "
-          "or a compacted record follows it")
+UNSURE = ("the open request ends here (the event resent whole right after gives it its usage); with none open it "
+          "is a call unless it repeats the last last_token_usage or has none, or a compacted record follows it")
 
 
 def _codex(tmp_path: Path, damage: str, line: int) -> Path:
     """The Codex fixture with the token_count of ``line`` damaged (12: line 10's, resent with a
     rate-limit update; 15: a call's end): its total's ``input_tokens`` deleted or made ``damage``'s
-    JSON, or the total made the JSON after ``total=``; ``then-intact``: deleted, and with
+    JSON, or the total (``info``) made the JSON after ``total=`` (``info=``), or given a key
+    ``new_tokens`` of the JSON after ``gained=``; ``then-intact``: deleted, and with
     `` then-intact`` after another damage, the token_count resent whole after it (line 10's for 12)."""
     records = [json.loads(text) for text in CODEX.read_text(encoding="utf-8").splitlines()]
     whole = json.loads(json.dumps(records[9 if line == 12 else line - 1]))
@@ -47,6 +48,10 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
     damage = damage.removesuffix(" then-intact")
     if damage.startswith("total="):
         info["total_token_usage"] = json.loads(damage.removeprefix("total="))
+    elif damage.startswith("info="):
+        records[line - 1]["payload"]["info"] = json.loads(damage.removeprefix("info="))
+    elif damage.startswith("gained="):
+        info["total_token_usage"]["new_tokens"] = json.loads(damage.removeprefix("gained="))
     elif damage in ("deleted", "then-intact"):
         del info["total_token_usage"]["input_tokens"]
     else:
@@ -58,28 +63,42 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
     return path
 
 
+_TOTAL = "total_token_usage "
+_GAINED = _TOTAL + "gained new_tokens, which the last total did not hold"
+
+
 @pytest.mark.parametrize(("damage", "line", "why"), [
-    ("deleted", 12, "lacks input_tokens"), ("then-intact", 12, "lacks input_tokens"),
-    ('"3000"', 12, 'input_tokens is a string "3000", not a number'), ("null", 12, "input_tokens is null, not a number"),
-    ("true", 12, "input_tokens is a boolean true, not a number"), ("then-intact", 15, "lacks input_tokens"),
-    ('total="x" then-intact', 12, 'is a string "x", not an object'),
-    ("total=[] then-intact", 15, "is an array [], not an object"),
-    ("1 then-intact", 12, "went down (it only adds up)"), ("1 then-intact", 15, "went down (it only adds up)"),
+    ("deleted", 12, _TOTAL + "lacks input_tokens"), ("then-intact", 12, _TOTAL + "lacks input_tokens"),
+    ('"3000"', 12, _TOTAL + 'input_tokens is a string "3000", not a number'),
+    ("null", 12, _TOTAL + "input_tokens is null, not a number"),
+    ("true", 12, _TOTAL + "input_tokens is a boolean true, not a number"),
+    ("then-intact", 15, _TOTAL + "lacks input_tokens"),
+    ('total="x" then-intact', 12, _TOTAL + 'is a string "x", not an object'),
+    ("total=[] then-intact", 15, _TOTAL + "is an array [], not an object"),
+    ("1 then-intact", 12, _TOTAL + "went down (it only adds up)"),
+    ("1 then-intact", 15, _TOTAL + "went down (it only adds up)"),
     ("1000000003000 then-intact", 12,
-     "input_tokens rose by 1,000,000,000,000 at once, past the 1,000,000,000 tokens a call holds")])
+     _TOTAL + "input_tokens rose by 1,000,000,000,000 at once, past the 1,000,000,000 tokens a call holds"),
+    ("gained=0", 12, _GAINED), ("gained=1000000000000 then-intact", 12, _GAINED),
+    ('info="x"', 12, 'info is a string "x", not an object'),
+    ('info="x" then-intact', 12, 'info is a string "x", not an object'),
+    ("info={}", 12, None), ("info=[] then-intact", 15, "info is an array [], not an object")])
 def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned_of(
-        damage: str, line: int, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        damage: str, line: int, why: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """D3: the usage of the intact rollout (4 requests, 182 output tokens, $0.00762), and one
     warning naming the line; an intact repeat after the damaged event (of a repeat, or of the
     event that ended a call) is a repeat still. Session 42: so for every damaged total (no
     object, a count gone down or risen past what a call holds), not only one that lost a count
-    (a non-object or lower total resent whole was a fifth call: $0.01177)."""
+    (a non-object or lower total resent whole was a fifth call: $0.01177). Re-read D: so for a
+    total that gains a key (a fifth call, $0.01177, with no warning, or one blaming intact
+    lines), and an ``info`` that is no object or empty (a fifth call, unpriced; ``[]`` that ended
+    a call, resent whole, a fifth call: the resend now gives the call its usage)."""
     log = _codex(tmp_path, damage, line)
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     totals = json.loads(out)["totals"]
     assert (code, totals["requests"], totals["tokens"]["output"], totals["cost_usd"]["total"]) == (0, 4, 182, 0.00762)
-    assert err == [f"warning: {log}:{line}: token_count total_token_usage {why}: {UNSURE}"]
+    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}: {UNSURE}"])
 
 
 def test_every_cut_id_names_its_session_as_show_matches_a_prefix(tmp_path: Path) -> None:
@@ -167,7 +186,9 @@ def test_check_says_the_capture_found_is_another_session_s(beside: str, tmp_path
     ignored = ("no capture given, and captures found beside the log are ignored (--no-capture)",
                "pass --capture FILE; without --no-capture, a wire.jsonl beside the log or up to four folders above it "
                "is compared")
-    said = {"other": other, "unreadable": none, "ignored": ignored, "arrives": none}[beside]
+    unread = (f"no capture compared: the capture found beside the log ({wire}) cannot be read (DSH802)",
+              "repair or remove that file (its DSH802 says where it breaks), or pass --capture FILE")
+    said = {"other": other, "unreadable": unread, "ignored": ignored, "arrives": none}[beside]
     assert (code, findings[0]) == (1 if beside == "unreadable" else 0, ("DSH810", str(log), *said))
     assert [f[0] for f in findings[1:]] == (["DSH802"] if beside == "unreadable" else [])
     assert wire.is_file()  # "arrives": it was beside the log when the log was judged

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from _cli import invoke
 
-from dsh_audit._usage_rule import MAX_SAFE, MAX_TOKENS, count_of, is_count, js_integer
+from dsh_audit._usage_rule import MAX_SAFE, MAX_TOKENS, count_of, is_count, js_integer, logged_cache_read
 from dsh_audit.cache import Tokens, response_tokens
 from dsh_audit.log import is_safe_int
 from dsh_audit.testing import LogBuilder
@@ -45,6 +46,13 @@ def test_one_rule_says_what_a_count_is_for_validate_and_the_ledger() -> None:
     assert [is_count(v) for v, *_ in _NUMBERS] == [count_of(v) is not None for v, *_ in _NUMBERS]
     read = response_tokens({"usage": {"input_tokens": 10.0, "output_tokens": 5.0}})  # a capture: the SDK's reading
     assert (read, type(read.cache_miss), type(read.output)) == (Tokens(10, output=5), int, int)
+    # a logged cache read is read by it too, on every route (re-read D: past MAX_TOKENS it was a read,
+    # and on pi-ai "100", 1.5 or true a made-up 0); only a bucket not logged is pi-ai's 0
+    routes = [{"config": {"provider": name}} for name in ("anthropic", "deepseek-official")]
+    reads = [[logged_cache_read(SimpleNamespace(usage={"inputTokens": 5, "cacheReadTokens": v}, message_usage=None,
+                                                header=route, kind="loop", extra={})) for route in routes]
+             for v, *_ in _NUMBERS]
+    assert reads == [[count_of(v), count_of(v)] if v is not None else [0, None] for v, *_ in _NUMBERS]
 
 
 def _float_count_log(tmp_path: Path) -> Path:
@@ -108,23 +116,33 @@ _MISMATCH = ("header version 4 does not fit this record: a request/header carryi
              "by version 0-2 (v3+ keeps the system prompt as system/message events)")
 
 
-@pytest.mark.parametrize(("name", "found"), [
+@pytest.mark.parametrize(("name", "found", "validated"), [
     # the reader refuses the record in DSH114's own words
-    ("session.v4.jsonl", ("DSH801", 7, 5, _MISMATCH)),
+    ("session.v4.jsonl", ("DSH801", 7, 5, _MISMATCH), "DSH114"),
     # the reader refuses the header against the file name; its hint names DSH114 for the record
     ("session.jsonl",
-     ("DSH801", 1, None, "header says log format v4 but the file name session.jsonl is generation v0")),
+     ("DSH801", 1, None, "header says log format v4 but the file name session.jsonl is generation v0"), "DSH114"),
+    # a header alone (no body record to misfit): validate's fault is the pair, DSH206, which the hint names too
+    ("empty/session.jsonl",
+     ("DSH801", 1, None, "header says log format v4 but the file name session.jsonl is generation v0"), "DSH206"),
 ])
 def test_check_lists_a_version_mismatch_refusal_once(
-        tmp_path: Path, name: str, found: tuple[object, ...], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, name: str, found: tuple[object, ...], validated: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """Before: DSH801 and DSH114 (for ``session.v4.jsonl`` on the same line and seq with the same
-    message), 2 errors; `validate` counts 1, DSH114."""
-    log = str(_body_older_than_header(tmp_path, name))
+    message), 2 errors; `validate` counts 1, DSH114. A header alone was DSH801 and DSH206 (the
+    fold paired the refusal with DSH114 only)."""
+    if name.startswith("empty/"):
+        (tmp_path / "empty").mkdir()
+        (tmp_path / name).write_text('{"type":"session","version":4,"id":"s-v4","createdAt":0,"isSeeded":false,'
+                                     '"delegationDepth":0}\n', encoding="utf-8")
+        log = str(tmp_path / name)
+    else:
+        log = str(_body_older_than_header(tmp_path, name))
     code, out, _ = invoke(monkeypatch, capsys, "check", log, "--no-capture", "--json")
     report = json.loads(out)
     findings = [(f["rule"], f["line"], f["seq"], f["message"]) for f in report["findings"]]
     assert (code, findings, report["counts"]) == (1, [found], {
         "error": 1, "warning": 0, "info": 0, "failing": 1, "sessions": 1, "requests": 0})
     assert invoke(monkeypatch, capsys, "validate", log)[2][-1] == (
-        "1 error(s), 0 warning(s), 0 info in 1 file(s): DSH114 x1")
+        f"1 error(s), 0 warning(s), 0 info in 1 file(s): {validated} x1")

@@ -109,13 +109,13 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
         "| session | requests | cache miss | lost tokens (cost) | cache read | cache write | output | cost "
         "| cache miss cost | cache read cost | cache write cost | output cost | no cache | off-peak | unpriced |",
         "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        "| s-unknown | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
+        "| s-unknown | 3 | ≥2100 | 0+? (\\$?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
         "| ≥$0.000024 | ≥$0.0012 | ≥$0.0003 | 1 |",
-        "| total | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
+        "| total | 3 | ≥2100 | 0+? (\\$?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
         "| ≥$0.000024 | ≥$0.0012 | ≥$0.0003 | 1 |",
         "",
-        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower "
-        "bound (unpriced requests left out), $?: no request priced; cache miss, cache read: ≥N sums the requests "
+        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥\\$: a lower "
+        "bound (unpriced requests left out), \\$?: no request priced; cache miss, cache read: ≥N sums the requests "
         "that logged a count, ? when none did (1 request(s) logged none: unpriced); lost tokens: +?: 1 break(s) "
         "lost an unknown amount (cache reads not logged)"]
 

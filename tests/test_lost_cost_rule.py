@@ -254,7 +254,7 @@ def test_check_and_the_report(home: Path, monkeypatch: pytest.MonkeyPatch,
     code, out, _ = invoke(monkeypatch, capsys, "check", "sessions", "--markdown", "-")
     assert [line.split(" | ")[2:8:5] for line in out.splitlines() if line.startswith("| ✅")] == [
         # a break cost no break's request could price is "$?", not left out
-        ["s-both", "≥$0.0013 (breaks ≥$0.0006) (3 unpriced)"], ["s-unknown", "≥$0.0007 (breaks $?) (3 unpriced)"]]
+        ["s-both", "≥$0.0013 (breaks ≥$0.0006) (3 unpriced)"], ["s-unknown", "≥$0.0007 (breaks \\$?) (3 unpriced)"]]
     page = home / "page.html"
     code, _, _ = invoke(monkeypatch, capsys, "report", "sessions/--p--/s-unknown/session.jsonl", "-o", str(page))
     assert code == 0 and '"break_cost_usd":null' in page.read_text(encoding="utf-8")  # the page: "$?"

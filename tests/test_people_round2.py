@@ -235,8 +235,9 @@ def test_check_at_80_columns_is_a_table(home: Path, monkeypatch: pytest.MonkeyPa
         "ok        1  session-bbb2         1  none          0  n/a          $?         1",
         "ok        2  session-ccc3         1  none          0  n/a          $?         1",
         "ok        3  session-aaa1         1  none          0  n/a          $?         1",
-        *named_logs(_log_of(home, p, s) for p, s in (("b", "session-bbb2"), ("c", "session-ccc3"), ("a", "session-aaa1"))),
-        *no_capture(3),
+        *named_logs(logs := [_log_of(home, p, s) for p, s in (("b", "session-bbb2"), ("c", "session-ccc3"),
+                                                               ("a", "session-aaa1"))]),
+        *no_capture(logs),
         "PASSED: 3 log(s), 3 request(s), 0 error(s), 0 warning(s), 3 info, 0 failing",
         "(policy: defaults)"]
 
@@ -257,8 +258,8 @@ def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monk
         "ok        2  session-86ef2d28-6e7b         1  none          0    $?         1",
         "session: shortest unique prefix of its id (--json for whole ids)",
         "narrow terminal: hit ratio (no values) not shown (widen it, or use --json)",
-        *named_logs(tmp_path / "s" / "--p--" / session_id / "session.jsonl" for session_id in ids),
-        *no_capture(2),
+        *named_logs(logs := [tmp_path / "s" / "--p--" / session_id / "session.jsonl" for session_id in ids]),
+        *no_capture(logs),
         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing", "(policy: defaults)"]
 
 

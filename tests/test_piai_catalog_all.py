@@ -174,6 +174,10 @@ def test_a_declared_model_of_a_catalog_route_lays_the_catalog_entry_under_it() -
     *[("kimi-coding", "k3", "anthropic-messages", "high", {"timeoutMs": ms}, "/coding/v1/messages",
        [*timed(ANTHROPIC_SDK, seconds), ("user-agent", AGENT), ("content-type", "application/json")])
       for ms, seconds in TIMEOUTS],
+    # openai-responses.js passes the same request options to the same SDK
+    *[("openrouter", "deepseek/deepseek-v3.2", "openai-responses", None, {"api": "openai-responses", "timeoutMs": ms},
+       "/api/v1/responses", [*timed(OPENAI_SDK, seconds), ("x-session-id", "a-openrouter"), ("user-agent", AGENT),
+                             ("content-type", "application/json")]) for ms, seconds in TIMEOUTS],
 ])
 def test_a_catalog_models_headers_reach_the_request_as_pi_ai_sends_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], provider: str,

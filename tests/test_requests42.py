@@ -160,3 +160,69 @@ def test_requests_reads_the_usage_the_ledger_prices_for_an_empty_attempt_usage(
     priced = [(r["usage_source"], r["tokens"]) for r in json.loads(out)["rows"]]
     assert (shown, priced) == ([None, "log"], [(None, None), ("log", {
         "cache_miss": 100, "cache_read": 0, "cache_write": 0, "output": 5, "reasoning": 0, "total": 105})])
+
+
+def _invalid_read_log(tmp_path: Path, provider: str) -> Path:
+    """/tmp/b42 re-read D's smallest shape: requests whose logged ``cacheReadTokens`` is no count
+    (2^53, past MAX_TOKENS; the string ``"8000"``; 1.5), a sound one (that writes the cache on a
+    pi-ai route), and one that logged its output alone."""
+    b = LogBuilder(session_id=f"s-{provider}", provider=provider,
+                   model="deepseek-v4-flash" if provider == "deepseek-official" else "claude-sonnet-4-5")
+    sound = {"inputTokens": 190, "outputTokens": 5, "cacheReadTokens": 8448}
+    if provider != "deepseek-official":
+        sound["cacheWriteTokens"] = 100
+    for text, usage in (("a", {"cacheReadTokens": 2**53}), ("b", {"cacheReadTokens": "8000"}),
+                        ("c", {"cacheReadTokens": 1.5}), ("d", sound), ("e", {"outputTokens": 10})):
+        with b.turn(text), b.step():
+            b.assistant(text, usage={"inputTokens": 100, "outputTokens": 5, **usage} if len(usage) == 1
+                        and "cacheReadTokens" in usage else usage)
+    return b.write_jsonl(tmp_path / "session.jsonl")
+
+
+#: What each view makes of :func:`_invalid_read_log`: `requests --format csv`'s input, cache read,
+#: cache write (on pi-ai alone, where one is logged) and output cells, the total row's, `usage`'s
+#: unknown buckets by request, `cache --json`'s read, hit ratio and verdicts, `check`'s unpriced.
+_INVALID_READ = {
+    "deepseek-official": (
+        [["", "", "5"], ["", "", "5"], ["", "", "5"], ["190", "8448", "5"], ["", "", "10"]],
+        ["≥190", "≥8448", "30"],
+        [{"cache_miss": 1, "cache_read": 1}] * 3 + [{}, {"cache_miss": 1, "cache_read": 1}],
+        (8448, 8448 / 8638, ["usage_unknown"] * 3 + ["as_expected", "usage_unknown"]),
+        {"the log's usage is damaged (request 0, seq 7: cacheReadTokens past 1,000,000,000 tokens)": 1,
+         "usage without a valid inputTokens, cacheReadTokens": 2,
+         "cache reads not logged (deepseek-official logs cacheReadTokens only when the API reported them: "
+         "the prompt's split into hits and misses is unknown)": 1}),
+    "anthropic": (
+        [["100", "", "0", "5"], ["100", "", "0", "5"], ["100", "", "0", "5"], ["190", "8448", "100", "5"],
+         ["", "", "0", "10"]],
+        ["≥490", "≥8448", "100", "30"],
+        [{"cache_read": 1}] * 3 + [{}, {"cache_miss": 1, "cache_read": 1}],
+        (8448, 8448 / 8738, ["usage_unknown"] * 3 + ["below_minimum", "usage_unknown"]),
+        {"the log's usage is damaged (request 0, seq 7: cacheReadTokens past 1,000,000,000 tokens)": 1,
+         "usage without a valid cacheReadTokens": 2, "usage without a valid inputTokens, cacheReadTokens": 1}),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(_INVALID_READ))
+def test_a_cache_read_that_is_no_count_is_unknown_in_every_view(
+        tmp_path: Path, provider: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Re-read D, before: `cache`, `check` (and `sessions`, the HTML page) took 2^53 as a cache read
+    (hit ratio 1.0e12); on pi-ai "8000" and 1.5 read as a made-up 0 (priced, ``below_minimum``);
+    native ones were "cache reads not logged"; `requests` summed the native input 100 (the whole
+    prompt) to an exact 490 where `usage` gives ≥190, and showed ``?`` for a cache write `usage` counts 0."""
+    cells, total, unknown, cache, unpriced = _INVALID_READ[provider]
+    log = str(_invalid_read_log(tmp_path, provider))
+    monkeypatch.setenv("COLUMNS", "120")
+    _, out, _ = invoke(monkeypatch, capsys, "requests", log, "--no-capture", "--format", "csv")
+    assert [line.split(",")[8:-1] for line in out.splitlines()[1:]] == cells
+    _, out, _ = invoke(monkeypatch, capsys, "requests", log, "--no-capture")
+    assert [cell for cell in next(line for line in out.splitlines() if "total" in line).split()
+            if cell not in ("│", "total")] == total
+    _, out, _ = invoke(monkeypatch, capsys, "usage", log, "--by", "request", "--json", "--no-capture")
+    assert [row["tokens_unknown_requests"] for row in json.loads(out)["rows"]] == unknown
+    _, out, _ = invoke(monkeypatch, capsys, "cache", log, "--json", "--no-capture")
+    report = json.loads(out)
+    assert (report["actual_cache_read"], report["actual_hit_ratio"],
+            [t["classification"] for t in report["timeline"]]) == cache
+    _, out, _ = invoke(monkeypatch, capsys, "check", log, "--json-report", "-", "--no-capture")
+    assert json.loads(out)["sessions"][0]["cost"]["unpriced"] == unpriced

@@ -100,6 +100,6 @@ def test_requests_breaks_and_check_say_the_fault_once_at_the_records_seq(
     policy = tmp_path / "policy.toml"
     policy.write_text("[tool.dsh-audit]\nfail-on-refusal = false\n", "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "check", "--policy", str(policy), path)
-    assert (code, err, out.splitlines()[-3:]) == (1, [], [
-        f"{path}:{line}: seq {seq}: DSH801 error: {message} (hint: {hint})", f"{path}:{said}",
+    assert (code, err, out.splitlines()[-3:]) == (1, [], [  # the failing finding first (fix W)
+        f"{path}:{said}", f"{path}:{line}: seq {seq}: DSH801 error: {message} (hint: {hint})",
         f"FAILED: 1 log(s), 0 request(s), 2 error(s), 0 warning(s), 0 info, 1 failing (policy: {policy})"])

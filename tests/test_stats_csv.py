@@ -206,14 +206,14 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 | unpriced: no price for model 'local-coder' | 1 |
 | unpriced: usage not logged | 1 |
 
-≥$: a sum over the priced requests only; $?: no request priced
+≥\$: a sum over the priced requests only; \$?: no request priced
 
 ### cost by model
 
-| model | requests | cache miss $ | cache read $ | cache write $ | output $ | total $ | no cache $ | off-peak $ | breaks $ | unpriced |
+| model | requests | cache miss \$ | cache read \$ | cache write \$ | output \$ | total \$ | no cache \$ | off-peak \$ | breaks \$ | unpriced |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | deepseek-v4-flash | 4 | ≥$0.0013 | ≥$0.000012 | ≥$0.0000 | ≥$0.000036 | ≥$0.0013 | ≥$0.0019 | ≥$0.0007 | $0.0006 | 1 |
-| local-coder | 1 | $? | $? | $? | $? | $? | $? | $? | $0.0000 | 1 |
+| local-coder | 1 | \$? | \$? | \$? | \$? | \$? | \$? | \$? | $0.0000 | 1 |
 
 ### what cache losses cost, by cause
 
@@ -223,14 +223,14 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 ### by model
 
-| model | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost $ |
+| model | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | deepseek-v4-flash | 4 | 3 | 6120 | 1920 | 31.4% | 31.4% | 1920 | $0.0006 |
 | local-coder | 1 | 1 | 2148 | 2048 | 95.3% | 0.0% | 0 | $0.0000 |
 
 ### by day (UTC, request time)
 
-| day | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost $ |
+| day | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | 2027-01-15 | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 1920 | $0.0006 |
 
@@ -242,19 +242,19 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 ### sessions whose cache losses cost the most
 
-| session | path | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost $ | cost | breaks $ |
+| session | path | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ | cost | breaks \$ |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | s-mixed | {path} | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 1920 | $0.0006 | ≥$0.0013 | $0.0006 |
 
-ranked by lost $, costliest first (≥\$x by x); then lost $? by lost tokens
+ranked by lost \$, costliest first (≥\$x by x); then lost \$? by lost tokens
 
 ### costliest cache breaks
 
-| session | path | request | model | cause | lost tokens | lost $ |
+| session | path | request | model | cause | lost tokens | lost \$ |
 | --- | --- | ---: | --- | --- | ---: | ---: |
 | s-mixed | {path} | 2 | deepseek-v4-flash | header\_change | 1920 | $0.0006 |
 
-ranked by lost $, costliest first (≥\$x by x); then lost $? by lost tokens; 1 break(s) that cost nothing (no token lost, or at $0) left out
+ranked by lost \$, costliest first (≥\$x by x); then lost \$? by lost tokens; 1 break(s) that cost nothing (no token lost, or at $0) left out
 """
 
 

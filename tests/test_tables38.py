@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from _cli import invoke
+from dsh_audit.report.terminal import fit_lines
 from dsh_audit.testing import LogBuilder
 
 # Three sessions as DSH names them, two with long titles: each a break (a system prompt change)
@@ -37,16 +38,21 @@ def named_logs(paths: Iterable[object], width: int = 80) -> list[str]:
 
 
 #: The line `check` lists under its table for every log it read without a capture, said once
-#: (session 42: counted in "findings", not listed), whole.
-NO_CAPTURE = ("DSH810 info: {} logs: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, "
+#: (session 42: counted in "findings", not listed), whole: the logs it stands for in the braces.
+NO_CAPTURE = ("DSH810 info: {}: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, "
               "or put a wire.jsonl holding the log's requests beside it or up to four folders above it)")
 
 
-def no_capture(logs: int) -> list[str]:
-    """:data:`NO_CAPTURE` for ``logs`` logs as `check` wraps it at 80 columns."""
-    return [f"DSH810 info: {logs} logs: no capture given or found beside the log (wire.jsonl)",
-            "  (hint: pass --capture FILE, or put a wire.jsonl holding the log's requests",
-            "  beside it or up to four folders above it)"]
+def no_capture(logs: int | Iterable[object], *, column: bool = False, width: int = 80) -> list[str]:
+    """:data:`NO_CAPTURE` as `check` wraps it at 80 columns (``width``), last under its table (fix W): up to
+    three logs named (``logs``, their paths), more counted, sending the reader to the capture
+    column only when it is shown and says exactly which (``column``)."""
+    if isinstance(logs, int):
+        return [f"DSH810 info: {logs} logs{' (the capture column says which)' if column else ''}: no capture given "
+                "or found", "  beside the log (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl",
+                "  holding the log's requests beside it or up to four folders above it)"]
+    paths = [str(path) for path in logs]
+    return fit_lines(NO_CAPTURE.format(f"{len(paths)} logs ({', '.join(paths)})"), width)
 
 
 @pytest.fixture
@@ -152,10 +158,11 @@ def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, 
         "ok        2  session-86ef2d28-9b1c     1  none        0  0.0%  $0.000036      1",
         "session: shortest unique prefix of its id (--json for whole ids)",
         *named_logs(logs),
-        *no_capture(2),
+        *no_capture(logs),  # two logs: named
         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing",
         "(policy: defaults)"]
-    assert lines[-7:-5] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
+    at = lines.index("log 2:")
+    assert lines[at:at + 2] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
     # one log: no column of numbers, the log named under the table
     assert _table(monkeypatch, capsys, 60, "check", str(logs[0]))[1:8] == [
         "status  session           reqs  brks   hit       cost  finds",
@@ -170,7 +177,7 @@ def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, 
     assert [line.split("│")[2:4] for line in wide[4:6]] == [
         [f" {logs[0]}{' ' * (len(str(logs[1])) - len(str(logs[0])))} ", " session-86ef2d28-6e7a "],
         [f" {logs[1]} ", " session-86ef2d28-9b1c "]]
-    assert wide[7:] == ["session: shortest unique prefix of its id (--json for whole ids)", NO_CAPTURE.format(2),
+    assert wide[7:] == ["session: shortest unique prefix of its id (--json for whole ids)", *no_capture(logs, width=200),
                         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing "
                         "(policy: defaults)"]
 

@@ -58,7 +58,7 @@ def _log(path: Path, session_id: str) -> None:
     b.write_jsonl(path)
 
 
-_MD_CELLS = " | 1 | ? |  | ? | 0 | 8 | $? | $? | $? | $? | $? | $? | $? | 1 |"
+_MD_CELLS = " | 1 | ? |  | ? | 0 | 8 | \\$? | \\$? | \\$? | \\$? | \\$? | \\$? | \\$? | 1 |"
 
 
 @pytest.mark.parametrize("form, lines", [

@@ -122,24 +122,25 @@ def test_generation_name_must_match_header_version(tmp_path):
         "header says log format v4 but the file name session.v3.jsonl is generation v3",
         "DSH opens a log only when the two agree: set the header's version to the version the body is written in "
         "and name the file for it (session.jsonl for v0, session.vN.jsonl for vN); `dsh-audit validate FILE` names "
-        "the first record the header's version does not fit (DSH114)")
+        "the disagreement (DSH206), or the first record the header's version does not fit (DSH114)")
 
 
 _NEWER = "the log was written by a newer harness — upgrade the harness to open it"
+_READ = "the log was written by a newer harness"  # a version dsh-audit reads: no upgrade mends a field
 _RC8 = "DSH 0.1.0-rc.8, which reads only v0, refuses it as: session"
 
 
 @pytest.mark.parametrize(("name", "header", "said"), [
     ("x.jsonl", {"version": 4, "id": "x" * 5000},
      f'corrupt session log: first line is not a session header of v4: no boolean isSeeded (v4); {_RC8} '
-     f'"{"x" * 199}…" uses log format v4, but this harness reads only v0: {_NEWER}'),
+     f'"{"x" * 199}…" uses log format v4, but this harness reads only v0: {_READ}'),
     ("x.jsonl", {"version": 4, "id": {"a": "\x1b]8;;http://e\x07"}},
      'corrupt session log: first line is not a session header of v4: id is an object {"a":"\\u001b]8;;http://e'
      f'\\u0007"}}, not a string; {_RC8} "[object Object]" uses log format v4, but this harness reads only v0: '
-     f"{_NEWER}"),
+     f"{_READ}"),
     ("x.jsonl", {"version": 4.0, "id": [1, None, ["b", {}]], "isSeeded": False},
      'corrupt session log: first line is not a session header of v4: id is an array [1,null,["b",{}]], not a '
-     f'string; {_RC8} "1,,b,[object Object]" uses log format v4, but this harness reads only v0: {_NEWER}'),
+     f'string; {_RC8} "1,,b,[object Object]" uses log format v4, but this harness reads only v0: {_READ}'),
     ("x.jsonl", {"version": 9.0, "isSeeded": False},
      f'session "undefined" uses log format v9, but this harness reads only v0-v4: {_NEWER}'),
     ("session.v3.jsonl", {"version": 4.0, "id": "s", "isSeeded": False},

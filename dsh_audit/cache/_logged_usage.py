@@ -98,11 +98,14 @@ def priced_prompt(tokens: Tokens | None, unlogged: tuple[str, ...]) -> int | Non
 
 def unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
     """Why a request whose usage lacks the fields ``unlogged`` is not priced: a count past
-    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with the request's log seq."""
-    if unlogged == ("inputTokens", "cacheReadTokens") and request_provider(request) == NATIVE_DEEPSEEK:
+    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with the request's log seq; DSH's
+    native DeepSeek adapter's cache reads are "not logged" only when it logged none (one it logged
+    that is no count, ``"8000"``, is a usage without a valid one, as on every route)."""
+    usage = usage_of(request)
+    if unlogged == ("inputTokens", "cacheReadTokens") and request_provider(request) == NATIVE_DEEPSEEK \
+            and isinstance(usage, dict) and usage.get("cacheReadTokens") is None:
         return (f"cache reads not logged ({NATIVE_DEEPSEEK} logs cacheReadTokens only when the API reported "
                 "them: the prompt's split into hits and misses is unknown)")
-    usage = usage_of(request)
     huge = [name for name in unlogged if isinstance(usage, dict) and (v := js_integer(usage.get(name))) is not None
             and v > MAX_TOKENS]
     if huge:

@@ -24,8 +24,8 @@ if typing.TYPE_CHECKING:
                           unreadable_capture, usage_capture)
     from ._compare import RequestDiff, compare_capture, gate_ok
     from ._evidence import PIAI_SESSION_HEADERS
-    from ._find import (CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, capture_state,
-                        captures_ignored, find_capture, held_sessions)
+    from ._find import (CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_folders, capture_for,
+                        capture_state, captures_ignored, find_capture, held_sessions)
     from ._jsonl import CaptureOffset
     from ._loaders import (LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, read_capture_tail,
                            sniff_capture)
@@ -49,6 +49,7 @@ __all__ = [
     "TITLE_PREFIX",
     "align",
     "align_capture",
+    "capture_folders",
     "capture_for",
     "capture_state",
     "captured_bodies",
@@ -87,6 +88,7 @@ _LAZY = {
     "TITLE_PREFIX": "._types",
     "align": "._align",
     "align_capture": "._bodies",
+    "capture_folders": "._find",
     "capture_for": "._find",
     "capture_state": "._find",
     "captured_bodies": "._bodies",

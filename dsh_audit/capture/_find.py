@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ._types import CapturedRequest
 
-__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "NO_CAPTURE_ENV", "capture_for", "capture_state", "captures_ignored",
-           "find_capture", "held_sessions"]
+__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "NO_CAPTURE_ENV", "capture_folders", "capture_for", "capture_state",
+           "captures_ignored", "find_capture", "held_sessions"]
 
 CAPTURE_NAME = "wire.jsonl"
 CAPTURE_SEARCH_LEVELS = 4
@@ -62,14 +62,10 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
     if captures_ignored():  # --no-capture: found ones are ignored
         return None
     found: list[tuple[int, Path]] = []
-    folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
-    for level in range(CAPTURE_SEARCH_LEVELS + 1):
+    for level, folder in enumerate(capture_folders(log_path)):
         candidate = folder / CAPTURE_NAME
         if os.path.lexists(candidate):  # not a file (a dangling link, a FIFO): its loader says why, once
             found.append((level, candidate))
-        if folder.parent == folder:
-            break
-        folder = folder.parent
     if not found:
         return None
     if len(found) > 1:  # a nearer one holding none of this log's requests does not hide a farther one
@@ -79,6 +75,23 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
                 return _as_typed(log_path, level, candidate)
     level, candidate = found[0]  # the nearest, when every one holds none (it is said as the one found)
     return _as_typed(log_path, level, candidate)
+
+
+def capture_folders(log_path: str | os.PathLike[str]) -> Iterator[Path]:
+    """The folders :func:`find_capture` looks in for ``log_path``'s capture, nearest first: the folder of the log's
+    resolved path and up to :data:`CAPTURE_SEARCH_LEVELS` above it, never past the root (one rule, which
+    ``redact`` reads too: where it may write a ``wire.jsonl`` that the original log's views would take).
+
+    Example:
+        >>> [os.fspath(folder) for folder in capture_folders("/a/b/log.jsonl")]
+        ['/a/b', '/a', '/']
+    """
+    folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
+    for _ in range(CAPTURE_SEARCH_LEVELS + 1):
+        yield folder
+        if folder.parent == folder:
+            return
+        folder = folder.parent
 
 
 def captures_ignored() -> bool:

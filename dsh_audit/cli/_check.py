@@ -161,9 +161,10 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     to 1); "cost" what the session cost at list prices ("≥$x" a lower bound when some requests
     could not be priced, "$?" when none could; --format csv: the amount, with "unpriced", the count
     of requests that could not be priced, beside); "findings" ("finds" on a narrow terminal) its
-    findings of every severity, info too, each listed under the table (an info finding said alike
-    of several logs once: "DSH810 info: 3 logs: no capture ..."; the gate fails on those the policy
-    names; the run's last line counts them by severity). A narrow terminal shows
+    findings of every severity, info too, each listed under the table, the failing ones first (an
+    info finding said alike of several logs once, last: "DSH810 info: 2 logs (a.jsonl, b.jsonl): no
+    capture ..."; the gate fails on those the policy names; the run's last line counts them by
+    severity). A narrow terminal shows
     each session id as its shortest unique prefix, as `sessions` shows it (session-86ef2d28, a
     UUID's cut at a group's end; session-sample-co…, any other's with "…": `show` takes either;
     the caption says so), before it heads a column in its short words ("reqs", "brks", "hit",

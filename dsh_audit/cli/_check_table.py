@@ -143,39 +143,60 @@ def _alike(finding: Finding) -> tuple[str, str, str | None] | None:
     return finding.verdict, finding.message, finding.hint
 
 
-def _listed(findings: Sequence[Finding]) -> list[str]:
+#: The most logs a merged info line names (past it, how many, and where the table says which).
+_NAMED_LOGS = 3
+
+
+def _listed(findings: Sequence[Finding], *, nones: int = 0) -> list[str]:
     """The lines under the table: every finding the "findings" column counts, info too, as the
     Markdown summary and the HTML report list them (a new-user tour: "finds 1" with nothing listed
-    sent the reader to --json). The same of several requests of a log is one line
-    (:func:`group_findings`); an info finding that passes said alike of several logs is one line
-    counting them, at the first one's place (``DSH810 info: 7 logs: no capture ...``: a line a log
-    buried the failures among them; the table's "capture" column says which logs have none).
+    sent the reader to --json), the failing ones first and the merged info lines last, in the
+    Markdown summary's order (a line a log, first, buried the failures among them). The same of
+    several requests of a log is one line (:func:`group_findings`); an info finding that passes said
+    alike of several logs is one line counting them, naming them when there are few
+    (:data:`_NAMED_LOGS`), else sending the reader to the "capture" column only when it says
+    exactly which (``nones``: the logs it shows with none; 0 when it is not shown for every log).
 
     Example:
-        >>> none = [Finding("DSH810", "info", "no capture", f"{name}.jsonl", hint="pass --capture") for name in "ab"]
+        >>> none = [Finding("DSH810", "info", "no capture", f"{name}.jsonl", hint="pass --capture") for name in "abcd"]
         >>> for line in _listed([none[0], Finding("DSH811", "error", "differs", "a.jsonl", fails=True), none[1]]):
         ...     print(line)
-        DSH810 info: 2 logs: no capture (hint: pass --capture)
         a.jsonl: DSH811 error (fails the gate: capture-fail): differs
+        DSH810 info: 2 logs (a.jsonl, b.jsonl): no capture (hint: pass --capture)
+        >>> print(*_listed(none, nones=4), *_listed(none, nones=5), sep="\\n")
+        DSH810 info: 4 logs (the capture column says which): no capture (hint: pass --capture)
+        DSH810 info: 4 logs: no capture (hint: pass --capture)
         >>> _listed(none[:1])
         ['a.jsonl: DSH810 info: no capture (hint: pass --capture)']
     """
-    logs: dict[tuple[str, str, str | None], int] = {}
+    logs: dict[tuple[str, str, str | None], list[str]] = {}
     for finding in findings:
         key = _alike(finding)
         if key is not None:
-            logs[key] = logs.get(key, 0) + 1
-    lines: list[str] = []
-    said: set[tuple[str, str, str | None]] = set()
+            logs.setdefault(key, []).append(finding.path)
+    failing: list[str] = []
+    passing: list[str] = []
     for group in group_findings(findings):
         key = _alike(group.findings[0]) if len(group.findings) == 1 else None
-        if key is None or logs[key] == 1:
-            lines.append(group.format())
-        elif key not in said:  # the first of them: said once, the others left out
-            said.add(key)
-            verdict, message, hint = key
-            lines.append(f"{verdict}: {logs[key]} logs: {message}" + (f" (hint: {hint})" if hint else ""))
-    return lines
+        if key is None or len(logs[key]) == 1:
+            (failing if any(f.fails for f in group.findings) else passing).append(group.format())
+    return [*failing, *passing, *(_merged(key, paths, nones) for key, paths in logs.items() if len(paths) > 1)]
+
+
+def _merged(key: tuple[str, str, str | None], paths: Sequence[str], nones: int) -> str:
+    """The one line of an info finding said alike of the logs at ``paths`` (:func:`_listed`)."""
+    verdict, message, hint = key
+    which = (f" ({', '.join(paths)})" if len(paths) <= _NAMED_LOGS
+             else " (the capture column says which)" if len(paths) == nones else "")
+    return f"{verdict}: {len(paths)} logs{which}: {message}" + (f" (hint: {hint})" if hint else "")
+
+
+def _capture_shown(columns: Sequence[str], rows: Sequence[tuple[object, ...]], short: dict[str, str] | None) -> bool:
+    """Whether the table shows its "capture" column: always in CSV and Markdown, on a terminal when
+    it lays the rows out on a line each without leaving it out (:func:`rows_fit`; else it may have
+    gone, and no line under the table sends the reader to it)."""
+    return listing_format() != "table" or "capture" in columns and rows_fit(
+        columns, rows, droppable=_DROPPABLE, spare=[c for c in _DROPPABLE if c != "capture"], short=short)
 
 
 def print_check(result: CheckResult) -> None:
@@ -183,6 +204,7 @@ def print_check(result: CheckResult) -> None:
     failing logs alone past :data:`_TABLE_LIMIT`), then its findings and its verdict."""
     shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
     width = _wrap_width()
+    nones = 0  # the logs the capture column shows with none, when it is shown for every log
     if shown:
         csv = listing_format() == "csv"
         rows = [_row(s, csv=csv) for s in shown]
@@ -198,13 +220,16 @@ def print_check(result: CheckResult) -> None:
             # an id as wide as its widest (a middle cut names no session): a column is left out for it first
             least = {"session": widest(row[2] for row in rows),
                      **({"log": widest(row[1] for row in rows)} if "log" in columns else {})}
+        if len(shown) == len(result.sessions) and _capture_shown(columns, rows, short):
+            nones = sum(s.capture_path is None for s in shown)
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
                     droppable=_DROPPABLE, short=short, least=least, ids=("session",))
         for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own
             line = f"{name} {path}"
             for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:
                 echo(said)
-    for said in _listed(result.findings):  # a log's path or message escaped whole: a newline in it breaks no line
+    # a log's path or message escaped whole: a newline in it breaks no line
+    for said in _listed(result.findings, nones=nones):
         for line in [said] if width is None else fit_lines(terminal_text(said), width):
             echo(line)
     counts = result.counts()

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
-#: A salt given shorter than this (in characters) is warned of: the salt undoes every placeholder, and the
-#: manifest's salt id confirms a guess (slowly: :func:`dsh_audit.redact._manifest.salt_id`), so a short one is found.
+#: A salt given shorter than this (in characters) is warned of: the salt undoes every placeholder, and a short one
+#: is found from any known text of the bundle (a fixed DSH line) in about a minute (review E: placeholders are keyed
+#: by a fast hash of the salt; the slow manifest id, :func:`dsh_audit.redact._manifest.salt_id`, does not protect it).
 SHORT_SALT = 16
 #: The views that price a log, each finding its capture beside it unless given one (every command with --capture
 #: but check, diff and breaks without --accounting): a bundle's capture they do not find is named for them.
@@ -97,9 +98,9 @@ def _miscount(result: BundleCheck, category: str) -> str:
                    "Default: a random salt, never written anywhere (the manifest records only whether it was random "
                    "and an id telling salts apart), so a fork's parent and child need one given to both. A salt "
                    "given must be long and random (e.g. `openssl rand -hex 16`): whoever has it undoes every "
-                   "placeholder, and the manifest's salt id confirms a guessed one (a salt shorter than 16 "
-                   "characters is warned of). Prefer the environment variable DSH_AUDIT_REDACT_SALT to a "
-                   "command-line argument.")
+                   "placeholder, and a short salt is recovered from any known text of the bundle (a fixed line "
+                   "DSH writes) in about a minute (a salt shorter than 16 characters is warned of). Prefer the "
+                   "environment variable DSH_AUDIT_REDACT_SALT to a command-line argument.")
 @click.option("--capture", "capture_path", type=click.Path(), default=None,
               help="A wire.jsonl or HAR capture, or a folder of JSON bodies, of the log's requests, redacted "
                    "with the same placeholders (streamed responses included; a folder becomes a new folder).")
@@ -108,7 +109,8 @@ def _miscount(result: BundleCheck, category: str) -> str:
                    "the other commands find the copy's capture, unless a file is there or that folder is PATH's "
                    "or one of the 4 above it, where they would take it for PATH's capture; else OUTPUT.<the "
                    "capture's file or folder name>, beside OUTPUT.manifest.json).")
-@click.option("--force", is_flag=True, help="Replace existing output files (never an input).")
+@click.option("--force", is_flag=True, help="Replace existing output files (never an input), and remove the capture "
+                                            "OUTPUT's earlier manifest names when this run writes none there.")
 @click.option("--check", "check", is_flag=True,
               help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "
                    "every verdict with its manifest.")
@@ -201,8 +203,9 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         echo_note(f"the capture {found}, which `check` finds for this log, was not redacted: pass --capture "
                   f"{shell_word(found)} to include it")
     if salt is not None and len(salt) < SHORT_SALT and not result.mismatched:  # of a bundle written; never the salt
-        echo_warning(f"the salt given is {len(salt)} character(s) long: whoever guesses it undoes every placeholder "
-                     "(the manifest's salt id confirms a guess): give a long random one, e.g. `openssl rand -hex 16`")
+        echo_warning(f"the salt given is {len(salt)} character(s) long: a short salt is recovered from any known text "
+                     "of the bundle in about a minute, and undoes every placeholder: give a long random one, e.g. "
+                     "`openssl rand -hex 16`")
     if result.mismatched:
         echo(_failed(result), err=True)
         return EXIT_FINDINGS
@@ -261,11 +264,15 @@ def _recipient(result: Redaction) -> None:
     ``wire.jsonl`` above the bundle): ``check`` reports each of them unrendered (DSH815), which fails
     its default policy, whatever the bundle holds. A capture the views do not find beside the log (not
     ``wire.jsonl`` there: :func:`_found`) is named for the views that price too, which else price the
-    copy otherwise than the original (its usage from the capture unknown)."""
+    copy otherwise than the original (its usage from the capture unknown). A bundle without a capture is checked
+    with ``--no-capture`` when ``check`` would find one for the copy (an earlier bundle's that ``--force`` could
+    not remove, or one above it): the original's verdicts were taken with none."""
     words = ["dsh-audit", "check", shell_word(result.output)]
     unrendered = len(result.unrendered) if result.capture is not None else 0
     if result.capture is not None:
         words += ["--no-capture"] if unrendered else ["--capture", shell_word(result.capture)]
+    elif find_capture(result.output) is not None:
+        words.append("--no-capture")
     if result.route_file is not None:
         words += ["--routes", shell_word(result.route_file)]
     how = (f" without its capture (check would report its {unrendered} unrendered request(s), DSH815)"

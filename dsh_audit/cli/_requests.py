@@ -16,7 +16,7 @@ from ..capture import capture_for, captures_ignored
 from ..errors import DshAuditError
 from ..runner import TaskResult, in_process, iter_many
 from ..replay import Request
-from ..session import Failure, Session, logged_cache_read, read_session
+from ..session import Failure, Session, read_session
 from ..report import dumps_line, dumps_line_with, dumps_pretty
 from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback, short_needed
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
@@ -55,23 +55,23 @@ def _count(value: object) -> Amount:
     return Amount(None, "?") if count is None else Amount(count, str(count))
 
 
-def _tokens(usage: dict[str, Any] | None, key: str) -> Amount:
-    return _count(usage.get(key) if usage else None)
-
-
-def _written(usage: dict[str, Any] | None) -> Amount:
-    """The cache-write tokens of a logged usage: its ``cacheWriteTokens``; 0 when the usage holds
-    its ``inputTokens`` but no such field (DSH's adapters write it only when above 0: pi-ai's
-    ``mapUsage``, and the DeepSeek adapter, whose provider bills no cache writes, never); ``?``
-    when the request logged no usage, as the ledger reads it (``dsh-audit usage``).
+def _logged(request: Request) -> tuple[Amount, ...]:
+    """The tokens ``request``'s logged usage holds, by :data:`~dsh_audit._usage_rule.PRICED_FIELDS`:
+    the ledger's one rule (:func:`~dsh_audit._usage_rule.logged_counts`), so that a cell is ``?``
+    where `usage` counts none: a usage of no valid count, an input whose cache reads DSH's native
+    DeepSeek adapter did not log (its ``inputTokens`` is then the whole prompt, hits and misses
+    unknown), a cache read that is no count (a pi-ai route's missing one is 0); a missing
+    ``cacheWriteTokens`` is 0, as DSH's adapters write it only when above 0.
 
     Example:
-        >>> [_written(u).text for u in ({"inputTokens": 10, "cacheWriteTokens": 8019}, {"inputTokens": 9}, None)]
-        ['8019', '0', '?']
+        >>> from types import SimpleNamespace as R
+        >>> native = {"config": {"provider": "deepseek-official"}}
+        >>> [[c.text for c in _logged(R(usage=u, message_usage=None, header=native, kind="loop", extra={}))]
+        ...  for u in ({"inputTokens": 9, "outputTokens": 2}, {"outputTokens": 2, "cacheReadTokens": 7}, {})]
+        [['?', '?', '0', '2'], ['?', '7', '0', '2'], ['?', '?', '?', '?']]
     """
-    if usage and "cacheWriteTokens" in usage:
-        return _count(usage["cacheWriteTokens"])
-    return _count(0 if isinstance(usage, dict) and "inputTokens" in usage else None)
+    counts = logged_counts(request)
+    return tuple(_count(None if counts is None else counts[name]) for name in PRICED_FIELDS)
 
 
 def _row(request: Request, captured: Tokens | None = None) -> tuple[object, ...]:
@@ -79,14 +79,12 @@ def _row(request: Request, captured: Tokens | None = None) -> tuple[object, ...]
     response to its send reports (``captured``: :func:`_captured`), marked :data:`CAPTURED_MARK`."""
     where = place_text(request.turn, request.step, request.attempt)
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
-    usage = usage_of(request)  # the one the ledger prices: an attempt's empty usage too (its counts are "?")
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
     if captured is not None:
         counts: tuple[Amount, ...] = tuple(captured_count(n) for n in (captured.cache_miss, captured.cache_read,
                                                                          captured.cache_write, captured.output))
     else:
-        read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
-        counts = (_tokens(usage, "inputTokens"), _count(read), _written(usage), _tokens(usage, "outputTokens"))
+        counts = _logged(request)  # the usage the ledger prices: an attempt's empty one too (its counts are "?")
     return (request.index, where, request.kind, header, request.message_count, *counts, finish)
 
 
@@ -400,14 +398,16 @@ def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None,
     "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
     sent; "input", "cache read", "cache write" and "output" the tokens the log records for its
     response ("?" when none is logged, or the one logged is no count, as `usage` reads it: "100"
-    written as a string, a negative one; an empty cell in --format csv; a request whose log holds
+    written as a string, a negative one, one past 1,000,000,000; all four when its usage holds no count of
+    input, cache read and output; an empty cell in --format csv; a request whose log holds
     none, a title call, shows the provider's usage in the captured response to its send, marked
     "*", when a capture is given with --capture or found beside the log as `check` finds it: the
     tokens `usage` and `cache` price it by; --format csv writes them plain, unmarked, its columns
     being the table's: --json's "usage_source" says which came from the capture). DSH logs the prompt in
     disjoint parts, prompt = input + cache read + cache write, each adapter from its provider's
-    usage: DeepSeek (DSH's own adapter): input is prompt_tokens less the cache hits, or the whole
-    prompt when no hits are logged (cache read "?"), and no cache writes (DeepSeek bills none);
+    usage: DeepSeek (DSH's own adapter): input is prompt_tokens less the cache hits, "?" when no
+    hits are logged (cache read "?": its logged input is then the whole prompt, whose split `usage`
+    does not know either; `show` prints it), and no cache writes (DeepSeek bills none);
     pi-ai routes: Anthropic's input is its input_tokens, which leaves out both the cache reads
     and the cache writes (a request that wrote 8019 tokens may show input 10), and an
     OpenAI-compatible route's is prompt_tokens less cached_tokens and cache_write_tokens; pi-ai

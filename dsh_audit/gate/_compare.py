@@ -67,11 +67,11 @@ class CaptureCompare:
     def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, Path]]:
         """Capture rows per session id, the capture file per session id (the one ``--capture``
         that cannot be read is raised; one found beside a log is left out with a warning), and the
-        *others*: session id -> the capture found beside the log that was read and holds none of
-        its requests (:func:`dsh_audit.capture.held_sessions`). That capture is not the log's: the
-        log is in neither of the first two mappings, as one with none, and its DSH810 names the
-        file as this comparison saw it (:meth:`Judge.session`'s ``other``), not as a second look
-        would find it later."""
+        *others*: session id -> the capture found beside the log that holds none of its requests
+        (:func:`dsh_audit.capture.held_sessions`) or cannot be read (:meth:`unread`: its DSH802).
+        That capture is not the log's: the log is in neither of the first two mappings, as one with
+        none, and its DSH810 names the file as this comparison saw it (:meth:`Judge.session`'s
+        ``other``), not as a second look would find it later."""
         by_capture = sessions_by_capture(group, self.capture)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
@@ -88,6 +88,7 @@ class CaptureCompare:
                 if self.capture is not None:
                     raise  # the capture given for every log: the run's one error (exit 2)
                 self.left_out(exc, path)  # found: optional evidence, its logs are checked without it
+                others.update((s.id, path) for s in members)  # their DSH810 names it as unread (its DSH802)
                 continue
             if self.capture is None:  # found: the capture only of the logs it holds requests of
                 held = held_sessions(compared)
@@ -105,6 +106,10 @@ class CaptureCompare:
             for s in members:
                 files[s.id] = path
         return rows, files, others
+
+    def unread(self, path: Path | None) -> bool:
+        """Whether ``path``, a capture this task loaded, could not be read (its DSH802 says why)."""
+        return path is not None and isinstance(self.reads.get(path), CaptureError)
 
     def priced(self, group: list[Session], rows: dict[str, list[Any]],
                files: dict[str, Path]) -> dict[str, dict[int, Tokens]]:

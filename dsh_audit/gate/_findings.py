@@ -110,23 +110,28 @@ def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "a
     return " ".join(words)
 
 
-def _no_capture(other: str | os.PathLike[str] | None = None) -> tuple[str, str | None]:
+def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = False) -> tuple[str, str | None]:
     """DSH810's message and hint (None: the rule's) for a log compared with no capture:
     found ones ignored (``--no-capture``: a wire.jsonl put beside it would be ignored too), else
-    the capture found beside it (``other``, as the log's comparison read it) holds none of its
-    requests, as ``diff`` says it (another session's), else none given or found (one found that
-    cannot be read has its own DSH802: :meth:`Judge.session`).
+    the capture found beside it (``other``, as the log's comparison read it) cannot be read
+    (``unread``: named so, its own DSH802 says why and fails; "none found" would be false) or
+    holds none of its requests, as ``diff`` says it (another session's), else none given or found.
 
     Example:
         >>> _no_capture("w/wire.jsonl")[0] in ("no capture: the capture found beside the log (w/wire.jsonl) "
         ...     "holds none of its requests", "no capture given, and captures found beside the log are "
         ...     "ignored (--no-capture)")
         True
+        >>> _no_capture("w/wire.jsonl", unread=True)[0]
+        'no capture compared: the capture found beside the log (w/wire.jsonl) cannot be read (DSH802)'
     """
     if captures_ignored():
         return ("no capture given, and captures found beside the log are ignored (--no-capture)",
                 "pass --capture FILE; without --no-capture, a wire.jsonl beside the log or up to four folders above "
                 "it is compared")
+    if other is not None and unread:
+        return (f"no capture compared: the capture found beside the log ({os.fspath(other)}) cannot be read (DSH802)",
+                "repair or remove that file (its DSH802 says where it breaks), or pass --capture FILE")
     if other is not None:
         return (f"no capture: the capture found beside the log ({os.fspath(other)}) holds none of its requests",
                 "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside "
@@ -198,17 +203,17 @@ class Judge:
 
     def session(self, path: str, session_id: str, *, lines: EventLines, seqs: Mapping[int, int | None],
                 rows: Sequence[Any], transitions: Sequence[Any], cache: Any, capture: Path | None,
-                other: Path | None, validation: Sequence[Any]) -> list[Finding]:
+                other: Path | None, validation: Sequence[Any], unread: bool = False) -> list[Finding]:
         """Every finding of one log that replayed: ``lines`` maps its events' seqs to lines (recorded
         in the session's one pass: no second read for a finding's line), ``seqs`` a request index to
         the seq of its first chunk or step start (at least for each break's request). With no
         ``capture``, ``other`` is the capture found beside the log that its comparison read and
-        found to hold none of its requests (:meth:`dsh_audit.gate._compare.CaptureCompare.compare`'s
-        others), None when none was read (none found, found ones ignored, or the one found cannot be
-        read: its own DSH802 says so): what the comparison saw, not a second look for a capture."""
+        found to hold none of its requests, or (``unread``) could not read (its own DSH802 says why)
+        (:meth:`dsh_audit.gate._compare.CaptureCompare.compare`'s others), None when none was found
+        or found ones are ignored: what the comparison saw, not a second look for a capture."""
         out = self._validation(validation, session_id)
         if capture is None:
-            message, hint = _no_capture(other)
+            message, hint = _no_capture(other, unread=unread)
             out.append(self.finding("DSH810", message, path=path, session_id=session_id, hint=hint))
         else:
             out += self._captures(path, rows, lines, capture)

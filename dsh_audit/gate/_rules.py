@@ -111,8 +111,9 @@ _REFUSAL_RULES = (
     ("corrupt session log: seq gap in committed region", frozenset({"DSH107", "DSH108", "DSH111", "DSH112"})),
     ("corrupt session log: first line is not a session header",
      frozenset({"DSH202", "DSH203", "DSH207", "DSH208", "DSH209", "DSH210", "DSH211", "DSH216"})),
-    # the header's version against the file name's generation: validate names the body record that does not fit
-    ("header says log format v", frozenset({"DSH114"})),
+    # the header's version against the file name's generation: validate names the pair (DSH206), or the body
+    # record the header's version does not fit (DSH114) when the body agrees with the name
+    ("header says log format v", frozenset({"DSH114", "DSH206"})),
 )
 #: A refusal said in a validation rule's own words, which is that rule's fault whatever its hint
 #: names: a body record older than the header's version (``BodyMismatch.message`` of

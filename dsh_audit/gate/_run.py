@@ -107,6 +107,7 @@ class _Checker(CaptureCompare):
                                           seqs={r.index: request_seq(r) for r in session.requests},
                                           rows=rows.get(session.id, []), transitions=mine, cache=cache,
                                           capture=capture, other=others.get(session.id),
+                                          unread=self.unread(others.get(session.id)),
                                           validation=_validation(session))
             requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,

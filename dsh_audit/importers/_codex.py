@@ -194,8 +194,14 @@ class _Importer(ImporterBase):
             self.damaged(line, f"token_count info is {typed(info)}, not an object", _UNSURE)
             info = {}
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
+        previous = self.total
         moved = self.total_moved(line, total)
-        if moved is False or (moved is None and self.open is None and last == self.last):
+        if moved is None and self.open is None and self.resends(previous, total, last):
+            self.last = last  # the event a damaged one ended its call with, resent whole: that call's usage
+            self.requests[-1] = replace(self.requests[-1], usage=self.usage(line, responses_usage(last)))
+            return
+        repeat = last == self.last or not isinstance(last, dict)  # or none: a damaged event (info "x", {})
+        if moved is False or (moved is None and self.open is None and repeat):
             if moved is None:
                 self.unsure = (line, time)  # a call if a compacted record follows (on_compacted)
             return  # a repeat sent with a rate-limit update, or a context estimate
@@ -209,6 +215,15 @@ class _Importer(ImporterBase):
         if self.open is None:
             self.begin(line)
         self.close(line, usage, time)
+
+    def resends(self, previous: Any, total: Any, last: Any) -> bool:
+        """Whether a ``token_count`` with none open is the one a damaged event (no ``info`` object,
+        no total) ended the last call with, resent whole: nothing was logged since that call closed
+        with no usage, and this total is the last whole one (``previous``) plus this
+        ``last_token_usage`` (:func:`_one_call`)."""
+        if self.closed_at_line is None or not self.requests or self.requests[-1].usage is not None:
+            return False
+        return _one_call(previous, total, last)
 
     def total_moved(self, line: int, total: Any) -> bool | None:
         """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last whole
@@ -317,13 +332,15 @@ class _Importer(ImporterBase):
 
 
 #: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
-_UNSURE = ("the open request ends here; with none open it is a call unless it repeats the last "
-           "last_token_usage, or a compacted record follows it")
+_UNSURE = ("the open request ends here (the event resent whole right after gives it its usage); with none "
+           "open it is a call unless it repeats the last last_token_usage or has none, or a compacted "
+           "record follows it")
 
 
 def _total_fault(total: Any, previous: Any) -> str | None:
     """Why a ``total_token_usage`` is damaged, or None: it is no object, lost a count the last
-    whole total had (:func:`_lost_count`), a count went down (a cumulative count only adds up), or
+    whole total had (:func:`_lost_count`), gained one it did not hold (Codex writes every count of
+    ``TokenUsage``, always), a count went down (a cumulative count only adds up), or
     one rose by more than one call can hold (:data:`~dsh_audit._usage_rule.MAX_TOKENS`; the first
     total is not judged so: its ``last_token_usage``, the same call's, is). Every such total is
     alike: not kept, never compared with the next.
@@ -335,6 +352,8 @@ def _total_fault(total: Any, previous: Any) -> str | None:
         'input_tokens rose by 999,999,997,000 at once, past the 1,000,000,000 tokens a call holds'
         >>> _total_fault({"input_tokens": 10**12}, None) is None
         True
+        >>> _total_fault({"input_tokens": 3, "new_tokens": 0}, {"input_tokens": 3})
+        'gained new_tokens, which the last total did not hold'
     """
     if not isinstance(total, dict):
         return f"is {typed(total)}, not an object"
@@ -342,6 +361,9 @@ def _total_fault(total: Any, previous: Any) -> str | None:
     lost = _lost_count(total, before)
     if lost is not None:
         return lost
+    gained = [key for key in total if before and key not in before]
+    if gained:
+        return f"gained {gained[0]}, which the last total did not hold"
     if any(_lower(total.get(key), before.get(key)) for key in total):
         return "went down (it only adds up)"
     for key, count in total.items():
@@ -349,6 +371,25 @@ def _total_fault(total: Any, previous: Any) -> str | None:
         if rise > MAX_TOKENS:
             return f"{key} rose by {rise:,} at once, past the {MAX_TOKENS:,} tokens a call holds"
     return None
+
+
+def _one_call(previous: Any, total: Any, last: Any) -> bool:
+    """Whether ``total`` is the whole total ``previous`` (none before the first call) plus one call,
+    ``last`` (its ``last_token_usage``), in every count: Codex adds each call's usage to its total,
+    so a call after another unseen one (a compaction's, after the damaged event) adds more.
+
+    Example:
+        >>> before, last = {"input_tokens": 3000}, {"input_tokens": 3100}
+        >>> _one_call(before, {"input_tokens": 6100}, last), _one_call(before, {"input_tokens": 9300}, last)
+        (True, False)
+        >>> _one_call(None, {"input_tokens": 3100}, last), _one_call(before, {}, last), _one_call(before, last, "x")
+        (True, False, False)
+    """
+    if not isinstance(total, dict) or not total or not isinstance(last, dict):
+        return False
+    before = previous if isinstance(previous, dict) else {}
+    return all(_number(count) and _number(last.get(key)) and _number(before.get(key, 0))
+               and count == before.get(key, 0) + last[key] for key, count in total.items())
 
 
 def _lower(count: Any, before: Any) -> bool:

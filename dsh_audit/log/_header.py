@@ -65,6 +65,11 @@ def _listed(names: tuple[str, ...]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+#: The remedy DSH's refusal of a newer version ends with: not quoted for a version dsh-audit reads
+#: (:func:`_faulty_header`: a header of it refused for a field, which no upgrade mends).
+_UPGRADE = " — upgrade the harness to open it"
+
+
 def _version_refusal(header: dict[str, Any], version: Any, *, reads: int = LATEST_VERSION) -> str:
     """DSH's direction-aware refusal text (``sessionFormatVersionRefusal``), its id and version
     written as its template literal writes them (:func:`_js_string`), the id cut short; ``reads``
@@ -78,7 +83,7 @@ def _version_refusal(header: dict[str, Any], version: Any, *, reads: int = LATES
     readable = "v0" if reads == 0 else f"v0-v{reads}"
     if isinstance(version, (int, float)) and version > reads:
         return (f'session "{sid}" uses log format v{_js_string(version)}, but this harness reads only {readable}: '
-                "the log was written by a newer harness — upgrade the harness to open it")
+                f"the log was written by a newer harness{_UPGRADE}")
     return (f'session "{sid}" uses log format v{_js_string(version)}, older than the supported v0, '
             "and this build ships no upgrade path for it")
 
@@ -176,12 +181,13 @@ def _mistyped(header: dict[str, Any], key: str, wanted: str) -> str:
 
 def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
     """What the refusal of a header says after DSH's words, and its hint, when fields are written
-    as values of the wrong type (:func:`_mistyped`); None when none is."""
+    as values of the wrong type (:func:`_mistyped`); None when none is. The hint's fix names the
+    mistyped fields, its rules every fault's (:func:`_fault_rules`): validate lists them all."""
     named = [(fault, match.group(1)) for fault in faults if (match := _MISTYPED.match(fault))]
     if not named:
         return None
     fixes = " and ".join(f"{key} as {fault.rsplit(', not ', 1)[1]}" for fault, key in named)
-    rules = ", ".join(_FIELD_RULES[key] for _, key in named)
+    rules = ", ".join(_fault_rules(faults))
     return ("; ".join(fault for fault, _ in named),
             f"write {fixes}; `dsh-audit validate FILE` lists every header field DSH refuses ({rules})")
 
@@ -191,7 +197,8 @@ def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str
     wrong with it (:func:`_header_faults`), so that a writer can fix each field the message names.
 
     A header of a version dsh-audit reads (v1+) keeps DSH's refusal as its second half: DSH's
-    v0-only release refuses it for its version (docs/fidelity.md), which is not what is wrong.
+    v0-only release refuses it for its version (docs/fidelity.md), which is not what is wrong, so
+    without its remedy ("upgrade the harness"): the header's fields are the fault.
 
     Example:
         >>> header = {"type": "session", "version": 4, "id": "s", "createdAt": 0, "delegationDepth": 0}
@@ -206,7 +213,7 @@ def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str
     version: Any = value.get("version") if isinstance(value, dict) else None
     mistyped = _mistyped_refusal(faults)
     if isinstance(version, (int, float)) and not isinstance(version, bool) and version >= 1:
-        rc8 = _version_refusal(value, version, reads=0)
+        rc8 = _version_refusal(value, version, reads=0).removesuffix(_UPGRADE)  # no upgrade mends a field
         message = (f"corrupt session log: first line is not a session header of v{_js_string(version)}: "
                    f"{'; '.join(faults)}; "
                    f"DSH 0.1.0-rc.8, which reads only v0, refuses it as: {rc8}")
@@ -356,7 +363,8 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
             f"v{generation}", path=path, line=1,
             hint=("DSH opens a log only when the two agree: set the header's version to the version the body is "
                   "written in and name the file for it (session.jsonl for v0, session.vN.jsonl for vN); "
-                  "`dsh-audit validate FILE` names the first record the header's version does not fit (DSH114)"))
+                  "`dsh-audit validate FILE` names the disagreement (DSH206), or the first record the header's "
+                  "version does not fit (DSH114)"))
     adaptations: list[str] = []
     if lenient and isinstance(value, dict) and value.get("type") == "session" and version in (None, 0):
         value = dict(value)

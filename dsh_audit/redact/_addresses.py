@@ -116,9 +116,19 @@ def bad_escape(text: str) -> bool:
 
 
 def no_escape(name: str) -> str:
-    """A zone's placeholder whose first two characters are hex digits, where the zone's were not: its first hex
-    letter made a letter six on (``a`` -> ``g``), so that the ``%`` before it starts no escape."""
-    at = next(at for at in (0, 1) if name[at] in "abcdefABCDEF")  # a digit stands only for a digit
+    """A placeholder whose first two characters are hex digits, where the text's were not: its first hex letter
+    made a letter six on (``a`` -> ``g``), so that the ``%`` before it starts no escape; two decimal digits (an
+    address whose placeholder has another layout: ``%2::17a`` -> ``%100::8``, review E) the first a letter past
+    ``f`` (``1`` -> ``h``), though it reads as no address then: an escape the input never had may decode to a
+    control character (``%10``).
+
+    Example:
+        >>> no_escape("ab::1"), no_escape("100::8")
+        ('gb::1', 'h00::8')
+    """
+    at = next((at for at in (0, 1) if name[at] in "abcdefABCDEF"), None)
+    if at is None:
+        return chr(ord("g") + int(name[0])) + name[1:]
     return name[:at] + chr(ord(name[at]) + 6) + name[at + 1:]
 
 

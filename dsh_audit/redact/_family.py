@@ -18,7 +18,7 @@ from ..errors import DshAuditError, UsageError
 from ..log import SessionLog
 from ..session import Headers, Session, find_parent, nearby_logs, open_session
 from ..wire import PiRoutes
-from ._manifest import manifest_path, read_manifest, same_salt
+from ._manifest import manifest_path, read_manifest
 from ._placeholder import Placeholders
 
 __all__ = ["Identifiers", "family", "parent_log", "parent_session", "salt_cause"]
@@ -165,17 +165,16 @@ def family(source: Path, target: Path, session: Session, *, alone: bool, headers
             f"{redacted}"], parent, redacted
 
 
-def salt_cause(redacted: Path, key: bytes, identity: str) -> str | None:
+def salt_cause(redacted: Path, identity: str) -> str | None:
     """Why a child's verdicts moved, when its parent's redaction ``redacted`` was made with another salt than
-    the child's (``key``, whose :func:`._manifest.salt_id` is ``identity``), as the parent's manifest records
-    it (an id of either scheme: :func:`._manifest.same_salt`): its
+    the child's (whose :func:`._manifest.salt_id` is ``identity``), as the parent's manifest records it: its
     placeholders then differ from the child's for the texts they share (a fork's seed, a spawn's prompt), so
     ``breaks`` sees changed texts. None when the manifest records the same salt, or cannot be read."""
     try:
         recorded = read_manifest(redacted)
     except DshAuditError:
         return None
-    if recorded.salt_id is not None and same_salt(key, recorded.salt_id, identity):
+    if recorded.salt_id == identity:
         return None
     if recorded.salt_id is None:
         return (f"the parent's redaction {redacted} may have been made with another salt (its manifest, written by an "

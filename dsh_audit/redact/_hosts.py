@@ -285,8 +285,8 @@ def _written_first(text: str, find: Callable[[str], Iterable[tuple[int, int]]], 
 
 def escapes_kept(pieces: Iterable[tuple[str, str]]) -> str:
     """Stretches of a text and what replaced each (``pieces``) joined, with no escape where the text had a bare ``%``
-    (fuzz 28: a ``Via`` comment's ``%ZZ`` became ``%EA``, no UTF-8): a hex letter after it made a letter six on
-    (:func:`._addresses.no_escape`); where a UTF-8 character's escapes became one, only a stretch's last ``%``."""
+    (fuzz 28: a ``Via`` comment's ``%ZZ`` became ``%EA``, no UTF-8): a hex letter after it made a letter six on, or
+    two digits the first a letter (:func:`._addresses.no_escape`); where a UTF-8 character's escapes became one, only a stretch's last ``%``."""
     text, out, marks = "", "", []
     for old, new in pieces:
         pairs = [[at for at, char in enumerate(part) if char == "%"] for part in (old, new)]
@@ -294,9 +294,9 @@ def escapes_kept(pieces: Iterable[tuple[str, str]]) -> str:
         marks += [(len(text) + i, len(out) + j) for i, j in zip(*(pairs if same else [p[-1:] for p in pairs]))
                   if same or len(old) - i == len(new) - j <= 2]
         text, out = text + old, out + new
-    chars = list(out)  # a digit stands only for a digit: two after a bare % were none
+    chars = list(out)  # two digits too: an IPv6 placeholder's layout is not its address's (``%2::17a``, review E)
     for at in (j + 1 for i, j in marks if not ESCAPE.match(text, i) and ESCAPE.match(out, j)):
-        chars[at:at + 2] = chars[at:at + 2] if out[at:at + 2].isdigit() else no_escape(out[at:at + 2])
+        chars[at:at + 2] = no_escape(out[at:at + 2])
     return "".join(chars)
 
 

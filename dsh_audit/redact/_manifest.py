@@ -27,7 +27,7 @@ from ..log import MAX_SAFE
 from ._routes import ROUTES_SUFFIX
 from ._verdicts import CATEGORIES
 
-__all__ = ["Manifest", "bundle_files", "manifest_path", "read_manifest", "routes_path", "salt_id", "same_salt"]
+__all__ = ["Manifest", "bundle_files", "manifest_path", "read_manifest", "routes_path", "salt_id"]
 
 #: The members of a manifest that name a file of its bundle beside its log, and what each is.
 _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
@@ -35,8 +35,8 @@ _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
 _COMPRESSIONS = {"zstd": True, "none": False}
 #: A verdict digest, as :func:`~dsh_audit.redact._verdicts.digest` writes it.
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-#: A salt's id, as :func:`salt_id` writes it (``scrypt:``), or an older dsh-audit wrote it (``blake2b:``).
-_SALT_ID = re.compile(r"(?:scrypt|blake2b):[0-9a-f]{32}")
+#: A salt's id, as :func:`salt_id` writes it (``scrypt:``; no dsh-audit wrote another).
+_SALT_ID = re.compile(r"scrypt:[0-9a-f]{32}")
 #: The scrypt cost of a salt's id (N; r=8, p=1: 16 MiB, some 50-120 ms of one core for each guess at a salt) and
 #: its own salt, a fixed string (docs/redact.md): fixed, as a manifest's id is compared with a salt given again.
 _SCRYPT_N, _SCRYPT_SALT = 2 ** 14, b"dsh-audit-salt-id"
@@ -49,36 +49,20 @@ _TAMPERED_HINT = ("the manifest was edited or damaged after `dsh-audit redact` w
                   "bundle again, or redact the log again with `dsh-audit redact LOG -o FILE`")
 
 
-def salt_id(key: bytes, scheme: str = "scrypt") -> str:
+def salt_id(key: bytes) -> str:
     """What a manifest records of the salt ``key`` (``salt_id``): a digest that tells whether two bundles
     (a fork's parent and child) were made with the same salt, so a child redacted with another salt than
     its parent's redaction is said so. It is not the salt, but it confirms a guessed one with no known
-    text: so it is slow to make (``scrypt``: :data:`_SCRYPT_N`), as each guess then is (the ``blake2b`` id an
-    older dsh-audit wrote, one fast hash, let a short salt be found in seconds). A random salt is 32 bytes;
-    a given one must be long and random too (docs/redact.md), as it undoes every placeholder.
+    text: so it is slow to make (``scrypt``: :data:`_SCRYPT_N`), as each guess then is. That protects no short
+    salt: the placeholders are keyed by a fast hash of it (:class:`._plain.PlainPlaceholders`), so one known text
+    (a fixed line of DSH's) finds a short salt in about a minute (review E). A random salt is 32 bytes; a given one
+    must be long and random too (docs/redact.md), as it undoes every placeholder.
 
     Example:
-        >>> salt_id(b"s") == salt_id(b"s") != salt_id(b"t")
-        True
-        >>> salt_id(b"s")[:7], salt_id(b"s", "blake2b")[:8]
-        ('scrypt:', 'blake2b:')
+        >>> salt_id(b"s") == salt_id(b"s") != salt_id(b"t"), salt_id(b"s")[:7]
+        (True, 'scrypt:')
     """
-    if scheme == "blake2b":
-        return "blake2b:" + hashlib.blake2b(key, digest_size=16, person=b"dsh-audit-salt").hexdigest()
     return "scrypt:" + hashlib.scrypt(key, salt=_SCRYPT_SALT, n=_SCRYPT_N, r=8, p=1, maxmem=2 ** 25, dklen=16).hex()
-
-
-def same_salt(key: bytes, recorded: str, identity: str) -> bool:
-    """Whether a manifest's ``recorded`` salt id is the id of the salt ``key`` (whose id as this dsh-audit
-    writes it is ``identity``: not made again), in the scheme it was written in (an older manifest's
-    ``blake2b:``).
-
-    Example:
-        >>> same_salt(b"s", salt_id(b"s", "blake2b"), "scrypt:00") and not same_salt(b"t", salt_id(b"s"), salt_id(b"t"))
-        True
-    """
-    scheme = recorded.partition(":")[0]
-    return recorded == (identity if identity.startswith(f"{scheme}:") else salt_id(key, scheme))
 
 
 def manifest_path(log: str | os.PathLike[str]) -> Path:
@@ -166,7 +150,7 @@ def read_manifest(log: Path) -> Manifest:
         if salt_kind is not None and salt_kind not in _SALT_KINDS:
             raise _Refused(f"its salt is neither {' nor '.join(_SALT_KINDS)}")
         if salt is not None and (not isinstance(salt, str) or not _SALT_ID.fullmatch(salt)):
-            raise _Refused("its salt_id is not a scrypt: or blake2b: digest")
+            raise _Refused("its salt_id is not a scrypt: digest")
     except _Refused as exc:
         raise UsageError(f"not a dsh-audit redaction manifest: {exc}", path=str(manifest_file),
                          hint=_TAMPERED_HINT) from None

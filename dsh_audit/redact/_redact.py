@@ -42,8 +42,8 @@ from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
 from ._manifest import salt_id
 from ._routes import redacted_routes
-from ._staging import (commit_capture, output_targets, read_rewritable, refuse_generation, staged_capture, staged_file,
-                       write_file)
+from ._staging import (commit_capture, drop_stale, output_targets, read_rewritable, refuse_generation, stale_capture,
+                       staged_capture, staged_file, write_file)
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["Redaction", "redact"]
@@ -217,24 +217,27 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     guard = functools.partial(output_targets, target=target, capture_output=capture_output, force=force,
                               routed=routes is not None)
     manifest, route_target, capture_target = guard(inputs)
+    stale = stale_capture(manifest, capture_target, inputs) if force else None  # read before its manifest goes
     config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
     redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
     return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
                   lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture,
                   route_target=route_target, protect=lambda parent: guard((*inputs, parent)),
-                  salt=(key, salt is None))
+                  salt=(key, salt is None), stale=stale)
 
 
 def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
            redactor: LogRedactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
            lenient: bool, identifiers: Iterable[str] = (), alone: bool = False,
            any_capture: bool = False, route_target: Path | None = None,
-           protect: Callable[[Path], object], salt: tuple[bytes, bool] = (b"", False)) -> Redaction:
+           protect: Callable[[Path], object], salt: tuple[bytes, bool] = (b"", False),
+           stale: Path | None = None) -> Redaction:
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
     (with the redacted route configuration written to ``route_target``, when ``config`` is given) and
     rename the files into place only when none moved (the outputs were checked by :func:`redact`, and are
     checked against each parent log once :func:`._family.family` finds it, by ``protect``); ``salt``: the
-    salt and whether it was random, for the manifest (its id: :func:`._manifest.salt_id`)."""
+    salt and whether it was random, for the manifest (its id: :func:`._manifest.salt_id`); ``stale``: the capture the
+    replaced manifest named, which this bundle does not write, removed once it is written (:func:`._staging.drop_stale`)."""
     # a capture output nothing was at when the outputs were checked (just now) takes no file written there since
     fresh = capture_target is not None and not os.path.lexists(capture_target)
     key, salt_random = salt
@@ -302,7 +305,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                                      parent=parent_session(redacted_parent_opened, redacted, lenient=lenient,
                                                            config=bundle_config))
             digests, mismatched = _compare(before, after)
-            cause = (salt_cause(redacted_parent, key, identity) if mismatched and redacted_parent is not None
+            cause = (salt_cause(redacted_parent, identity) if mismatched and redacted_parent is not None
                      else None)
             if mismatched and bundle_config is not None:
                 notes.append(f"the copy's verdicts were rendered with the bundle's redacted route file "
@@ -331,6 +334,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 for temp, path in ((log_temp, target), (route_temp, route_target), (manifest_temp, manifest)):
                     if temp is not None and path is not None and not mismatched:  # else the temporaries go
                         ProtectedInputs.commit(temp, path)
+                if not mismatched:
+                    drop_stale(stale)
     return result
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from .._manifest_file import load_manifest
-from ..capture import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, CaptureRead, read_capture
+from ..capture import CAPTURE_NAME, CaptureRead, capture_folders, read_capture
 from ..errors import DshAuditError, UsageError
 from ..log import ProtectedInputs, canonical_generation, log_file_name, read_header
 from ._manifest import bundle_files, manifest_path, routes_path
 
-__all__ = ["commit_capture", "output_targets", "read_rewritable", "refuse_generation", "staged_capture", "staged_file",
-           "write_file"]
+__all__ = ["commit_capture", "drop_stale", "output_targets", "read_rewritable", "refuse_generation", "stale_capture",
+           "staged_capture", "staged_file", "write_file"]
 
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
 
@@ -113,19 +113,9 @@ def _default_capture(source: Path, target: Path, manifest: Path, *, log: Path | 
 
 def _searched(folder: Path, log: Path | None) -> bool:
     """Whether :func:`dsh_audit.capture.find_capture` looks for ``log``'s capture in ``folder``: it is, by real
-    path, the log's own folder or one of the :data:`~dsh_audit.capture.CAPTURE_SEARCH_LEVELS` folders above it
-    (the rule lives in ``capture/_find.py``, :func:`~dsh_audit.capture.find_capture`; no function of it names
-    those folders, so the same walk is made here over the same real paths)."""
-    if log is None:
-        return False
-    real, here = os.path.realpath(folder), Path(os.path.realpath(log)).parent
-    for _ in range(CAPTURE_SEARCH_LEVELS + 1):
-        if os.fspath(here) == real:
-            return True
-        if here.parent == here:
-            return False
-        here = here.parent
-    return False
+    path, one of :func:`dsh_audit.capture.capture_folders`."""
+    real = os.path.realpath(folder)
+    return log is not None and any(os.fspath(here) == real for here in capture_folders(log))
 
 
 def _free(path: Path, manifest: Path) -> bool:
@@ -140,6 +130,37 @@ def _free(path: Path, manifest: Path) -> bool:
         named = own.get("capture") if isinstance(own, dict) else None
         return isinstance(named, str) and os.path.realpath(Path(os.path.dirname(manifest) or os.curdir, named)) == real
     return all(os.path.realpath(file) != real for file, _ in bundle_files(path.parent, own=manifest))
+
+
+def stale_capture(manifest: Path, capture_target: Path | None, inputs: tuple[Path | None, ...]) -> Path | None:
+    """The capture the manifest ``manifest`` (this bundle's, replaced with ``--force``) names, when this run writes
+    none there (``capture_target``): a file in the redacted log's folder, none of the ``inputs`` nor in one (review E:
+    a ``wire.jsonl`` left beside the copy is the capture ``check`` finds for it, and compares with); else None."""
+    try:
+        old: object = load_manifest(manifest) if os.path.isfile(manifest) else None
+    except (DshAuditError, ValueError):
+        return None
+    named = old.get("capture") if isinstance(old, dict) else None
+    if not isinstance(named, str):
+        return None
+    folder = os.path.realpath(os.path.dirname(manifest) or os.curdir)
+    path = Path(folder, named)
+    real = os.path.realpath(path)
+    taken = [os.path.realpath(p) for p in (capture_target, *inputs) if p is not None]
+    if (os.path.islink(path) or not os.path.isfile(path) or os.path.dirname(real) != folder
+            or any(real == other or real.startswith(other + os.sep) for other in taken)):
+        return None
+    return path
+
+
+def drop_stale(path: Path | None) -> None:
+    """Remove the earlier bundle's capture (:func:`stale_capture`); one that stays is left out of the ``check`` the
+    command prints (``--no-capture``), as any capture ``check`` would find beside the copy."""
+    if path is not None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 @contextmanager

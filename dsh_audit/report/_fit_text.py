@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from .._seq import common_length
 from ._console import output_width
-from ._safe_text import stdout_text, terminal_text
+from ._safe_text import _CI_COMMANDS, _escape, stdout_text, terminal_text
 
 __all__ = ["cell_len", "fit_lines", "id_prefixes", "middle_cut", "short_ids"]
 
@@ -159,7 +159,7 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
             if whole:  # a command's word: on this line, else whole on the next
                 if at and cell_len(current + piece) > room:
                     lines.append(current)
-                    current, piece = rest, word
+                    current, piece = _ci_safe(rest, word)
                 current += piece
                 continue
             # A word that fits a line of its own starts one; a longer one (JSON) folds from here,
@@ -173,6 +173,8 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
             # show (a 1 MB word folds in linear time, not by re-measuring and copying its rest).
             window, at_char = 2 * room + 16, 0
             while True:
+                if not current.strip() and piece.startswith(_CI_COMMANDS, at_char):  # measured as it is shown
+                    current, at_char = current + _escape(piece[at_char]), at_char + 1
                 head = piece[at_char:at_char + window]
                 if at_char + window >= len(piece) and cell_len(current + head) <= room:
                     break
@@ -182,6 +184,20 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
             current += piece[at_char:]
         lines.append(current)
     return [terminal_text(line) for line in lines]  # escaped already: only a wrapped line's start changes
+
+
+def _ci_safe(start: str, word: str) -> tuple[str, str]:
+    """A wrapped line's ``start`` (its indent) and ``word``, its first, with the first character of
+    a CI workflow command escaped (``\\u003a:error``, as :func:`terminal_text` shows it), so that the
+    line is measured as it is shown, not 5 cells narrower.
+
+    Example:
+        >>> _ci_safe("  ", "::error"), _ci_safe("  ", "ok::")
+        (('  \\\\u003a', ':error'), ('  ', 'ok::'))
+    """
+    if start.strip() or not word.startswith(_CI_COMMANDS):
+        return start, word
+    return start + _escape(word[0]), word[1:]
 
 
 def _fold_at(word: str, room: int) -> int:

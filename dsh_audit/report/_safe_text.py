@@ -94,9 +94,10 @@ def _json_escape(char: str) -> str:
 
 # Characters Markdown (CommonMark, GitHub) may read as markup, each shown with a backslash (the one
 # set of every Markdown dsh-audit writes: a table, a heading, a listing line, check's summary); and a
-# ``$`` that could open GitHub's ``$...$`` math (a ``\\$`` it shows as a dollar sign): one followed by
-# what an amount's is not (``$0.01``, ``$?``, a header's ``lost $``, a legend's ``≥$:``).
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&]|\$(?=[^\d?\s,.;:)]))")
+# ``$`` that could close ``$...$`` math (a ``\\$`` GitHub shows as a dollar sign): one not followed by a
+# digit, as a closing ``$`` never is (pandoc's tex_math_dollars, markdown-it-katex, GitLab: ``$20,000``
+# is no math), so no ``$`` left bare closes any: an amount's (``$0.01``) stays, ``$?`` and ``lost $`` gain one.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&]|\$(?!\d))")
 # A line start Markdown reads as a block that the escapes above leave: an ordered list item, a list
 # item or rule (``-``, ``+``), a setext underline (``=``).
 _MARKDOWN_BLOCK = re.compile(r"^(?:(\d+)([.)])|([-+=]))")
@@ -135,15 +136,15 @@ def markdown_text(text: object) -> str:
 def markdown_inline(text: object, *, cell: bool = False) -> str:
     """``text`` as inert Markdown inside a line (``cell``: a table cell's, where a ``|`` would end
     the cell): :func:`terminal_text`, and then every character Markdown may read as markup
-    (``\\ ` * _ [ ] < > # | ~ &``, and a ``$`` that could open math, not an amount's) escaped with a
+    (``\\ ` * _ [ ] < > # | ~ &``, and a ``$`` that could close math, not an amount's) escaped with a
     backslash; or, when GitHub would make a link of the text even so (a URL, ``www.``, an email
     address: :data:`_AUTOLINKABLE`), the text as a code span, whose fence is one backtick longer
     than its longest run of backticks (a ``|`` in a cell's span still escaped: GFM's table reads
     ``\\|`` as a pipe of the cell, code span or not).
 
     Example:
-        >>> markdown_inline("a_b <i>"), markdown_inline("p$x^2$q")
-        ('a\\\\_b \\\\<i\\\\>', 'p\\\\$x^2\\\\$q')
+        >>> markdown_inline("a_b <i>"), markdown_inline("p$x^2$q"), markdown_inline("$1+1=2$ for $0.01")
+        ('a\\\\_b \\\\<i\\\\>', 'p\\\\$x^2\\\\$q', '$1+1=2\\\\$ for $0.01')
         >>> markdown_inline("see www.evil.example.com | `x`", cell=True)
         '`` see www.evil.example.com \\\\| `x` ``'
     """
