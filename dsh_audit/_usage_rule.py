@@ -121,9 +121,10 @@ def logged_counts(request: Any) -> dict[str, int | None] | None:
     usage = usage_of(request)
     if not isinstance(usage, dict):
         return None
-    write = usage.get("cacheWriteTokens")
+    write = usage.get("cacheWriteTokens")  # no adapter writes a 0 there; a logged null is no count (DSH702)
     counts = {"inputTokens": usage.get("inputTokens"), "cacheReadTokens": logged_cache_read(request),
-              "cacheWriteTokens": 0 if write is None else write, "outputTokens": usage.get("outputTokens")}
+              "cacheWriteTokens": 0 if "cacheWriteTokens" not in usage else write,
+              "outputTokens": usage.get("outputTokens")}
     valid: dict[str, int | None] = {name: count_of(value) for name, value in counts.items()}
     if valid["cacheReadTokens"] is None and valid["inputTokens"] is not None \
             and request_provider(request) == NATIVE_DEEPSEEK:
@@ -171,13 +172,13 @@ def logged_cache_read(request: Any) -> int | None:
         >>> native = {"config": {"provider": "deepseek-official"}}
         >>> logged_cache_read(R(usage={"inputTokens": 5}, message_usage=None, header=native, kind="loop", extra={}))
         >>> [logged_cache_read(R(usage={"inputTokens": 5, "cacheReadTokens": v}, message_usage=None, header=pi,
-        ...                      kind="loop", extra={})) for v in (7.0, "8000", True, 10**9 + 1)]
-        [7, None, None, None]
+        ...                      kind="loop", extra={})) for v in (7.0, "8000", True, 10**9 + 1, None)]
+        [7, None, None, None, None]
     """
     usage = usage_of(request)
     if not isinstance(usage, dict):
         return None
-    if usage.get("cacheReadTokens") is not None:  # logged: its count (100.0 is 100), else none, never 0
+    if "cacheReadTokens" in usage:  # logged: its count (100.0 is 100), else none (null too: DSH702), never 0
         return count_of(usage["cacheReadTokens"])
     provider = request_provider(request)
     return 0 if provider is not None and provider != NATIVE_DEEPSEEK and "inputTokens" in usage else None

@@ -399,7 +399,7 @@ def test_check_table_at_80_columns_shows_hostile_ids_inert(tmp_path, monkeypatch
     code, out, err = invoke(monkeypatch, capsys, "check", str(sessions))
     lines = out.splitlines()
     assert (code, err, lines[-2:]) == (0, [], [
-        "PASSED: 7 log(s), 7 request(s), 0 error(s), 0 warning(s), 7 info, 0 failing", "(policy: defaults)"])
+        "PASSED: 7 log(s), 7 request(s), 0 error(s), 0 warning(s), 7 info, 0 failing", "  (policy: defaults)"])
     # each log's path whole on its own line under the table (session 38: never cut, nor left out)
     logs = named_logs(sorted(sessions.rglob("session.jsonl")))
     assert lines[-5 - len(logs):-5] == logs

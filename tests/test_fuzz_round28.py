@@ -22,6 +22,7 @@ from test_watch_fixes import SAFETY
 
 from dsh_audit.capture import NO_CAPTURE_ENV
 from dsh_audit.gate._findings import Judge
+from dsh_audit.importers import import_codex
 from dsh_audit.log import resolve_session
 from dsh_audit.report.terminal import id_prefixes
 from dsh_audit.watch import WatchRequest, watch
@@ -39,8 +40,9 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
     """The Codex fixture with the token_count of ``line`` damaged (12: line 10's, resent with a
     rate-limit update; 15: a call's end): its total's ``input_tokens`` deleted or made ``damage``'s
     JSON, or the total (``info``) made the JSON after ``total=`` (``info=``), or given a key
-    ``new_tokens`` of the JSON after ``gained=``; ``then-intact``: deleted, and with
-    `` then-intact`` after another damage, the token_count resent whole after it (line 10's for 12)."""
+    ``new_tokens`` of the JSON after ``gained=``, or its ``last_token_usage`` made the total
+    (``last=total``); ``then-intact``: deleted, and with `` then-intact`` after another damage, the
+    token_count resent whole after it (line 10's for 12)."""
     records = [json.loads(text) for text in CODEX.read_text(encoding="utf-8").splitlines()]
     whole = json.loads(json.dumps(records[9 if line == 12 else line - 1]))
     info = records[line - 1]["payload"]["info"]
@@ -50,6 +52,8 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
         info["total_token_usage"] = json.loads(damage.removeprefix("total="))
     elif damage.startswith("info="):
         records[line - 1]["payload"]["info"] = json.loads(damage.removeprefix("info="))
+    elif damage == "last=total":
+        info["last_token_usage"] = dict(info["total_token_usage"])
     elif damage.startswith("gained="):
         info["total_token_usage"]["new_tokens"] = json.loads(damage.removeprefix("gained="))
     elif damage in ("deleted", "then-intact"):
@@ -65,6 +69,10 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
 
 _TOTAL = "total_token_usage "
 _GAINED = _TOTAL + "gained new_tokens, which the last total did not hold"
+_RESENT = ": the call it ends is kept with no usage (the event resent whole right after gives it its usage)"
+_MOVED = _TOTAL + "moved by other than its last_token_usage (Codex adds each call's to it)"
+#: What a variant that loses a call's usage for good logs instead (requests, output, $, unknown).
+_LOST = {("info={}", 15): (4, 170, 0.006937, 1), ("info={}", 16): (4, 82, 0.005932, 1)}
 
 
 @pytest.mark.parametrize(("damage", "line", "why"), [
@@ -82,7 +90,17 @@ _GAINED = _TOTAL + "gained new_tokens, which the last total did not hold"
     ("gained=0", 12, _GAINED), ("gained=1000000000000 then-intact", 12, _GAINED),
     ('info="x"', 12, 'info is a string "x", not an object'),
     ('info="x" then-intact', 12, 'info is a string "x", not an object'),
-    ("info={}", 12, None), ("info=[] then-intact", 15, "info is an array [], not an object")])
+    ("info={}", 12, None), ("info=[] then-intact", 15, "info is an array [], not an object"),
+    ("null", 10, _TOTAL + "input_tokens is null, not a number"),
+    ('"3000"', 10, _TOTAL + 'input_tokens is a string "3000", not a number'),
+    ("1 then-intact", 10, _MOVED + _RESENT), ("1000000003000 then-intact", 10, _MOVED + _RESENT), ("info=[]", 10, "info is an array [], not an object"),
+    ("info={}", 10, "info has no last_token_usage" + _RESENT), ("info={}", 15, "info has no last_token_usage" + _RESENT),
+    ("info={}", 16, "info has no last_token_usage" + _RESENT),
+    ("info={} then-intact", 15, "info has no last_token_usage" + _RESENT),
+    ("then-intact", 16, _TOTAL + "lacks input_tokens"), ('total="x" then-intact', 16, _TOTAL + 'is a string "x", not an object'),
+    ("null then-intact", 16, _TOTAL + "input_tokens is null, not a number"),
+    ("last=total", 15, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("last=total", 24, _MOVED + ": the call it ends is priced from the totals' difference"), ("last=total", 10, None)])
 def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned_of(
         damage: str, line: int, why: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,12 +111,21 @@ def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned
     (a non-object or lower total resent whole was a fifth call: $0.01177). Re-read D: so for a
     total that gains a key (a fifth call, $0.01177, with no warning, or one blaming intact
     lines), and an ``info`` that is no object or empty (a fifth call, unpriced; ``[]`` that ended
-    a call, resent whole, a fifth call: the resend now gives the call its usage)."""
+    a call, resent whole, a fifth call: the resend now gives the call its usage). Session 42
+    (fuzz 30a C1-C5), one rule: a whole total is the last plus its own last_token_usage. So the
+    first call's total is judged too (C1: a fifth call, $0.01177, unsaid); a resend after a tool's
+    output still gives the call its usage (C2: a fifth call); a compaction's damaged event resent
+    whole is no phantom call (C3: the summarising call stayed ``loop``); ``info`` ``{}`` ending
+    a call is said (C4: usage lost unsaid); a last_token_usage that is the total is priced from
+    the totals' difference (C5: $0.01177, unsaid)."""
     log = _codex(tmp_path, damage, line)
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     totals = json.loads(out)["totals"]
-    assert (code, totals["requests"], totals["tokens"]["output"], totals["cost_usd"]["total"]) == (0, 4, 182, 0.00762)
-    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}: {UNSURE}"])
+    assert (code, totals["requests"], totals["tokens"]["output"], totals["cost_usd"]["total"],
+            totals["usage_unknown_requests"]) == (0, *_LOST.get((damage, line), (4, 182, 0.00762, 0)))
+    assert [request.kind for request in import_codex(log).requests] == ["loop", "loop", "compaction", "loop"]
+    then = "" if why is None or ": " in why else f": {UNSURE}"
+    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}{then}"])
 
 
 def test_every_cut_id_names_its_session_as_show_matches_a_prefix(tmp_path: Path) -> None:

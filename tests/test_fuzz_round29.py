@@ -40,7 +40,7 @@ PATH = "x\\u000aPASSED: 1 log(s), 0 error(s)/session.jsonl"
             "  given, and captures found beside the log are ignored (--no-capture) (hint:",
             "  pass --capture FILE; without --no-capture, a wire.jsonl beside the log or up",
             "  to four folders above it is compared)",
-            "PASSED: 1 log(s), 1 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing", "(policy: defaults)"]),
+            "PASSED: 1 log(s), 1 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing", "  (policy: defaults)"]),
 ])
 def test_check_findings_escape_a_newline_of_a_path_before_wrapping(columns, expected, tmp_path, monkeypatch, capsys):
     chat_log(tmp_path / FORGED / "session.jsonl", "session-nl")

@@ -302,7 +302,7 @@ def test_check_summary_wrapped_at_80_columns_ends_no_line_with_a_space(tmp_path:
     lines = drawn.splitlines()
     status = lines.index("PASSED: 10 log(s), 35 request(s), 0 error(s), 0 warning(s), 10 info, 0 failing")
     assert lines[status:] == ["PASSED: 10 log(s), 35 request(s), 0 error(s), 0 warning(s), 10 info, 0 failing",
-                              "(policy: defaults)"]
+                              "  (policy: defaults)"]
 
 
 def test_every_row_of_totals_is_totals_and_total_is_only_a_sum(

@@ -239,7 +239,7 @@ def test_check_at_80_columns_is_a_table(home: Path, monkeypatch: pytest.MonkeyPa
                                                                ("a", "session-aaa1"))]),
         *no_capture(logs),
         "PASSED: 3 log(s), 3 request(s), 0 error(s), 0 warning(s), 3 info, 0 failing",
-        "(policy: defaults)"]
+        "  (policy: defaults)"]
 
 
 def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -260,7 +260,7 @@ def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monk
         "narrow terminal: hit ratio (no values) not shown (widen it, or use --json)",
         *named_logs(logs := [tmp_path / "s" / "--p--" / session_id / "session.jsonl" for session_id in ids]),
         *no_capture(logs),
-        "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing", "(policy: defaults)"]
+        "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing", "  (policy: defaults)"]
 
 
 def _tables(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *, in_listing: bool) -> str:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,3 +227,43 @@ def test_a_cache_read_that_is_no_count_is_unknown_in_every_view(
             [t["classification"] for t in report["timeline"]]) == cache
     _, out, _ = invoke(monkeypatch, capsys, "check", log, "--json-report", "-", "--no-capture")
     assert json.loads(out)["sessions"][0]["cost"]["unpriced"] == unpriced
+
+
+@pytest.mark.parametrize("provider", ["deepseek-official", "anthropic"])
+def test_a_bucket_logged_as_null_is_no_count_never_a_zero(provider: str) -> None:
+    """A ``null`` cache bucket is a logged value holding no count (validate: DSH702): unknown on
+    every route, as 1.5 or "8000" is; only a bucket not written at all is pi-ai's 0 (fuzz 30a, U1)."""
+    from types import SimpleNamespace
+
+    from dsh_audit._usage_rule import logged_cache_read, logged_counts
+
+    def request(usage: dict[str, Any]) -> Any:
+        return SimpleNamespace(usage=usage, message_usage=None, header={"config": {"provider": provider}},
+                               kind="loop", extra={})
+
+    base = {"inputTokens": 1769, "outputTokens": 24}
+    assert logged_cache_read(request({**base, "cacheReadTokens": None})) is None
+    assert logged_counts(request({**base, "cacheReadTokens": 7, "cacheWriteTokens": None}))["cacheWriteTokens"] is None
+    assert logged_counts(request({**base, "cacheReadTokens": 7}))["cacheWriteTokens"] == 0
+    assert logged_cache_read(request(base)) == (None if provider == "deepseek-official" else 0)
+
+
+@pytest.mark.parametrize("bucket", ["cacheReadTokens", "cacheWriteTokens"])
+def test_a_damaged_bucket_leaves_the_timelines_prompt_unknown(
+        tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fuzz 30a U2, before: on a pi-ai route a bucket holding no count (1.5) counted 0 in the
+    timeline's prompt_tokens (``inputTokens`` alone, 1769, shown as exact) where the session's
+    prompt_tokens left the request out (a damaged write counted its 1897 in the session too, a
+    ``write_not_landed`` break); now it is unknown, by the one count rule (its counted size judges it)."""
+    b = LogBuilder(session_id="s-u2", provider="deepseek", model="deepseek-v4-flash")
+    for text, damaged in (("a", {}), ("b", {bucket: 1.5})):
+        with b.turn(text), b.step():
+            b.assistant(text, usage={"inputTokens": 1769, "outputTokens": 24, "cacheReadTokens": 128, **damaged})
+    code, out, _ = invoke(monkeypatch, capsys, "cache", str(b.write_jsonl(tmp_path / "s.jsonl")), "--json",
+                          "--no-capture")
+    report = json.loads(out)
+    assert (code, report["prompt_tokens"], report["usage_known"], report["usage_known_without_prompt"]) == (
+        0, 1897, 1, 0 if bucket == "cacheReadTokens" else 1)
+    assert [(t["prompt_tokens"], t["actual_cache_read"], t["classification"]) for t in report["timeline"]] == [
+        (1897, 128, "as_expected"),
+        (None, None, "usage_unknown") if bucket == "cacheReadTokens" else (None, 128, "below_minimum")]

@@ -218,7 +218,7 @@ def test_check_records_and_status_ascii(run, folder):
         "  (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding the log's",
         "  requests beside it or up to four folders above it)",
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
-        "(policy: defaults)",
+        "  (policy: defaults)",  # session 42: indented as a finding's rest (only the verdict starts a line)
     ]
 
 

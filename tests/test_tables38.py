@@ -29,11 +29,12 @@ LONG = (
 
 def named_logs(paths: Iterable[object], width: int = 80) -> list[str]:
     """The lines `check` prints under its table when it numbers its logs: ``log 1: PATH``, or, on a
-    terminal narrower than that line, ``log 1:`` and the path whole on a line of its own."""
+    terminal narrower than that line, ``log 1:`` and the path whole on a line of its own, indented
+    (session 42: only the verdict starts a line with its word)."""
     lines: list[str] = []
     for k, path in enumerate(paths, 1):
         line = f"log {k}: {path}"
-        lines += [line] if len(line) <= width else [f"log {k}:", str(path)]
+        lines += [line] if len(line) <= width else [f"log {k}:", f"  {path}"]
     return lines
 
 
@@ -160,9 +161,9 @@ def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, 
         *named_logs(logs),
         *no_capture(logs),  # two logs: named
         "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing",
-        "(policy: defaults)"]
+        "  (policy: defaults)"]
     at = lines.index("log 2:")
-    assert lines[at:at + 2] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
+    assert lines[at:at + 2] == ["log 2:", f"  {long / 'session.jsonl'}"]  # the path whole on its own line
     # one log: no column of numbers, the log named under the table
     assert _table(monkeypatch, capsys, 60, "check", str(logs[0]))[1:8] == [
         "status  session           reqs  brks   hit       cost  finds",
@@ -216,4 +217,37 @@ def test_check_lists_every_finding_its_findings_column_counts(monkeypatch, capsy
         "  (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding the log's",
         "  requests beside it or up to four folders above it)",
         f"PASSED: 1 log(s), 1 request(s), 0 error(s), {warnings} warning(s), 1 info, 0 failing",
-        "(policy: defaults)"]
+        "  (policy: defaults)"]
+
+
+#: A folder named as a failing verdict (fuzz round 30b, R4), the log in it.
+_FORGED = "FAILED: 9 log(s), 27 request(s), 3 error(s) " + "x" * 60
+
+
+@pytest.mark.parametrize("columns", [40, 80])
+def test_check_prints_no_verdict_but_its_own_at_column_0(monkeypatch, capsys, tmp_path, columns):
+    """Before: at 40 and 80 columns the log's path stood alone at column 0, and its finding, wrapped
+    at the path's spaces, began with a line reading exactly ``FAILED: 9 log(s), 27 request(s), 3
+    error(s)`` before the real ``PASSED:``, whose own ``(policy: defaults)`` began a line too. Now
+    the lone path and every wrapped line's rest are indented, the finding's path ``./``."""
+    monkeypatch.chdir(tmp_path)
+    _chat(Path(_FORGED) / "s.jsonl", "session-forged")
+    lines = _table(monkeypatch, capsys, columns, "check", ".", "--no-capture")
+    assert lines[lines.index("log:"):] == ["log:", f"  {_FORGED}/s.jsonl", *_FORGED_LINES[columns]]
+    verdict = "PASSED: 1 log(s), 1 request(s), 0" + (" error(s), 0 warning(s), 1 info, 0 failing" if columns == 80 else "")
+    assert [line for line in lines if line.startswith(("PASSED", "FAILED"))] == [verdict]  # the table's too
+
+
+#: What `check` lists under its table for the log in :data:`_FORGED` (after ``log:`` and its path).
+_FORGED_LINES = {
+    40: ["./FAILED: 9 log(s), 27 request(s), 3", "  error(s)", "  " + "x" * 38, "  " + "x" * 22 + "/s.jsonl: DSH810",
+         "  info: no capture given, and captures", "  found beside the log are ignored",
+         "  (--no-capture) (hint: pass --capture", "  FILE; without --no-capture, a",
+         "  wire.jsonl beside the log or up to", "  four folders above it is compared)",
+         "PASSED: 1 log(s), 1 request(s), 0", "  error(s), 0 warning(s), 1 info, 0", "  failing (policy: defaults)"],
+    80: ["./FAILED: 9 log(s), 27 request(s), 3 error(s)", "  " + "x" * 60 + "/s.jsonl: DSH810",
+         "  info: no capture given, and captures found beside the log are ignored",
+         "  (--no-capture) (hint: pass --capture FILE; without --no-capture, a wire.jsonl",
+         "  beside the log or up to four folders above it is compared)",
+         "PASSED: 1 log(s), 1 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing", "  (policy: defaults)"],
+}

@@ -93,9 +93,9 @@ _CHECK_80 = [
     "ok      session-514c4bc2    11  11/11 identical     1  78.4%  $0.0942      0",
     "session: shortest unique prefix of its id (--json for whole ids)",
     "log:",
-    str(C1),
+    f"  {C1}",  # session 42: the lone path and the verdict's rest indented (only the verdict starts a line)
     "PASSED: 1 log(s), 11 request(s), 0 error(s), 0 warning(s), 0 info, 0 failing",
-    "(policy: defaults)"]
+    "  (policy: defaults)"]
 _NOTE = "note: 1 request(s) priced from the capture's usage (their log holds none)"
 
 

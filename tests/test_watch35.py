@@ -198,13 +198,14 @@ def test_a_log_replaced_by_a_copy_of_another_is_followed_once(tmp_path: Path) ->
 
 def test_a_log_replaced_by_a_longer_copy_takes_over_where_the_other_stopped(tmp_path: Path) -> None:
     """a is replaced by b's lines and one more turn: a is read from the request where b stopped,
-    b no longer; the new request is shown once."""
+    b no longer; the new request is shown once. Both are followed first (under load b's reader may
+    start after a is replaced: then b showed nothing, and a rightly shows wb's requests from the first)."""
     root = tmp_path / "sessions" / "--p--"
     chat_log(root / "a" / "session.jsonl", "wa")
     first, second = _turns("wb", 2)
     (root / "b").mkdir()
     (root / "b" / "session.jsonl").write_bytes(first)
-    items = _drive(tmp_path, [(_started("wa"), lambda: _replace(root / "a" / "session.jsonl", first + second)),
+    items = _drive(tmp_path, [(_all_started("wa", "wb"), lambda: _replace(root / "a" / "session.jsonl", first + second)),
                               (lambda item: isinstance(item, WatchRequest), lambda: None)])
     notes = [item.message for item in items if isinstance(item, WatchNote) and item.level == "note"]
     assert notes == [f"one session in two files under {root}{os.sep}: read a{os.sep}session.jsonl, "

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..replay import Request, RequestTime
-from .._usage_rule import count_of, usage_of
+from .._usage_rule import NATIVE_DEEPSEEK, count_of, logged_counts, request_provider, usage_of
 from ._prompt import Prompt
 from ._rules import CacheRule
 
@@ -17,12 +17,20 @@ __all__: list[str] = []
 
 
 def _logged_prompt(request: Request) -> int | None:
-    usage = usage_of(request)
-    tokens = count_of(usage.get("inputTokens")) if isinstance(usage, dict) else None
-    if usage is None or tokens is None:
+    """The prompt size ``request``'s logged usage holds (input + cache read + cache write), by the one
+    count rule (:func:`~dsh_audit._usage_rule.logged_counts`); None when one of them holds no valid
+    count: a damaged bucket is unknown, never a 0 that would make a partial sum look exact (the
+    session's ``prompt_tokens`` leaves such a request out). DSH's native DeepSeek adapter's usage
+    without ``cacheReadTokens`` splits nothing, but its ``inputTokens`` is the whole prompt."""
+    counts = logged_counts(request)
+    if counts is None:
         return None
-    extra = (count_of(usage.get("cacheReadTokens")), count_of(usage.get("cacheWriteTokens")))
-    return tokens + sum(v or 0 for v in extra)  # a wrong-typed or negative bucket counts 0
+    parts = (counts["inputTokens"], counts["cacheReadTokens"], counts["cacheWriteTokens"])
+    usage = usage_of(request)
+    if parts[:2] == (None, None) and request_provider(request) == NATIVE_DEEPSEEK \
+            and isinstance(usage, dict) and "cacheReadTokens" not in usage:
+        parts = (count_of(usage.get("inputTokens")), 0, parts[2])
+    return None if None in parts else sum(v for v in parts if v is not None)
 
 
 @dataclass

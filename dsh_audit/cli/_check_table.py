@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..gate import CheckResult, Finding, SessionCheck, group_findings
 from ..report.terminal import (Amount, fit_lines, id_prefixes, listing_format, print_status, print_table, rows_fit,
@@ -27,6 +28,10 @@ _DROPPABLE = ("capture", "hit ratio", "cost")
 _SHORT = {**COUNT_SHORT, "breaks": "brks", "findings": "finds"}
 _SHORT_NOTE = id_caption("session", whose="its id")
 _TABLE_LIMIT = 50
+# Under the table only the verdict starts a line with its word: a path on a line of its own and
+# every wrapped line's rest are indented (a folder named "FAILED: 9 log(s), …" reads as no verdict).
+_INDENT = "  "
+_VERDICTS = ("PASSED", "FAILED")
 
 def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
     """A log's cells: its cost as ``$x``, ``≥$x`` (some requests unpriced) or ``$?`` (none priced),
@@ -183,6 +188,22 @@ def _listed(findings: Sequence[Finding], *, nones: int = 0) -> list[str]:
     return [*failing, *passing, *(_merged(key, paths, nones) for key, paths in logs.items() if len(paths) > 1)]
 
 
+def _unforged(finding: Finding) -> Finding:
+    """``finding`` with its path as ``./PATH`` when it starts with a verdict's word (a folder named
+    ``FAILED: 9 log(s), …``): its line under the table, at column 0, would read as the verdict; the
+    same file, a path still copied as it is (one starting so is relative).
+
+    Example:
+        >>> _unforged(Finding("DSH810", "info", "no capture", "FAILED: 9 log(s)/a.jsonl")).path
+        './FAILED: 9 log(s)/a.jsonl'
+        >>> _unforged(Finding("DSH810", "info", "no capture", "logs/a.jsonl")).path
+        'logs/a.jsonl'
+    """
+    if not finding.path.startswith(_VERDICTS):
+        return finding
+    return replace(finding, path=f"./{finding.path}")
+
+
 def _merged(key: tuple[str, str, str | None], paths: Sequence[str], nones: int) -> str:
     """The one line of an info finding said alike of the logs at ``paths`` (:func:`_listed`)."""
     verdict, message, hint = key
@@ -224,12 +245,12 @@ def print_check(result: CheckResult) -> None:
             nones = sum(s.capture_path is None for s in shown)
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
                     droppable=_DROPPABLE, short=short, least=least, ids=("session",))
-        for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own
+        for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own, indented
             line = f"{name} {path}"
-            for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:
+            for said in [line] if width is None or len(terminal_text(line)) <= width else [name, _INDENT + path]:
                 echo(said)
     # a log's path or message escaped whole: a newline in it breaks no line
-    for said in _listed(result.findings, nones=nones):
+    for said in _listed([_unforged(f) for f in result.findings], nones=nones):
         for line in [said] if width is None else fit_lines(terminal_text(said), width):
             echo(line)
     counts = result.counts()
@@ -237,6 +258,7 @@ def print_check(result: CheckResult) -> None:
     status = (f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
               f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
               f"{counts['failing']} failing{baselined} (policy: {result.policy.source})")
-    # wrapped here, at spaces, as the findings are: rich's own wrap would end a line with its space
-    for line in [status] if width is None else fit_lines(terminal_text(status), width, hanging=0):
+    # wrapped here, at spaces, as the findings are (its rest indented as theirs: only the verdict
+    # starts a line with its word): rich's own wrap would end a line with its space
+    for line in [status] if width is None else fit_lines(terminal_text(status), width, hanging=len(_INDENT)):
         print_status(line, ok=result.passed)

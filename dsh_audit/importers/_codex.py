@@ -88,8 +88,11 @@ class _Importer(ImporterBase):
         self.open: dict[str, Any] | None = None
         self.total: Any = None
         self.last: Any = None  # the last_token_usage of the last call
-        self.unsure: tuple[int, float | None] | None = None  # a damaged token_count taken as a repeat
+        #: a damaged token_count taken as a repeat: its line, time and what is to say of it (None: said)
+        self.unsure: tuple[int, float | None, str | None] | None = None
         self.lost = False  # the last total was missing or damaged (total_moved)
+        self.disagrees = False  # the last total moved by other than its last_token_usage (total_moved)
+        self.difference: dict[str, Any] | None = None  # then the usage it is priced from (disagreed)
         self.turn = 0
         self.step = 0
         self.meta_count = 0
@@ -180,60 +183,89 @@ class _Importer(ImporterBase):
             self.open["outputs"].append(payload.get("type"))
             self.open.setdefault("lines", []).append(line)
         self.history.add(payload, line, self.model)
-        self.closed_at_line = self.unsure = None
+        self.unsure = None
+        if is_output(payload):  # a new call began; an input item (a tool's output) leaves the last one closed
+            self.closed_at_line = None
 
     def on_token_count(self, line: int, info: Any, time: float | None) -> None:
         """End the open request (or a call with no output item logged, a compaction's) at a
         ``token_count`` whose cumulative total moved. Where the total cannot tell (missing or
         damaged: :func:`_total_fault`), the open request still ends here, and with none open the event is
         a call unless it repeats the last ``last_token_usage``: a damaged event neither merges two
-        calls nor splits one, and is said in a warning naming its line."""
+        calls nor splits one, and is said in a warning naming its line.
+
+        The one rule (fuzz 30a): Codex only ever adds a call's ``last_token_usage`` to its total,
+        so a whole total is the last whole one (a repeat) or that plus its own ``last_token_usage``
+        (one call), in numbers; the first total is judged against its own call's (it holds every
+        count that one does, and at least as many: a forked or resumed rollout's may hold more).
+        Anything else is damage wherever it is (the first call's too), said once, its total never
+        kept; the whole event resent after it is recognised by the same sum however many input items
+        (a tool's output) were logged between, and repeats the call already made, never a new one (a
+        compaction's too). A missing total alone is unsaid (the call is priced from its
+        ``last_token_usage``); a missing ``last_token_usage`` is said where it ends a call, as there
+        the usage is lost."""
         if info is None:
             return  # an estimate before the first call, or a rate-limit update
-        if not isinstance(info, dict):
+        warned = len(self.warnings)
+        said = not isinstance(info, dict)
+        if said:
             self.damaged(line, f"token_count info is {typed(info)}, not an object", _UNSURE)
             info = {}
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
         previous = self.total
-        moved = self.total_moved(line, total)
+        moved = self.total_moved(line, total, last)
         if moved is None and self.open is None and self.resends(previous, total, last):
             self.last = last  # the event a damaged one ended its call with, resent whole: that call's usage
             self.requests[-1] = replace(self.requests[-1], usage=self.usage(line, responses_usage(last)))
             return
-        repeat = last == self.last or not isinstance(last, dict)  # or none: a damaged event (info "x", {})
-        if moved is False or (moved is None and self.open is None and repeat):
-            if moved is None:
-                self.unsure = (line, time)  # a call if a compacted record follows (on_compacted)
+        known = isinstance(last, dict)  # none: a damaged event (info "x", {}) that cannot tell a call
+        if moved is False or (moved is None and self.open is None and (last == self.last or not known)):
+            if moved is None and not known:
+                unsaid = None if len(self.warnings) > warned else _no_last(info, last)
+                self.unsure = (line, time, unsaid)  # a call if a compacted record follows (on_compacted)
             return  # a repeat sent with a rate-limit update, or a context estimate
         self.last = last
         usage = None
-        if isinstance(last, dict):
+        if self.disagrees:
+            usage = None if self.difference is None else self.usage(line, responses_usage(self.difference))
+        elif known:
             usage = self.usage(line, responses_usage(last))
-        elif info:
-            self.damaged(line, f"token_count last_token_usage is {typed(last)}, not an object",
-                         "the call it ends is kept with no usage")
+        elif not known and "last_token_usage" in info:
+            self.damaged(line, _no_last(info, last), "the call it ends is kept with no usage")
+        elif not known and not said:  # info {}: the usage is lost where a call ends, never silently
+            self.damaged(line, _no_last(info, last), _RESENT)
         if self.open is None:
             self.begin(line)
         self.close(line, usage, time)
 
     def resends(self, previous: Any, total: Any, last: Any) -> bool:
         """Whether a ``token_count`` with none open is the one a damaged event (no ``info`` object,
-        no total) ended the last call with, resent whole: nothing was logged since that call closed
-        with no usage, and this total is the last whole one (``previous``) plus this
+        no total) ended the last call with, resent whole: no output item was logged since that call
+        closed with no usage (a tool's output may be: Codex resends after it), and this total is the last whole one (``previous``) plus this
         ``last_token_usage`` (:func:`_one_call`)."""
         if self.closed_at_line is None or not self.requests or self.requests[-1].usage is not None:
             return False
         return _one_call(previous, total, last)
 
-    def total_moved(self, line: int, total: Any) -> bool | None:
+    def total_moved(self, line: int, total: Any, last: Any) -> bool | None:
         """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last whole
         one; None when it cannot tell: the total is missing or damaged (:func:`_total_fault`, said
         in a warning; a missing one is unsaid), or follows such a total. A damaged total is never
         kept: the same event resent whole after it is compared with the last whole total, so it is
         a repeat, not a new priced call; one that moved after it cannot tell either, as the damaged
-        event may have ended a call the next one repeats whole, or repeated one it follows."""
+        event may have ended a call the next one repeats whole, or repeated one it follows.
+
+        A whole total that moved by other than its ``last_token_usage`` (``disagrees``: say a
+        ``last_token_usage`` replaced by the cumulative total) did move: the event is a call, said in
+        a warning, and its total is not kept either (:meth:`disagreed`)."""
         previous, after_loss = self.total, self.lost
-        fault = None if total is None else _total_fault(total, previous)
+        fault = None if total is None else _total_fault(total, previous, last)
+        self.disagrees = (fault is None and total is not None and not after_loss and total != previous
+                          and isinstance(last, dict) and all(_number(count) for count in last.values())
+                          and not _adds_up(previous, total, last))  # damaged last counts: said as usage
+        if self.disagrees:
+            self.lost = True
+            return self.disagreed(line, previous, total)
         self.lost = total is None or fault is not None
         if fault is not None:
             self.damaged(line, f"token_count total_token_usage {fault}", _UNSURE)
@@ -244,14 +276,34 @@ class _Importer(ImporterBase):
             return False
         return None if after_loss else True
 
+    def disagreed(self, line: int, previous: Any, total: Any) -> bool:
+        """Warn of a total that moved by other than its ``last_token_usage``, and keep the usage
+        the call it ends is priced from (``self.difference``): the totals' difference after a
+        whole total, as Codex makes each total the last plus the call's usage, a total is checked
+        against the last (it only adds up, by no more than a call holds) while the
+        ``last_token_usage`` is not, and the session's sum then stays Codex's own total, as a
+        Codex user reads it; with none before (a forked or resumed rollout's first total may hold
+        earlier calls) nothing tells the call's usage: unpriced, said. Either way the total is not
+        kept, so the event resent whole after it is a repeat (and gives an unpriced call its usage)."""
+        self.difference = {key: count - previous[key] for key, count in total.items()} \
+            if isinstance(previous, dict) else None
+        then = ("the call it ends is priced from the totals' difference" if self.difference is not None
+                else _RESENT)
+        self.damaged(line, "token_count total_token_usage moved by other than its last_token_usage "
+                           "(Codex adds each call's to it)", then)
+        return True
+
     def damaged(self, line: int, why: str, then: str) -> None:
         """Warn of a damaged ``token_count`` (``file:line: why: then``, as a damaged line's)."""
         self.warn(line, f"{why}: {then}")
 
     def on_compacted(self, line: int, payload: dict[str, Any]) -> None:
         if self.unsure is not None and self.open is None:  # a damaged token_count ended the summarising call
-            self.begin(self.unsure[0])
-            self.close(self.unsure[0], None, self.unsure[1])
+            line_ended, time, unsaid = self.unsure
+            if unsaid is not None:  # info {}: the summarising call's usage is lost, never silently
+                self.damaged(line_ended, unsaid, _RESENT)
+            self.begin(line_ended)
+            self.close(line_ended, None, time)
         last = self.requests[-1] if self.requests else None
         if self.closed_at_line is not None and last is not None and not last.extra["response_seqs"]:
             # the summarisation call: answered (token_count) with no output item logged
@@ -331,15 +383,25 @@ class _Importer(ImporterBase):
         return self.session(sid, requests, cwd=self.cwd, created=self.created)
 
 
+#: What the warning of a token_count that ends a call with no last_token_usage says is done.
+_RESENT = "the call it ends is kept with no usage (the event resent whole right after gives it its usage)"
 #: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
 _UNSURE = ("the open request ends here (the event resent whole right after gives it its usage); with none "
            "open it is a call unless it repeats the last last_token_usage or has none, or a compacted "
            "record follows it")
 
 
-def _total_fault(total: Any, previous: Any) -> str | None:
+def _no_last(info: dict[str, Any], last: Any) -> str:
+    """What a ``token_count`` whose ``last_token_usage`` is no object says of it."""
+    if "last_token_usage" not in info:
+        return "token_count info has no last_token_usage"
+    return f"token_count last_token_usage is {typed(last)}, not an object"
+
+
+def _total_fault(total: Any, previous: Any, last: Any = None) -> str | None:
     """Why a ``total_token_usage`` is damaged, or None: it is no object, lost a count the last
-    whole total had (:func:`_lost_count`), gained one it did not hold (Codex writes every count of
+    whole total had (:func:`_lost_count`; the first total, a count its own call's ``last``
+    holds, so the first call's is judged too), gained one it did not hold (Codex writes every count of
     ``TokenUsage``, always), a count went down (a cumulative count only adds up), or
     one rose by more than one call can hold (:data:`~dsh_audit._usage_rule.MAX_TOKENS`; the first
     total is not judged so: its ``last_token_usage``, the same call's, is). Every such total is
@@ -354,11 +416,13 @@ def _total_fault(total: Any, previous: Any) -> str | None:
         True
         >>> _total_fault({"input_tokens": 3, "new_tokens": 0}, {"input_tokens": 3})
         'gained new_tokens, which the last total did not hold'
+        >>> _total_fault({"input_tokens": None}, None, {"input_tokens": 3000})
+        'input_tokens is null, not a number'
     """
     if not isinstance(total, dict):
         return f"is {typed(total)}, not an object"
     before = previous if isinstance(previous, dict) else {}
-    lost = _lost_count(total, before)
+    lost = _lost_count(total, before or (last if isinstance(last, dict) else {}))
     if lost is not None:
         return lost
     gained = [key for key in total if before and key not in before]
@@ -390,6 +454,28 @@ def _one_call(previous: Any, total: Any, last: Any) -> bool:
     before = previous if isinstance(previous, dict) else {}
     return all(_number(count) and _number(last.get(key)) and _number(before.get(key, 0))
                and count == before.get(key, 0) + last[key] for key, count in total.items())
+
+
+def _adds_up(previous: Any, total: Any, last: Any) -> bool:
+    """Whether a whole ``total`` that moved holds its own call's ``last``: the last whole total
+    plus it (:func:`_one_call`), or with none before, at least it in every count (a forked or
+    resumed rollout's first total may hold calls made before it; never fewer than its own), by no
+    more than a call holds (:data:`~dsh_audit._usage_rule.MAX_TOKENS`: else every later whole
+    total would seem to go down).
+
+    Example:
+        >>> last = {"input_tokens": 3000}
+        >>> _adds_up(None, {"input_tokens": 9000}, last), _adds_up(None, {"input_tokens": 1}, last)
+        (True, False)
+        >>> _adds_up(None, {"input_tokens": 10**12}, last)
+        False
+        >>> _adds_up({"input_tokens": 3000}, {"input_tokens": 3000}, {"input_tokens": 3000})
+        False
+    """
+    if previous is not None:
+        return _one_call(previous, total, last)
+    return all(_number(count) and _number(last.get(key)) and 0 <= count - last[key] <= MAX_TOKENS
+               for key, count in total.items())
 
 
 def _lower(count: Any, before: Any) -> bool:

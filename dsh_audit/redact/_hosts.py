@@ -210,16 +210,16 @@ def _host(host: str, redactor: Redactor) -> str:
         shaped = _host(quad + text[len(name):], redactor)
         return in_form(name, shaped[:len(quad)]) + shaped[len(quad):]
     address = name.split("%", 1)[0]
-    hex_digits = 0
-    if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address):
-        hex_digits = len(address)  # an IPv6 literal: hex stays hex, so it still parses
+    literal = address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address)
+    hex_digits = len(address) if literal else 0  # an IPv6 literal: hex stays hex, so it still parses
     v6 = _ipv6_draws(address, redactor) if hex_digits else None
     key = name if v6 is None else address  # the placeholder of each is given to it alone (Redactor.distinct)
     shaped = redactor.distinct(key, *(v6 if v6 is not None else name_draws(
         name, lambda attempt: _redrawn(name, attempt, redactor), hex_digits=hex_digits, draws=_draws(name))))
+    shaped = shaped if v6 is not None else escapes_kept([(name, shaped)])  # fuzz 30: ``:2a00::8b%eth1``, no ``%dc``
     if len(key) < len(text):  # an IPv6 address's zone (``%25eth0``) may name a machine: replaced
-        zone = _zone(text[len(key):].split("]", 1)[0], redactor) if v6 is not None else ""
-        shaped += zone + _after(text[len(key) + len(zone):], port is not None, redactor)
+        zone = text[len(key):].split("]", 1)[0] if v6 is not None else ""  # its placeholder may be shorter (``%C3%A9``)
+        shaped += _zone(zone, redactor) + _after(text[len(key) + len(zone):], port is not None, redactor)
     if port is not None:  # nor do two ports of one host
         shaped = redactor.distinct(text, (shaped[:port] + _port(_shape(text, _redrawn(text, n, redactor))[port:])
                                           for n in range(_draws(text))))

@@ -89,12 +89,27 @@ def _read(text: str, redactor: Redactor, *, after: str = "", grow: bool = False)
 def _hosts(folded: str) -> list[tuple[int, int]]:
     """Where the hosts of a folded request id stand (:func:`_folded`): addresses and ``host:port`` of any script, and
     a dotted quad wherever it stands (:data:`._addresses.IPV4_ANYWHERE`: ``gw-10.77.66.55.ab``), but a ``host:port``
-    whose port is a quad's first number, which the quad is (fuzz 28: ``a.g:86.98.96.23`` kept ``98.96.23``)."""
+    whose port is a quad's first number, which the quad is (fuzz 28: ``a.g:86.98.96.23`` kept ``98.96.23``), what
+    stands before its ``:`` a host still when it is one (fuzz 30: ``172.16.9.8:10.77.66.55`` kept ``77.66.55``)."""
     spans = host_spans(folded, _ANY_NAME_PORT, IPV4_ANYWHERE)
-    quads = [quad.span() for quad in IPV4_ANYWHERE.finditer(folded)]
-    ported = [(q0, q1) for q0, q1 in quads if any(start < q0 < end < q1 for start, end in spans)]
-    kept = [(start, end) for start, end in spans if not any(start < q1 and q0 < end for q0, q1 in ported)]
-    return sorted([*kept, *ported])
+    for q0, q1 in _quads(folded):  # in order: a quad in the port of one in a third's port (``1.2.3.4:5.6.7.8:9...``)
+        if any(start < q0 < end < q1 for start, end in spans):
+            cut = [(start, q0 - 1) for start, end in spans if start < q0 < end and start < q0 - 1 and
+                   _hosts(folded[start:q0 - 1]) == [(0, q0 - 1 - start)]]
+            spans = [*(span for span in spans if not (span[0] < q1 and q0 < span[1])), *cut, (q0, q1)]
+    return sorted(spans)
+
+
+def _quads(text: str) -> list[tuple[int, int]]:
+    """Where each dotted quad (with its port) of ``text`` stands, but a port that starts another quad, which that quad
+    is (:data:`._addresses.IPV4_ANYWHERE` alone never finds it, its matches never overlapping)."""
+    quads, at = [], 0
+    while (quad := IPV4_ANYWHERE.search(text, at)) is not None:
+        colon = quad.start() + quad[0].find(":")
+        follows = colon >= quad.start() and IPV4_ANYWHERE.match(text, colon + 1) is not None
+        quads.append((quad.start(), colon) if follows else quad.span())
+        at = colon + 1 if follows else quad.end()
+    return quads
 
 
 def _written(folded: str) -> list[tuple[int, int, int]]:
@@ -137,21 +152,27 @@ def _straddled(text: str, escape: re.Match[str]) -> tuple[int, int] | None:
     char, (rest, ends) = chr(int(escape[1], 16)), _decoded_from(text, escape.end(), 48)
     for skip in (0, 1):
         digits = escape[1][skip:]
-        quad = IPV4_ANYWHERE.match(digits + rest) if digits.isdigit() and not escape[1][:skip].isdigit() and (
+        quad = _quad_end(digits + rest) if digits.isdigit() and not escape[1][:skip].isdigit() and (
             char not in "0123456789" or _after_digit(text, escape.start())) else None
         v6 = None if ADDRESS_CHAR.match(char) else next(
             (end for start, end in address_spans(digits + rest) if start == 0 and ":" in (digits + rest)[:end]), None)
-        end = quad.end() if quad is not None else v6
+        end = quad if quad is not None else v6
         if end is not None:
             return ([escape.end()] * len(digits) + ends)[end - 1], skip + 1
     return None
+
+
+def _quad_end(text: str) -> int | None:
+    """Where the dotted quad that starts ``text`` ends, with its port but one that starts another quad
+    (:func:`_quads`); None when no quad starts it."""
+    return next((end for start, end in _quads(text) if start == 0), None)
 
 
 def _decoded_quads(text: str) -> list[tuple[int, int]]:
     """Where each dotted quad of ``text`` read decoded stands as written (fuzz 28: ``::A65%2E59.93.56`` as written
     holds ``::A65``, decoded ``65.59.93.56``, which took it over)."""
     decoded, ends = _decoded_from(text, 0, len(text))
-    return [(([0] + ends)[quad.start()], ends[quad.end() - 1]) for quad in IPV4_ANYWHERE.finditer(decoded)]
+    return [(([0] + ends)[start], ends[end - 1]) for start, end in _quads(decoded)]
 
 
 def _embedded(text: str, start: int, end: int) -> int:
