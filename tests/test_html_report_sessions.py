@@ -143,7 +143,12 @@ def test_a_child_whose_parent_log_is_nowhere_names_it(tmp_path):
 def _entries(chrome) -> list[tuple[str, ...]]:
     """Each shown entry of the session list: depth, name, relation, then its facts (dates, requests,
     breaks, cost, verdict). Read in one script: a WebDriver call per element and field took 1.3 s
-    for the 13 entries (the same values, measured in session 41)."""
+    for the 13 entries (the same values, measured in session 41). Waits (10 s at most) for the page's
+    script to have built the list: under load in CI it was read empty once, before the script ran."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(chrome, 10).until(
+        lambda driver: driver.execute_script("return document.querySelectorAll('#session-list > li').length") > 0)
     return [tuple(entry) for entry in chrome.execute_script(TEXT_JS + """
         return Array.from(document.querySelectorAll('#session-list > li'), li => {
             const rel = li.querySelector('.rel');
