@@ -4,9 +4,9 @@ hundreds of logs, a note names a handful): one wording, written once, for every 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-__all__ = ["listed"]
+__all__ = ["billed_model_text", "listed"]
 
 
 def listed(items: Sequence[str], *, shown: int = 3) -> str:
@@ -19,3 +19,22 @@ def listed(items: Sequence[str], *, shown: int = 3) -> str:
     """
     more = len(items) - shown
     return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def billed_model_text(model: str, logged: Iterable[str]) -> str:
+    """``model``, a model the price table bills, as a table shows it with the other names its
+    requests ``logged`` (``usage --by model``, ``stats``' tables by model): ``also`` when some logged
+    it, ``logged as`` when none did (an alias), so the cell stays short. Here, in a module of no layer, as ``stats`` (which must not import
+    :mod:`dsh_audit.cache`: it reads no log), ``usage`` and the HTML report's totals name them alike.
+
+    Example:
+        >>> billed_model_text("claude-sonnet-4-5", ["claude-sonnet-4-5-20250929", "claude-sonnet-4-5"])
+        'claude-sonnet-4-5 (also claude-sonnet-4-5-20250929)'
+        >>> billed_model_text("deepseek-flash", ["deepseek-v4-flash"]), billed_model_text("x", ["x"])
+        ('deepseek-flash (logged as deepseek-v4-flash)', 'x')
+    """
+    names = sorted(set(logged))
+    others = [name for name in names if name != model]
+    if not others:
+        return model
+    return f"{model} ({'also' if len(others) < len(names) else 'logged as'} {', '.join(others)})"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["MAX_SAFE", "MAX_TOKENS", "NATIVE_DEEPSEEK", "PRICED_FIELDS", "count_of", "is_count", "js_integer",
-           "logged_cache_read", "logged_counts", "request_provider", "usage_of"]
+           "logged_cache_read", "logged_counts", "reasoning_excess", "request_provider", "usage_of"]
 
 #: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
 #: API reported it, and then its ``inputTokens`` is the whole prompt (``llm-deepseek/src/translate.ts``
@@ -80,6 +80,29 @@ def is_count(value: Any) -> bool:
     return count_of(value) is not None
 
 
+def reasoning_excess(usage: Any, *, most: int = MAX_TOKENS) -> tuple[int, int] | None:
+    """``(reasoningTokens, outputTokens)`` when ``usage`` logs more reasoning tokens than output
+    tokens (output a count up to ``most``, reasoning a safe one: :func:`count_of`); else None.
+
+    Reasoning is a part of the output on every DSH route, so such a usage contradicts itself: DSH's
+    native DeepSeek adapter logs ``completion_tokens`` and its ``completion_tokens_details.reasoning_tokens``
+    (``llm-deepseek/src/translate.ts`` ``mapUsage``), and pi-ai 0.82.1 folds reasoning into its
+    ``output`` in every API it speaks ("completion_tokens already includes reasoning_tokens";
+    Anthropic's thinking tokens are "a subset of output_tokens"; Google's output adds
+    ``thoughtsTokenCount``), which DSH's pi-ai adapter logs as ``outputTokens``. Which of the two
+    counts is damaged is unknown, as for a capture's ``reasoning_tokens`` above its ``output``.
+
+    Example:
+        >>> [reasoning_excess({"outputTokens": 24, "reasoningTokens": r}) for r in (100, 24.0, 10**12, "99")]
+        [(100, 24), None, (1000000000000, 24), None]
+    """
+    if not isinstance(usage, dict):
+        return None
+    output, reasoning = count_of(usage.get("outputTokens"), most=most), count_of(usage.get("reasoningTokens"),
+                                                                                  most=MAX_SAFE)
+    return (reasoning, output) if output is not None and reasoning is not None and reasoning > output else None
+
+
 def usage_of(request: Any) -> Any:
     """The usage ``request`` logged, as the ledger prices it: the attempt's own usage chunk wins,
     the step's ``assistant/message`` usage is the fallback (spec §7.4), and an attempt's usage that
@@ -106,7 +129,10 @@ def logged_counts(request: Any) -> dict[str, int | None] | None:
     (:func:`usage_of`, spec §7.4). ``cacheReadTokens`` is :func:`logged_cache_read`:
     a pi-ai usage without it read 0, DSH's native DeepSeek adapter's did not log it (unknown), and then its
     ``inputTokens`` is the whole prompt, so that count is unknown too. A missing
-    ``cacheWriteTokens`` is 0 (no adapter writes a 0 there).
+    ``cacheWriteTokens`` is 0 (no adapter writes a 0 there). An ``outputTokens`` below its own
+    ``reasoningTokens`` (:func:`reasoning_excess`) is no count, and that reasoning 0: one of the two
+    is damaged, so the request is unpriced, as a capture's usage that says so is; and where that
+    output was its one count, the usage holds none (None), as one whose output is ``"24"``.
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -116,6 +142,9 @@ def logged_counts(request: Any) -> dict[str, int | None] | None:
         {'inputTokens': None, 'cacheReadTokens': None, 'cacheWriteTokens': 0, 'outputTokens': 2, 'reasoningTokens': 0}
         >>> logged_counts(R(usage={"inputTokens": 10**9 + 1, "cacheReadTokens": 10**9 + 1}, message_usage=None,
         ...                 header=native, kind="loop", extra={})) is None
+        True
+        >>> logged_counts(R(usage={"inputTokens": 100, "outputTokens": 24, "reasoningTokens": 100},
+        ...                 message_usage=None, header=native, kind="loop", extra={})) is None
         True
     """
     usage = usage_of(request)
@@ -129,10 +158,12 @@ def logged_counts(request: Any) -> dict[str, int | None] | None:
     if valid["cacheReadTokens"] is None and valid["inputTokens"] is not None \
             and request_provider(request) == NATIVE_DEEPSEEK:
         valid["inputTokens"] = None  # its inputTokens holds the cache reads it did not log
+    excess = reasoning_excess(usage) is not None
+    if excess:
+        valid["outputTokens"] = None  # before the test below: an excess that leaves no count is no usage
     if valid["inputTokens"] is None and valid["cacheReadTokens"] is None and valid["outputTokens"] is None:
         return None
-    reasoning = usage.get("reasoningTokens")
-    return {**valid, "reasoningTokens": count_of(reasoning) or 0}
+    return {**valid, "reasoningTokens": 0 if excess else count_of(usage.get("reasoningTokens")) or 0}
 
 
 def request_provider(request: Any) -> str | None:

@@ -112,7 +112,7 @@ def sigint_as_a_terminal_gives_it() -> None:
 
 def short_salt(salt: str) -> str:
     """The warning ``redact`` ends with when a bundle is written with a given salt shorter than 16 characters
-    (session 42b: the salt undoes every placeholder; review E: a short one is found from a known text in a minute)."""
+    (session 42b: the salt undoes every placeholder; review E: a short one is found by trying salts)."""
     return (f"warning: the salt given is {len(salt)} character(s) long: a short salt is recovered from any known text "
-            "of the bundle in about a minute, and undoes every placeholder: give a long random one, e.g. "
-            "`openssl rand -hex 16`")
+            "of the bundle by trying every salt of its length (one scrypt a guess), and undoes every "
+            "placeholder: give a long random one, e.g. `openssl rand -hex 16`")

@@ -35,7 +35,7 @@ C3_ROUTES = C3 / "inputs" / "pi-ai-routes.patch.yml"
 needs_corpus = pytest.mark.skipif(not (C3.is_dir() and C1.is_dir()), reason="../shared/corpus is absent")
 SALT = "bundle32"
 #: The placeholder of the corpus gateway, 127.0.0.1:18302, with SALT.
-GATEWAY = "127.4.1.4:47568"  # loopback stays loopback (session 38)
+GATEWAY = "127.8.8.0:59691"  # loopback stays loopback (session 38)
 
 
 def _c3_log() -> Path:

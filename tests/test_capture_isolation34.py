@@ -233,10 +233,10 @@ def test_check(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     code, out, err = invoke(monkeypatch, capsys, "check", "root", "--json")
     assert (code, err) == (1, [f"warning: {_left(bad)}"])
     report = json.loads(out)
-    assert [(s["path"], s["error"], s["requests"], len(s["break_details"]), s["capture_verdicts"])
+    assert [(s["path"], s["error"], s["requests"], len(s["break_details"]), s["capture_verdicts"], s["failed"])
             for s in report["sessions"]] == [
-        ("root/proj/s1/session.jsonl.zstd", None, 5, 4, {}), ("root/proj/s2/session.jsonl", None, 1, 0, {}),
-        ("root/proj/s3/session.jsonl", None, 4, 0, {"identical": 4})]
+        ("root/proj/s1/session.jsonl.zstd", None, 5, 4, {}, False), ("root/proj/s2/session.jsonl", None, 1, 0, {}, True),
+        ("root/proj/s3/session.jsonl", None, 4, 0, {"identical": 4}, False)]  # issue 15: s2 fails as the run does
     message, hint = _left(bad).removeprefix(f"{WIRE}: ").removesuffix(")").split(" (hint: ")
     none = ("no capture given or found beside the log (wire.jsonl)",
             "pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it",
@@ -250,6 +250,10 @@ def test_check(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     code, out, err = invoke(monkeypatch, capsys, "check", "root")
     assert (code, err) == (1, [f"warning: {_left(bad)}"])
     lines = out.splitlines()  # the finding's line, fit to COLUMNS=200 (wrapped at spaces), first (failing)
+    assert [[cell.strip() for cell in line.split("│")[1:6]] for line in lines if line.startswith("│")] == [
+        ["ok", "root/proj/s1/session.jsonl.zstd", "session-sample-change", "5", "none"],
+        ["FAIL", "root/proj/s2/session.jsonl", "s2-chat", "1", "unreadable"],  # issue 15: as the run, not "ok"
+        ["ok", "root/proj/s3/session.jsonl", "session-sample-tools", "4", "4/4 identical"]]
     at = next(n for n, line in enumerate(lines) if line.startswith(f"{WIRE}: "))
     end = next(n for n in range(at + 1, len(lines)) if not lines[n].startswith(" "))
     assert lines[end].startswith("root/proj/s1/session.jsonl.zstd: DSH810 info: ")
@@ -271,12 +275,19 @@ def test_diff(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
     assert (code, err) == (2, [
         "note: root/proj/s1/session.jsonl.zstd: no capture given or found beside the log (wire.jsonl): not compared",
         f"error: {_error(bad)}",
-        "note: capture found beside 2 log(s): 2 files (wire.jsonl), each compared with the logs beside or below "
-        "it (--capture FILE names one for all)"])
+        _unread(bad),  # issue 15: its log named, not counted among the logs compared
+        "note: capture root/proj/s3/wire.jsonl found beside 1 log(s) (--capture FILE names another)"])
     assert [(r["session_id"], r["index"], r["verdict"]) for r in _lines(out)] == [
         ("session-sample-tools", n, "identical") for n in range(4)]
     code, out, err = invoke(monkeypatch, capsys, "diff", "root/proj/s2")
-    assert (code, out, err) == (2, "", [f"error: {_error(bad)}"])  # nothing else to compare: no summary
+    assert (code, out, err) == (2, "", [f"error: {_error(bad)}", _unread(bad)])  # nothing else to compare: no summary
+
+
+def _unread(kind: str) -> str:
+    """diff's note on s2, whose capture (bad ``kind``) cannot be read: check's DSH810 words, and why."""
+    why = BAD[kind][1].split(" (hint: ")[0]
+    return (f"note: root/proj/s2/session.jsonl: no capture compared: the capture found beside the log ({WIRE}) "
+            f"cannot be read: {why} (--capture FILE names one)")
 
 
 def test_a_capture_given_for_every_log_stays_the_runs_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -287,7 +287,7 @@ def test_check_markdown_shows_each_cost_and_their_totals(
     assert [line.split(" | ", 3)[2:] for line in table[1:-1]] == [
         ["s-one", "2 | none | 0 | 31.0% | $0.0006 | $0.0009 | $0.0003 | 1 |"],
         ["s-two", "3 | none | 0 | 30.2% | $0.0009 | $0.0013 | $0.0005 | 1 |"],
-        ["s-three", "1 | none | 0 | 0.0% | $? (1 unpriced) | \\$? | \\$? | 1 |"]]
+        ["s-three", "1 | none | 0 | 0.0% | \\$? (1 unpriced) | \\$? | \\$? | 1 |"]]
     assert table[-1] == "| **total** | 3 log(s) | | 6 | | 0 | | ≥$0.0016 (1 unpriced) | ≥$0.0022 | ≥$0.0008 | 3 |"
     # the same sums as usage's total, shown by the same money rule
     total = json.loads(invoke(monkeypatch, capsys, "usage", "--json")[1])["totals"]

@@ -50,9 +50,10 @@ def test_junit_validates_against_the_jenkins_schema(passing, failing):
     assert [(s.get("name"), s.get("tests"), s.get("failures")) for s in suites] == [
         ("ok/session.jsonl (session-ok)", "2", "1"), ("bad|<b>`\\u0001/session.jsonl", "1", "1")]
     assert [c.get("name") for c in suites[0].findall("testcase")] == ["log", "request 0 (loop turn 1 step 1 attempt 1)"]
-    # one <failure> a testcase: the refused log's two findings (DSH801, DSH204) are one failure
+    # one <failure> a testcase; the refused log's fault is its refusal alone (DSH801: validate's DSH204 is the
+    # same fault, said once)
     failures = [f.get("type") for s in suites for c in s.findall("testcase") for f in c.findall("failure")]
-    assert failures == ["DSH810", "DSH801 DSH204"]
+    assert failures == ["DSH810", "DSH801"]
     assert suites[1].get("file").endswith("bad|<b>`\\u0001/session.jsonl")
     passing_root = ET.fromstring(format_junit(passing))
     assert (passing_root.get("tests"), passing_root.get("failures")) == ("36", "0")  # 8 logs, 28 requests
@@ -72,8 +73,7 @@ def test_sarif_validates_against_the_official_2_1_0_schema(passing, failing):
     found = [(r["ruleId"], r["level"], r["locations"][0]["physicalLocation"].get("region"), r["properties"]["fails"])
              for r in run["results"]]
     # DSH810 is info, but the policy (require-capture) fails it: its result's level is error
-    assert found == [("DSH810", "error", None, True), ("DSH801", "error", {"startLine": 1}, True),
-                     ("DSH204", "error", {"startLine": 1}, True)]
+    assert found == [("DSH810", "error", None, True), ("DSH801", "error", {"startLine": 1}, True)]
     assert rules[run["results"][0]["ruleIndex"]]["id"] == "DSH810"
 
 
@@ -86,7 +86,7 @@ def test_json_report_validates_against_the_published_schema(passing, failing):
         jsonschema.Draft202012Validator(schema).validate(data)
     data = json.loads(format_json(failing))
     assert (data["schema_version"], data["passed"], data["counts"]) == (2, False, {
-        "error": 2, "warning": 0, "info": 1, "failing": 3, "sessions": 2, "requests": 1})
+        "error": 1, "warning": 0, "info": 1, "failing": 2, "sessions": 2, "requests": 1})
     assert [s["failed"] for s in data["sessions"]] == [True, True]
     broken = dict(data, findings=[dict(data["findings"][0], rule="X1")])
     with pytest.raises(jsonschema.ValidationError):
@@ -99,14 +99,14 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     assert lines[0] == "## dsh-audit check: ❌ failed"
     assert "<b>" not in text and "<script>" not in text
     assert "bad\\|\\<b\\>\\`\\\\u0001/session.jsonl" in text  # a control character shown escaped, never raw
-    assert lines[2] == ("2 log(s), 1 request(s); findings: 2 error(s), 0 warning(s), 1 info; 3 failing "
+    assert lines[2] == ("2 log(s), 1 request(s); findings: 1 error(s), 0 warning(s), 1 info; 2 failing "
                         "(policy: defaults).")
     assert lines[4] == ("| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak "
                         "| findings |")
     # its deepseek-official usage logs no cacheReadTokens: hits unknown, the request unpriced, "$?"
     # (docs/cache-accounting.md, "Unpriced requests")
     assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(
-        " | session-ok | 1 | none | 0 | n/a | $? (1 unpriced) | \\$? | \\$? | 1 |")
-    assert "### Failing findings (3)" in lines
+        " | session-ok | 1 | none | 0 | n/a | \\$? (1 unpriced) | \\$? | \\$? | 1 |")
+    assert "### Failing findings (2)" in lines
     assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
     assert "<details><summary>Other findings (8)</summary>" in format_markdown(passing)

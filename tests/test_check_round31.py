@@ -134,7 +134,8 @@ def test_check_over_a_capture_with_a_bad_middle_line_refuses_its_log_alone(
         "cannot be read (DSH802) (hint: repair or remove that file (its DSH802 says where it breaks), or pass "
         "--capture FILE)"]
     rows = [line.split(",") for line in out.splitlines() if line.startswith("dsh-audit check,")]
-    assert [(row[1], row[4], row[5]) for row in rows] == [("ok", "3", "none"), ("ok", "9", "9/9 identical")]
+    # issue 15: a-chat's row fails as the run does (exit 1), its capture found unreadable, not "ok" and "none"
+    assert [(row[1], row[4], row[5]) for row in rows] == [("FAIL", "3", "unreadable"), ("ok", "9", "9/9 identical")]
     assert (tmp_path / "e3.sarif").is_file()
 
 

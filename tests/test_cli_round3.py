@@ -168,8 +168,9 @@ def test_cache_help_explains_every_timeline_column_and_the_estimate_marker() -> 
             "cache reads the provider's rules predict (a prefix still in its TTL, written, in whole cache units); "
             '"actual" the logged cache reads ("?": not logged, never 0); "classification" the verdict, with its '
             'cause in brackets; "lost" the reusable tokens that were not read (empty: none; "?" on a break whose '
-            'cache reads were not logged: unknown). In --format csv every count is a plain number (a "lost" of '
-            'none: 0) and an unknown one empty.') in text
+            'cache reads were not logged: unknown). A narrow terminal leaves out "reusable", then "prompt", then '
+            '"kind" (the caption names them) before a classification wraps or a request takes a block of lines. '
+            'In --format csv every count is a plain number (a "lost" of none: 0) and an unknown one empty.') in text
     assert ('"cost lost" is what all of them cost over cache reads ("all causes: breaks and other '
             'shortfalls"); "breaks cost" is the part of it lost to breaks alone ("the part of the cost lost that '
             'breaks caused"), so never more') in text
@@ -256,9 +257,10 @@ def test_usage_of_many_sessions_at_80_columns_is_a_compact_table() -> None:
         'session-2b096b61         3                       0  ≥$0.0013  ≥$0.0024         1',
         'total                   83  36959 ($0.0447)  18490  ≥$0.1280  ≥$0.3762        16',
         '13 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; tokens: sums over the 72 request(s) with usage logged (?: none logged);',
-        'session ids: shortest unique prefix (--json for whole ids)',
+        "your contract; off-peak: one-rate providers' requests at their cost; ≥$: a lower",
+        'bound (unpriced requests left out), $?: no request priced; tokens: sums over the',
+        '72 request(s) with usage logged (?: none logged); session ids: shortest unique',
+        'prefix (--json for whole ids)',
         'narrow terminal: off-peak, output, cache read, cache miss not shown (widen it,',
         'or use --json)']
 

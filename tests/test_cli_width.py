@@ -74,26 +74,32 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
         "timeline"]
     assert lines[16:21] == [  # "turn/step/attempt" never split over lines: its short form, said below
-        "#  kind   t/s/a  prompt  reusable  expected  actual  classification         lost",
+        "#  kind   t/s/a  prompt  expected  actual  classification                   lost",
         "─" * 80,
-        "0  title  -        ~140         0         0       ?  usage_unknown",
-        "1  loop   1/1/1    7963         0         0       0  as_expected",
-        "2  loop   2/1/1    7993      7936         0       0  break_explained        7936"]
-    assert lines[-3:] == ["7  loop   6/1/1    7796      7680       512    4800  break_explained        2880",
-                          " " * 53 + "(header_change)", "t/s/a: turn/step/attempt"]
+        "0  title  -        ~140         0       ?  usage_unknown",
+        "1  loop   1/1/1    7963         0       0  as_expected",
+        "2  loop   2/1/1    7993         0       0  break_explained (header_change)  7936"]
+    # a row a line: "reusable" left out (and named) before a classification wraps (session 43)
+    assert lines[-3:] == ["7  loop   6/1/1    7796       512    4800  break_explained (header_change)  2880",
+                          "t/s/a: turn/step/attempt", "narrow terminal: reusable not shown (widen it, or use --json)"]
 
 
 @needs_corpus
-def test_cache_at_60_columns_is_one_block_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_at_60_columns_leaves_out_lesser_columns_before_a_block_per_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before session 43: one block of lines per request. Now "reusable" and "prompt" go (named
+    below), and only a classification too long for what is left wraps, at its space."""
     monkeypatch.chdir(CORPUS.parent)
     code, lines = invoke("cache", RELATIVE, columns=60)
     assert code == 0
     assert lines[:2] == [RELATIVE, "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
-    start = lines.index("#                  2")
-    assert lines[start - 1:start + 10] == [
-        "", "#                  2", "kind               loop", "turn/step/attempt  2/1/1", "prompt             7993",
-        "reusable           7936", "expected           0", "actual             0",
-        "classification     break_explained (header_change)", "lost               7936", ""]
+    start = lines.index("timeline")
+    assert lines[start + 1:start + 6] == [
+        "#  kind   t/s/a  expected  actual  classification       lost", "─" * 60,
+        "0  title  -             0      0*  as_expected", "1  loop   1/1/1         0       0  as_expected",
+        "2  loop   2/1/1         0       0  break_explained      7936"]
+    assert lines[-4:] == ["the request and judged its cache", "t/s/a: turn/step/attempt",
+                          "narrow terminal: reusable, prompt not shown (widen it, or", "use --json)"]
 
 
 @needs_corpus

@@ -87,8 +87,8 @@ def _tokens(row: dict[str, Any]) -> int:
 def _markdown_cost(cost: dict[str, Any]) -> str:
     """What check's Markdown shows for a ledger summary: ``≥$`` a lower bound, ``$?`` nothing priced."""
     unpriced = cost["unpriced_requests"]
-    if cost["cost_usd"] is None:
-        return f"$? ({unpriced} unpriced)"
+    if cost["cost_usd"] is None:  # escaped as every other cell's $? (session 43)
+        return f"\\$? ({unpriced} unpriced)"
     bound = "≥" if unpriced else ""
     breaks = cost["break_cost_usd"]  # a lower bound only when a break that lost tokens is unpriced
     shown = "$?" if breaks is None else ("≥" if cost["break_unpriced"] else "") + f"${breaks:.4f}"
@@ -122,6 +122,8 @@ def test_every_usage_grouping_sums_to_the_cache_total(views: dict[str, Any], by:
                                                                 for c in costs), bucket
     for key in ("no_cache_cost_usd", "off_peak_cost_usd"):
         assert table["totals"][key] == usd_total(_amount(c, key) for c in costs), key
+        # the rows add up to the total: a row of one-rate requests has its off-peak cost, its cost (session 43)
+        assert table["totals"][key] == usd_total(r[key] or 0.0 for r in table["rows"]), key
 
 
 def test_usage_by_session_is_each_sessions_cache_cost(views: dict[str, Any]) -> None:
@@ -156,7 +158,7 @@ def test_cache_lost_cost_is_the_ledgers(views: dict[str, Any]) -> None:
         assert _amount(cost, "break_cost_usd") == usd_total(breaks), path
 
 
-_ROW = re.compile(r"^\| \S+ \S+ \| (?P<log>.+?) \| .* \| (?P<cost>n/a|\$\? \(\d+ unpriced\)|≥?\$[0-9.]+"
+_ROW = re.compile(r"^\| \S+ \S+ \| (?P<log>.+?) \| .* \| (?P<cost>n/a|\\\$\? \(\d+ unpriced\)|≥?\$[0-9.]+"
                   r"(?: \(breaks (?:≥?\$[0-9.]+|\$\?)\))?(?: \(\d+ unpriced\))?) \| [^|]* \| [^|]* \| \d+ \|$")
 #: (the two cells after the cost: the session with no cache, and off-peak)
 
@@ -209,7 +211,16 @@ def test_stats_on_the_index_equals_usage_and_cache(views: dict[str, Any]) -> Non
     assert cost["unpriced"] == usage["model"]["unpriced"] and cost["sessions_unpriced"] == 0
     by_model = {r["key"]: r for r in usage["model"]["rows"]}
     assert {r["model"] or "unknown" for r in stats["cost_by_model"]} == set(by_model)
+    # the token table by model has the same keys, and the names logged (session 43)
+    assert {r["model"] or "unknown": r["logged_models"] for r in stats["by_model"]} == {
+        k: r["logged_models"] for k, r in by_model.items()}
+    # one row per model billed (deepseek-v4-flash from 2026-09-10 as deepseek-flash: session 43), the
+    # names logged beside it; the rows add up to the total
+    assert usd_total(r["off_peak_cost_usd"] or 0.0 for r in stats["cost_by_model"]) == cost["off_peak_cost_usd"]
+    assert by_model["deepseek-flash"]["logged_models"] == by_model["deepseek-v4-flash"]["logged_models"] == [
+        "deepseek-v4-flash"]
     for row in stats["cost_by_model"]:
+        assert row["logged_models"] == by_model[row["model"] or "unknown"]["logged_models"], row["model"]
         assert row["cost_usd"] == by_model[row["model"] or "unknown"]["cost_usd"], row["model"]
         assert row["break_cost_usd"] == by_model[row["model"] or "unknown"]["break_cost_usd"], row["model"]
     causes: dict[str, list[float]] = defaultdict(list)

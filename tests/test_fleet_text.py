@@ -84,17 +84,18 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "",
         "table,model,requests,cache miss $,cache read $,cache write $,output $,total $,no cache $,off-peak $,breaks $,"
         "unpriced",
-        "cost by model,deepseek-v4-flash,3,0.0042,0.000192,0,0.00006,0.004452,0.00618,0.004452,0.001728,0",
-        "cost by model,unknown,1,,,,,,,,0,1",
+        # the request that logged no model, billed as deepseek-v4-flash, in its row (session 43: by model
+        # billed), which names what its requests logged, in both tables by model
+        "cost by model,deepseek-v4-flash (also unknown),4,0.0042,0.000192,0,0.00006,0.004452,0.00618,0.004452,0.001728,"
+        "1",
         "cost by model,local-coder,1,,,,,,,,0,1",
         "",
         "table,cause,tokens lost,cost,of which breaks",
         '"what cache losses cost, by cause",header_change,1920,0.001728,0.001728',
         "",
         "table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $",
-        "by model,deepseek-v4-flash,3,3,6120,1920,0.3137254901960784,0.3137254901960784,1920,0.001728",
+        "by model,deepseek-v4-flash (also unknown),4,3,6120,1920,0.3137254901960784,0.3137254901960784,1920,0.001728",
         "by model,local-coder,1,1,2148,2048,0.9534450651769087,0,0,0",
-        "by model,unknown,1,0,,,,,0,0",  # no request logged usage: its sums are unknown (fuzz round 24)
         "",
         "table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $",
         '"by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.001728',
@@ -121,9 +122,13 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
     assert [line.split("│")[1:3] for line in wide.replace(str(home), "HOME").splitlines() if "cost lost" in line] == [
         [" cost lost (rates from HOME/contract.json) ", " $0.0017       "]]
     assert f"cost ({RATES})" in wide.replace(str(home), "HOME").splitlines()
-    rows = [line for line in table if "unknown" in line or line.startswith(("│ - ", "? ", "- ", "│ ? "))]
-    assert rows == ["unknown                   1          $?       $?          $?   $0.0000         1",  # one style: compact
-                    "unknown                   1       ?        ?     n/a       n/a        0  $0.0000"]  # below 100 columns
+    rows = [line for line in table if "unknown" in line or line.startswith(("│ - ", "? ", "- ", "│ ? ", "deepseek"))]
+    # below 100 columns, compact; the request with no model in its billed model's rows (session 43), the
+    # caption naming what they logged where the keys would wrap
+    assert rows == ["deepseek-v4-flash         4    ≥$0.0042  ≥$0.0045   ≥$0.0062   $0.0017         1",
+                    "model as billed: deepseek-v4-flash (also unknown)",
+                    "deepseek-v4-flash         4    6120     1920   31.4%     31.4%     1920  $0.0017",
+                    "model as billed: deepseek-v4-flash (also unknown)"]
 
 
 def test_stats_names_the_pyproject_rates_and_says_list_prices_for_the_packaged_table(

@@ -146,8 +146,8 @@ def test_a_long_session_id_is_its_unique_prefix_in_the_summary(tmp_path: Path, m
     assert (code, err) == (0, [])
     summary = (tmp_path / "summary.md").read_text("utf-8")
     assert summary.splitlines()[6] == (f"| ✅ pass | long.jsonl | session-{'x' * 64}… | 1 | none | 0 | n/a | "
-                                       "$? (1 unpriced) | \\$? | \\$? | 1 |")
-    assert len(summary.encode("utf-8")) == 793  # fix W: each bare "$?" cell gains a "\\" (4)
+                                       "\\$? (1 unpriced) | \\$? | \\$? | 1 |")
+    assert len(summary.encode("utf-8")) == 795  # fix W: each bare "$?" cell gains a "\\" (4), the cost cells too (2, session 43)
 
 
 def test_ids_are_cut_to_a_prefix_no_other_id_shares() -> None:

@@ -42,12 +42,30 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
     JSON, or the total (``info``) made the JSON after ``total=`` (``info=``), or given a key
     ``new_tokens`` of the JSON after ``gained=``, or its ``last_token_usage`` made the total
     (``last=total``); ``then-intact``: deleted, and with `` then-intact`` after another damage, the
-    token_count resent whole after it (line 10's for 12)."""
+    token_count resent whole after it (line 10's for 12); ``; N last=total``: the token_count of
+    line N after it made so too (`` then-intact`` after it: and resent whole). `` repeated``: the
+    damaged event repeated word for word right after it (as Codex repeats one with a rate-limit
+    update); `` then-last=J``: resent with its ``last_token_usage`` the JSON ``J``; `` alone``: line
+    12, line 10's resend, holds no ``info`` (a rate-limit update alone)."""
     records = [json.loads(text) for text in CODEX.read_text(encoding="utf-8").splitlines()]
+    damage, _, after = damage.partition("; ")
+    if after:
+        at = int(after.split()[0])
+        if after.endswith(" then-intact"):
+            records.insert(at, json.loads(json.dumps(records[at - 1])))
+        later = records[at - 1]["payload"]["info"]
+        later["last_token_usage"] = dict(later["total_token_usage"])
+        if after.endswith(" repeated"):
+            records.insert(at, json.loads(json.dumps(records[at - 1])))
+    if damage.endswith(" alone"):
+        damage = damage.removesuffix(" alone")
+        records[11]["payload"]["info"] = None
     whole = json.loads(json.dumps(records[9 if line == 12 else line - 1]))
     info = records[line - 1]["payload"]["info"]
     intact = damage == "then-intact" or damage.endswith(" then-intact")
-    damage = damage.removesuffix(" then-intact")
+    damage, _, resent = damage.removesuffix(" then-intact").partition(" then-last=")
+    repeated = damage.endswith(" repeated")
+    damage = damage.removesuffix(" repeated")
     if damage.startswith("total="):
         info["total_token_usage"] = json.loads(damage.removeprefix("total="))
     elif damage.startswith("info="):
@@ -62,6 +80,10 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
         info["total_token_usage"]["input_tokens"] = json.loads(damage)
     if intact:
         records.insert(line, whole)
+    if repeated or resent:
+        records.insert(line, json.loads(json.dumps(records[line - 1])))
+    if resent:
+        records[line]["payload"]["info"]["last_token_usage"] = json.loads(resent)
     path = tmp_path / "rollout-x.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     return path
@@ -71,8 +93,16 @@ _TOTAL = "total_token_usage "
 _GAINED = _TOTAL + "gained new_tokens, which the last total did not hold"
 _RESENT = ": the call it ends is kept with no usage (the event resent whole right after gives it its usage)"
 _MOVED = _TOTAL + "moved by other than its last_token_usage (Codex adds each call's to it)"
+#: What the warning of a last_token_usage made the total after a damaged token_count says.
+_HELD = ("last_token_usage holds more than total_token_usage rose by since the last whole total, less the calls "
+         "priced since (Codex adds each call's to it)" + _RESENT)
 #: What a variant that loses a call's usage for good logs instead (requests, output, $, unknown).
-_LOST = {("info={}", 15): (4, 170, 0.006937, 1), ("info={}", 16): (4, 82, 0.005932, 1)}
+_LOST = {("info={}", 15): (4, 170, 0.006937, 1), ("info={}", 16): (4, 82, 0.005932, 1),
+         ("deleted; 16 last=total", 15): (4, 82, 0.005932, 1), ('"x"; 16 last=total', 15): (4, 82, 0.005932, 1),
+         ("info=[]; 16 last=total", 15): (4, 70, 0.005249, 2), ("deleted; 15 last=total", 12): (4, 170, 0.006937, 1),
+         ('info="x"; 15 last=total', 12): (4, 170, 0.006937, 1), ("deleted; 24 last=total", 16): (4, 152, 0.006521, 1),
+         ("last=total repeated", 15): (4, 182, 0.00762, 0), ("deleted; 16 last=total repeated", 15): (4, 82, 0.005932, 1),
+         ("deleted alone; 15 last=total", 10): (4, 170, 0.006937, 1)}
 
 
 @pytest.mark.parametrize(("damage", "line", "why"), [
@@ -100,7 +130,21 @@ _LOST = {("info={}", 15): (4, 170, 0.006937, 1), ("info={}", 16): (4, 82, 0.0059
     ("then-intact", 16, _TOTAL + "lacks input_tokens"), ('total="x" then-intact', 16, _TOTAL + 'is a string "x", not an object'),
     ("null then-intact", 16, _TOTAL + "input_tokens is null, not a number"),
     ("last=total", 15, _MOVED + ": the call it ends is priced from the totals' difference"),
-    ("last=total", 24, _MOVED + ": the call it ends is priced from the totals' difference"), ("last=total", 10, None)])
+    ("last=total", 24, _MOVED + ": the call it ends is priced from the totals' difference"), ("last=total", 10, None),
+    ("deleted; 16 last=total", 15, _TOTAL + "lacks input_tokens"), ("deleted; 15 last=total", 12, _TOTAL + "lacks input_tokens"),
+    ('"x"; 16 last=total', 15, _TOTAL + 'input_tokens is a string "x", not a number'),
+    ('info="x"; 15 last=total', 12, 'info is a string "x", not an object'),
+    ("info=[]; 16 last=total", 15, "info is an array [], not an object"),
+    ("deleted; 24 last=total", 16, _TOTAL + "lacks input_tokens"),
+    ("deleted; 16 last=total then-intact", 15, _TOTAL + "lacks input_tokens"),
+    ("last=total then-intact", 16, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("last=total repeated", 15, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("deleted; 16 last=total repeated", 15, _TOTAL + "lacks input_tokens"),
+    ("last=total then-last=null", 15, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ('last=total then-last="x"', 15, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("last=total then-last=[]", 15, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("deleted alone", 10, _TOTAL + "lacks input_tokens"),
+    ("deleted alone; 15 last=total", 10, _TOTAL + "lacks input_tokens")])
 def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned_of(
         damage: str, line: int, why: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,7 +161,16 @@ def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned
     output still gives the call its usage (C2: a fifth call); a compaction's damaged event resent
     whole is no phantom call (C3: the summarising call stayed ``loop``); ``info`` ``{}`` ending
     a call is said (C4: usage lost unsaid); a last_token_usage that is the total is priced from
-    the totals' difference (C5: $0.01177, unsaid)."""
+    the totals' difference (C5: $0.01177, unsaid). Session 43: a last_token_usage made the total
+    right after another damaged event (no whole total to take the difference from) is unpriced,
+    said once on its own line (it was priced from the cumulative total, unsaid: $0.01177 to
+    $0.014141; after ``info`` ``[]``, both calls lost); the event resent whole after it gives it its
+    usage, as after a last_token_usage made the total alone (each was a fifth call). Review 43 B:
+    such an event repeated word for word (a rate-limit update) is said once, no fifth call (it was one,
+    unpriced, said again); resent with a ``last_token_usage`` that is no object it is a repeat (it was
+    an AttributeError, exit 3); and a first total damaged, its resend lost, then a ``last_token_usage``
+    made the total is unpriced, said, as the rise must hold the call priced before it too (it was
+    priced from the total, unsaid: $0.01177)."""
     log = _codex(tmp_path, damage, line)
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     totals = json.loads(out)["totals"]
@@ -125,7 +178,9 @@ def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned
             totals["usage_unknown_requests"]) == (0, *_LOST.get((damage, line), (4, 182, 0.00762, 0)))
     assert [request.kind for request in import_codex(log).requests] == ["loop", "loop", "compaction", "loop"]
     then = "" if why is None or ": " in why else f": {UNSURE}"
-    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}{then}"])
+    later = damage.partition("; ")[2].split(" ")[0]
+    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}{then}"]) + (
+        [f"warning: {log}:{later}: token_count {_HELD}"] if later else [])
 
 
 def test_every_cut_id_names_its_session_as_show_matches_a_prefix(tmp_path: Path) -> None:

@@ -101,9 +101,52 @@ def test_markdown_escapes_a_dollar_of_log_text_but_not_an_amount_nor_a_code_span
 
 
 def test_a_usage_count_past_two_to_the_53_is_no_safe_integer():
-    assert usage_problems({"inputTokens": 9007199254740992, "outputTokens": 1, "cacheReadTokens": -1}) == [
+    """Session 43: and a reasoningTokens above the outputTokens that holds it (fuzz 30a U3) is DSH702."""
+    assert usage_problems({"inputTokens": 9007199254740992, "outputTokens": 1, "cacheReadTokens": -1,
+                           "reasoningTokens": 2.0}) == [
         ("DSH701", "usage inputTokens 9007199254740992 is not a non-negative safe integer (≤ 2^53 − 1)"),
-        ("DSH702", "usage cacheReadTokens -1 is not a non-negative safe integer (≤ 2^53 − 1)")]
+        ("DSH702", "usage cacheReadTokens -1 is not a non-negative safe integer (≤ 2^53 − 1)"),
+        ("DSH702", "usage reasoningTokens 2 is above outputTokens 1, which holds it")]
+    assert usage_problems({"inputTokens": 1, "outputTokens": 2, "reasoningTokens": 2}) == []
+
+
+#: What every pricing view says of a request whose reasoningTokens (100) exceed its outputTokens (24).
+_ABOVE = "the log's usage is damaged (request 1, seq 20: reasoningTokens 100 above outputTokens 24)"
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("usage", "--json"), (1, 5, 0, {_ABOVE: 1})),
+    (("check", "--json-report", "-"), ({_ABOVE: 1}, 5, 0, 2)),
+    (("requests", "--format", "csv"), ["100,0,5,stop", "100,0,,stop"]),
+    (("report", "-o"), 1)])
+def test_reasoning_above_its_output_leaves_the_request_unpriced_in_every_view(
+        args: tuple[str, ...], expected: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Fuzz 30a U3, before: 100 reasoning tokens of 24 output were priced at the 24, and summed as
+    100 reasoning, unsaid. Reasoning is a part of the output on every route (DSH's native DeepSeek
+    adapter and pi-ai alike), so one of the two is damaged: unpriced, as a capture saying so is."""
+    b = LogBuilder(session_id="s-r", provider="deepseek", model="deepseek-v4-flash")
+    for usage in ({"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 0},
+                  {"inputTokens": 100, "outputTokens": 24, "cacheReadTokens": 0, "reasoningTokens": 100}):
+        with b.turn("Hi"), b.step():
+            b.assistant("Hello", usage=usage)
+    log = str(b.write_jsonl(tmp_path / "s.jsonl"))
+    page = tmp_path / "page.html"
+    code, out, err = invoke(monkeypatch, capsys, args[0], log, "--no-capture", *args[1:],
+                            *([str(page)] if args[0] == "report" else []))
+    if args[0] == "usage":
+        totals = json.loads(out)["totals"]
+        assert (totals["unpriced_requests"], totals["tokens"]["output"], totals["tokens"]["reasoning"],
+                json.loads(out)["unpriced"]) == expected
+    elif args[0] == "check":
+        report = json.loads(out)
+        cost = report["sessions"][0]["cost"]
+        assert (cost["unpriced"], cost["tokens"]["output"], cost["tokens"]["reasoning"],
+                report["counts"]["warning"]) == expected
+    elif args[0] == "requests":
+        assert [line.split(",", 8)[8] for line in out.splitlines()[1:]] == expected
+    else:
+        assert (code, page.read_text(encoding="utf-8").count(f'"unpriced":"{_ABOVE}"')) == (0, expected)
 
 
 def _two_requests(tmp_path: Path, second: dict[str, Any]) -> Path:
@@ -130,8 +173,21 @@ def test_a_total_of_zero_a_request_logged_is_a_lower_bound(args, start, expected
     assert (code, [line for line in out.splitlines() if line.startswith(start)]) == (0, [expected])
 
 
-def test_a_usage_of_no_valid_count_is_not_said_to_be_unlogged(tmp_path, monkeypatch, capsys):
-    path = _two_requests(tmp_path, {"inputTokens": "many", "outputTokens": -5})
+@pytest.mark.parametrize("second", [{"inputTokens": "many", "outputTokens": -5},
+                                    {"inputTokens": 100, "outputTokens": "24"},
+                                    {"inputTokens": 100, "outputTokens": 24, "reasoningTokens": 100}])
+def test_a_usage_of_no_valid_count_is_not_said_to_be_unlogged(second, tmp_path, monkeypatch, capsys):
+    """Session 43 (review B3): an output below its own reasoningTokens that was the usage's one count
+    (DSH's native input with no cache reads is none) leaves no count, as ``"24"`` does: it was a
+    usage of none known, its tokens 0 by request, and the requests total a lower bound ``≥100``."""
+    path = _two_requests(tmp_path, second)
     code, out, err = invoke(monkeypatch, capsys, "usage", str(path))
-    assert (code, [line for line in err if "unpriced" in line]) == (
-        0, ["warning: 1 request(s) unpriced: usage holds no valid count"])
+    why = ("the log's usage is damaged (request 1, seq 20: reasoningTokens 100 above outputTokens 24)"
+           if "reasoningTokens" in second else "usage holds no valid count")  # the excess said as what it is
+    assert (code, [line for line in err if "unpriced" in line]) == (0, [f"warning: 1 request(s) unpriced: {why}"])
+    totals = json.loads(invoke(monkeypatch, capsys, "usage", str(path), "--json")[1])["totals"]
+    rows = json.loads(invoke(monkeypatch, capsys, "usage", str(path), "--by", "request", "--json")[1])["rows"]
+    table = invoke(monkeypatch, capsys, "requests", str(path), "--format", "markdown")[1]
+    assert (totals["usage_unknown_requests"], totals["tokens_unknown_requests"], rows[1]["tokens"],
+            [line for line in table.splitlines() if line.startswith("|  | total")]) == (
+        1, {}, None, ["|  | total |  |  |  | 100 | 0 | 5 |  |"])

@@ -88,7 +88,7 @@ def test_check_markdown_shows_control_and_bidi_characters_escaped(tmp_path, monk
     # the log's deepseek-official usage logs no cacheReadTokens: its hits are unknown, so it is unpriced
     # ("$?", never an exact figure: docs/cache-accounting.md, "Unpriced requests")
     row = (f"| ✅ pass | {shown} | id\\\\u001b\\]0;PWN\\\\u0007\\\\u202e\\\\u009b2J\\\\u007f\\|\\<b\\> | 1 | none | 0 | n/a "
-           "| $? (1 unpriced) | \\$? | \\$? | 1 |")  # cost, with no cache, off-peak
+           "| \\$? (1 unpriced) | \\$? | \\$? | 1 |")  # cost, with no cache, off-peak
     assert (code, err[:1], out.splitlines()[6]) == (0, ["dsh-audit check"], row)
     # check's table and verdict on stderr beside the report (session 40): escaped there too
     assert not any(c in out + "".join(err) for c in "\x1b\x07\u202e\x9b\x7f")

@@ -100,7 +100,8 @@ def test_a_refusal_shows_its_errors_hint_once_not_the_rules_as_well(tmp_path: Pa
     log = chat_log(tmp_path / "s" / "session.jsonl", "s-unknown")
     lines = log.read_text("utf-8").splitlines()
     last = json.loads(lines[-1])
-    lines.append(json.dumps({"type": "myagent/note", "seq": last["seq"] + 1, "time": last["time"], "data": {}}))
+    for seq in (last["seq"] + 1, last["seq"] + 2):  # DSH refuses the first; validate lists both (DSH506)
+        lines.append(json.dumps({"type": "myagent/note", "seq": seq, "time": last["time"], "data": {}}))
     log.write_text("\n".join(lines) + "\n", "utf-8")
     result = run_check([log], policy=Policy())
     refused = [f for f in result.findings if f.rule == "DSH801"]
@@ -108,7 +109,9 @@ def test_a_refusal_shows_its_errors_hint_once_not_the_rules_as_well(tmp_path: Pa
         f'session "s-unknown" contains event type "myagent/note" (seq {last["seq"] + 1}) unknown to this harness '
         'and not marked ignorable',
         'a writer can mark plugin events "ignorable": true so readers may skip them')]
-    # JUnit: the log testcase fails once, its one <failure> lists both findings of the one event
+    assert [(f.rule, f.seq) for f in result.findings if f.rule == "DSH506"] == [("DSH506", last["seq"] + 2)]
+    # JUnit: the log testcase fails once, its one <failure> lists the refusal and the second event's DSH506 (the
+    # first's is the refusal: one fault, one finding)
     root = ET.fromstring(format_junit(result, base=str(tmp_path)))
     case = root.find("testsuite/testcase")
     assert case is not None

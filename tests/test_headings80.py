@@ -34,7 +34,8 @@ TABLE_80 = ["#  turn/step/attempt  kind  header     msgs  input  cache read  out
             "─" * 78,
             "0  1/1/1              loop  5 initial     1      ?           ?       8  stop",
             "   total                                         ?           ?       8",
-            "total: each count summed over the requests that logged it (?: not logged)"]
+            "total: each count summed over the requests that logged it (?: input: the whole",
+            "prompt logged, its cache reads unknown; cache read: not logged)"]
 
 
 def _chat(path: Path, session_id: str) -> Path:

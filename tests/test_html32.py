@@ -95,14 +95,16 @@ def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_
     assert (usage["model"]["totals"]["cost_usd"]["total"], usage["model"]["totals"]["break_cost_usd"],
             usage["model"]["totals"]["off_peak_cost_usd"], usage["model"]["totals"]["no_cache_cost_usd"]) == (
         0.10579357, 0.038990714, 0.10516657, 0.29850975)
-    assert total_shown == {"cost": "≥$0.1058", "no_cache": "≥$0.2985", "off_peak": "≥$0.1052", "lost": "$0.0390",
-                           "break": "$0.0390"}
+    assert total_shown == {"key": "total", "cost": "≥$0.1058", "no_cache": "≥$0.2985", "off_peak": "≥$0.1052",
+                           "lost": "$0.0390", "break": "$0.0390"}
     assert [r["key"] for r in usage["model"]["rows"]] == [
-        "claude-sonnet-4-5", "claude-sonnet-4-6", "deepseek-v4-flash", "deepseek-v4-pro"]
-    assert shown["by_day"] == [{"cost": "≥$0.1045", "no_cache": "≥$0.2973", "off_peak": "≥$0.1045",
-                                "lost": "$0.0384", "break": "$0.0384"},
-                               {"cost": "$0.0013", "no_cache": "$0.0013", "off_peak": "$0.0006", "lost": "$0.0006",
-                                "break": "$0.0006"}]
+        "claude-sonnet-4-5", "claude-sonnet-4-6", "deepseek-flash", "deepseek-v4-pro"]  # the model billed (session 43)
+    assert shown["by_day"] == [{"key": "2026-12-02", "cost": "≥$0.1045", "no_cache": "≥$0.2973",
+                                "off_peak": "≥$0.1045", "lost": "$0.0384", "break": "$0.0384"},
+                               {"key": "2027-01-15", "cost": "$0.0013", "no_cache": "$0.0013", "off_peak": "$0.0006",
+                                "lost": "$0.0006", "break": "$0.0006"}]
+    assert [row["key"] for row in shown["by_model"]] == [  # each row's key cell: usage's (its logged names beside)
+        "claude-sonnet-4-5", "claude-sonnet-4-6", "deepseek-flash (logged as deepseek-v4-flash)", "deepseek-v4-pro"]
 
     # the page: the totals at the top, as usage shows them
     chrome.get(page.as_uri())
@@ -112,10 +114,11 @@ def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_
         "lost": "22,815 ($0.0390)", "break-cost": "$0.0390", "unpriced": "2 (2 usage not logged)"}
     assert _cells(chrome, "#totals table.by_model tr") == [
         ["model", "requests", "cost", "without cache", "all off-peak", "lost tokens (cost)", "breaks cost", "unpriced"],
-        # Anthropic bills one rate all day: no off-peak figure (session 38)
-        ["claude-sonnet-4-5", "9", "≥$0.0562", "≥$0.2087", "n/a", "0 ($0.0000)", "$0.0000", "1"],
-        ["claude-sonnet-4-6", "2", "$0.0373", "$0.0545", "n/a", "8,927 ($0.0308)", "$0.0308", ""],
-        ["deepseek-v4-flash", "4", "≥$0.0025", "≥$0.0025", "≥$0.0018", "1,920 ($0.0006)", "$0.0006", "1"],
+        # Anthropic bills one rate all day: off-peak it costs what it cost, as the total counts it (session 43)
+        ["claude-sonnet-4-5", "9", "≥$0.0562", "≥$0.2087", "≥$0.0562", "0 ($0.0000)", "$0.0000", "1"],
+        ["claude-sonnet-4-6", "2", "$0.0373", "$0.0545", "$0.0373", "8,927 ($0.0308)", "$0.0308", ""],
+        ["deepseek-flash (logged as deepseek-v4-flash)", "4", "≥$0.0025", "≥$0.0025", "≥$0.0018",
+         "1,920 ($0.0006)", "$0.0006", "1"],
         ["deepseek-v4-pro", "6", "$0.0099", "$0.0330", "$0.0099", "11,968 ($0.0076)", "$0.0076", ""]]
     assert [row[0] for row in _cells(chrome, "#totals table.by_day tr")] == ["day (UTC)", "2026-12-02", "2027-01-15"]
 

@@ -272,7 +272,7 @@ def test_an_unreadable_log_shows_its_error_only(tmp_path, chrome):
     chrome.get(_page(tmp_path, "bad.html", [bad, good]).as_uri())
     assert _text(chrome, "#session-title") == "session-bad"  # failing first
     assert _texts(chrome, "#session-list li[data-session='0'] .meta > span") == [
-        "could not be read", "failed: 1 validation finding(s), 1 unreadable log(s)"]  # by cause, as the headline
+        "could not be read", "failed: 1 unreadable log(s)"]  # by cause, as the headline (its DSH212 is the refusal)
     assert _text(chrome, "#session-info .error") == (
         f'{bad}:1: stored session "session-bad" failed validation: session header cwd must be an absolute '
         'path, got "relative/path" (hint: tokenised test fixtures need --lenient)')

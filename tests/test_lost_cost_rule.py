@@ -155,7 +155,7 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--format", "csv")
     assert code == 0 and _csv(out)[1:] == [
-        ["usage by model", "deepseek-v4-flash", "5", "6300", "1920", "0.00056448", "3840", "0", "50", "0.00197304",
+        ["usage by model", "deepseek-flash (logged as deepseek-v4-flash)", "5", "6300", "1920", "0.00056448", "3840", "0", "50", "0.00197304",
          "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "0"],
         ["usage by model", "local-coder", "6", "9200", "8320", "", "4352", "0", "60", "", "", "", "", "", "", "",
          "6"],
@@ -163,7 +163,7 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
          "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "model", "--json")[1])
     assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["totals"])] == [
-        ("deepseek-v4-flash", 1920, 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
+        ("deepseek-flash", 1920, 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),  # billed so from 2026-09-10
         ("local-coder", 8320, None, None, None, None, None, 6, False), ("total", 10240, *TOTAL)]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "turn", "--format", "csv")
     # a turn whose only request is unpriced: its lost cost is unknown (empty) when it lost tokens, and
@@ -222,13 +222,13 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
         ("s-unknown", 4096, None, 2, 2, 0.00066552, None)]  # break_cost_usd was 0
     assert _amounts(stats["cost"]) == TOTAL
     assert [(r["model"], *_amounts(r)) for r in stats["cost_by_model"]] == [
-        ("deepseek-v4-flash", 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
+        ("deepseek-flash", 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
         ("local-coder", None, None, None, None, None, 6, False)]
     assert stats["cost_by_cause"] == [
         {"cause": "header_change", "lost_tokens": 10240, "lost_cost_usd": LOST, "break_cost_usd": LOST,
          "lost_requests": 5, "lost_unpriced": 4, "break_requests": 5, "break_unpriced": 4}]
     assert [(r["model"], r["lost_tokens"], r["lost_cost_usd"]) for r in stats["by_model"]] == [
-        ("local-coder", 8320, None), ("deepseek-v4-flash", 1920, LOST)]
+        ("local-coder", 8320, None), ("deepseek-flash", 1920, LOST)]  # the model billed (session 43)
     assert (stats["totals"]["lost_tokens"], stats["totals"]["lost_cost_usd"]) == (10240, LOST)
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)

@@ -29,6 +29,7 @@ import pytest
 from _cli import invoke
 from test_watch34 import _request
 
+from dsh_audit.cache import usd_total
 from dsh_audit.cli import _on_break
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,17 +59,18 @@ def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], co
 # -- 1. usage at 80 columns keeps "requests" and the money ----------------------------------------
 
 #: The caption of every view of usage at 80 columns (the same two logs), up to its tokens' note.
-_CAPTION_80 = [
+_CAPTION_80 = [  # off-peak: the Claude session's requests at their cost, as the total counts them (session 43)
     '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
-    'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+    "your contract; off-peak: one-rate providers' requests at their cost; ≥$: a lower",
+    'bound (unpriced requests left out), $?: no request priced; tokens: sums over the',
 ]
 #: Its end in a view that shortens session ids (by session, turn, request), and in one that does not.
 _IDS_80 = [
-    'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
-    'session ids: shortest unique prefix (--json for whole ids)',
+    '14 request(s) with usage logged (?: none logged); session ids: shortest unique',
+    'prefix (--json for whole ids)',
 ]
 _NO_IDS_80 = [
-    'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
+    '14 request(s) with usage logged (?: none logged)',
 ]
 #: What a narrow terminal leaves out in most views.
 _NARROW_80 = [
@@ -103,16 +105,18 @@ USAGE_80 = {
         *_NARROW_80,
     ],
     "model": [
+        # the model the price table bills; the name logged would wrap its key: the caption says it (session 43)
         'usage by model',
         '                             lost tokens     cache',
         'model              requests  (cost)          write      cost  no cache  unpriced',
         "─" * 80,
         'claude-sonnet-4-5         9                   9404  ≥$0.0562  ≥$0.2087         1',
         'claude-sonnet-4-6         2  8927 ($0.0308)   9086   $0.0373   $0.0545',
-        'deepseek-v4-flash         4                      0   $0.0003   $0.0005',
+        'deepseek-flash            4                      0   $0.0003   $0.0005',
         'total                    15  8927 ($0.0308)  18490  ≥$0.0938  ≥$0.2636         1',
         *_CAPTION_80,
-        *_NO_IDS_80,
+        '14 request(s) with usage logged (?: none logged); model as billed:',
+        'deepseek-flash (logged as deepseek-v4-flash)',
         *_NARROW_80,
     ],
     "window": [
@@ -195,27 +199,48 @@ def test_usage_at_200_columns_shows_every_column(monkeypatch, capsys, logs: Path
         '┃ session                                      ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
         '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
         '│ session-sample-tools                         │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
-        '│ session-514c4bc2-e0ec-419e-84d4-2f666d536239 │       11 │        100 │ 8927 ($0.0308)     │      67968 │       18490 │    229 │ ≥$0.0935 │ ≥$0.2631 │      n/a │        1 │',
+        '│ session-514c4bc2-e0ec-419e-84d4-2f666d536239 │       11 │        100 │ 8927 ($0.0308)     │      67968 │       18490 │    229 │ ≥$0.0935 │ ≥$0.2631 │ ≥$0.0935 │        1 │',
         '│ total                                        │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
         '└──────────────────────────────────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 14 request(s)',
-        'with usage logged (?: none logged)',
+        "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; off-peak: one-rate providers' requests at their cost; ≥$: a lower bound (unpriced requests left out), $?:",
+        'no request priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
     ]
     code, lines, err = _run(monkeypatch, capsys, 200, "usage", "--by", "model", str(logs))
     assert (code, err) == (0, UNPRICED)
     assert lines == [
         'usage by model',
-        '┏━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
-        '┃ model             ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
-        '┡━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
-        '│ claude-sonnet-4-5 │        9 │         80 │                    │      59072 │        9404 │    199 │ ≥$0.0562 │ ≥$0.2087 │      n/a │        1 │',
-        '│ claude-sonnet-4-6 │        2 │         20 │ 8927 ($0.0308)     │       8896 │        9086 │     30 │  $0.0373 │  $0.0545 │      n/a │          │',
-        '│ deepseek-v4-flash │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
-        '│ total             │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
-        '└───────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
-        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 14 request(s)',
-        'with usage logged (?: none logged)',
+        '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃ model                                        ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
+        '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ claude-sonnet-4-5                            │        9 │         80 │                    │      59072 │        9404 │    199 │ ≥$0.0562 │ ≥$0.2087 │ ≥$0.0562 │        1 │',
+        '│ claude-sonnet-4-6                            │        2 │         20 │ 8927 ($0.0308)     │       8896 │        9086 │     30 │  $0.0373 │  $0.0545 │  $0.0373 │          │',
+        '│ deepseek-flash (logged as deepseek-v4-flash) │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
+        '│ total                                        │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
+        '└──────────────────────────────────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
+        "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; off-peak: one-rate providers' requests at their cost; ≥$: a lower bound (unpriced requests left out), $?:",
+        'no request priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
     ]
+
+
+@needs_corpus
+def test_usage_by_model_is_one_row_per_model_billed_and_the_rows_add_up(monkeypatch, capsys, logs: Path) -> None:
+    """Session 43 (issues 13/14): a dated snapshot (Claude Code's claude-sonnet-4-5-20250929) is billed
+    as claude-sonnet-4-5: one row, the other name beside it; the off-peak cells of the one-rate rows
+    are their cost, so the CSV's rows add up to its total row."""
+    shutil.copy(ROOT / "tests" / "data" / "importers" / "claude-code" / "7d3c6a52-1f0e-4c2b-9a8e-2b1f5c0d9e11.jsonl",
+                logs)
+    code, lines, _ = _run(monkeypatch, capsys, 80, "usage", str(logs), "--by", "model", "--format", "csv")
+    assert (code, [line.split(",")[1:3] + line.split(",")[-3:] for line in lines[1:]]) == (0, [
+        ["claude-sonnet-4-5 (also claude-sonnet-4-5-20250929)", "13", "0.22887", "0.0695871", "1"],
+        ["claude-sonnet-4-6", "2", "0.054456", "0.0372513", "0"],
+        ["deepseek-flash (logged as deepseek-v4-flash)", "4", "0.000498", "0.00015492", "0"],
+        ["total", "19", "0.283824", "0.10699332", "1"]])
+    code, out, _ = invoke(monkeypatch, capsys, "usage", str(logs), "--by", "model", "--json")
+    table = json.loads(out)
+    assert [(r["key"], r["logged_models"]) for r in table["rows"]] == [
+        ("claude-sonnet-4-5", ["claude-sonnet-4-5", "claude-sonnet-4-5-20250929"]),
+        ("claude-sonnet-4-6", ["claude-sonnet-4-6"]), ("deepseek-flash", ["deepseek-v4-flash"])]
+    assert usd_total(r["off_peak_cost_usd"] for r in table["rows"]) == table["totals"]["off_peak_cost_usd"] == 0.10699332
 
 
 # -- 2. off-peak only where a provider has a peak window -------------------------------------------
@@ -247,14 +272,15 @@ def test_usage_json_has_off_peak_for_deepseek_and_the_mixed_total(monkeypatch, c
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(logs), "--json")
     table = json.loads(out)
     assert code == 0
+    # the Claude session's requests cost off-peak what they cost, in its row as in the total (session 43):
+    # the rows add up to it, 0.0934629 + 0.00015492
     assert [(row["key"], row.get("off_peak_cost_usd", "absent")) for row in table["rows"]] == [
-        ("session-sample-tools", 0.00015492), ("session-514c4bc2-e0ec-419e-84d4-2f666d536239", "absent")]
-    # the Claude session's requests cost off-peak what they cost: 0.0934629 + 0.00015492
+        ("session-sample-tools", 0.00015492), ("session-514c4bc2-e0ec-419e-84d4-2f666d536239", 0.0934629)]
     assert table["totals"]["off_peak_cost_usd"] == 0.09361782
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(logs), "--json", "--by", "request")
     rows = json.loads(out)["rows"]
     assert [(row["window"], "off_peak_cost_usd" in row) for row in rows] == [
-        ("peak", True)] * 4 + [("standard", True)] + [("standard", False)] * 10  # #0: the unpriced title call ($?)
+        ("peak", True)] * 4 + [("standard", True)] * 11  # #0: the unpriced title call ($?), the others their cost
     assert rows[4]["off_peak_cost_usd"] is None
 
 
@@ -283,19 +309,33 @@ def test_stats_shows_off_peak_only_where_a_model_has_a_window(monkeypatch, capsy
     stats = json.loads(out)
     assert (stats["cost"]["off_peak_cost_usd"], [(r["model"], r.get("off_peak_cost_usd", "absent"))
                                                  for r in stats["cost_by_model"]]) == (
-        0.09361782, [("claude-sonnet-4-5", "absent"), ("claude-sonnet-4-6", "absent"), ("deepseek-v4-flash", 0.00015492)])
+        0.09361782, [("claude-sonnet-4-5", 0.0562116), ("claude-sonnet-4-6", 0.0372513), ("deepseek-flash", 0.00015492)])
+    # the rows add up to the fleet's (a one-rate model's at its cost, session 43), by the model billed
+    assert usd_total(r["off_peak_cost_usd"] for r in stats["cost_by_model"]) == stats["cost"]["off_peak_cost_usd"]
+    assert [r["logged_models"] for r in stats["cost_by_model"]] == [
+        ["claude-sonnet-4-5"], ["claude-sonnet-4-6"], ["deepseek-v4-flash"]]
+    # the token table by model has the same keys (session 43: it grouped by the model logged)
+    assert [(r["model"], r["logged_models"], r["requests"]) for r in stats["by_model"]] == [
+        ("claude-sonnet-4-5", ["claude-sonnet-4-5"], 9), ("claude-sonnet-4-6", ["claude-sonnet-4-6"], 2),
+        ("deepseek-flash", ["deepseek-v4-flash"], 4)]
     code, lines, _ = _run(monkeypatch, capsys, 200, "stats", "--db", both)
     assert "│ all off-peak                                   │ ≥$0.0936                                  │" in lines
-    by_model = lines[lines.index("cost by model"):lines.index("what cache losses cost, by cause")]
-    assert [line for line in by_model if line[:1] in "┃│"] == [
-        "┃ model             ┃ requests ┃ cache miss $ ┃ cache read $ ┃ cache write $ ┃ output $ ┃  total $ ┃ "
-        "no cache $ ┃ off-peak $ ┃ breaks $ ┃ unpriced ┃",
-        "│ claude-sonnet-4-5 │        9 │     ≥$0.0002 │     ≥$0.0177 │      ≥$0.0353 │ ≥$0.0030 │ ≥$0.0562 │ "
-        "  ≥$0.2087 │        n/a │  $0.0000 │        1 │",
-        "│ claude-sonnet-4-6 │        2 │      $0.0001 │      $0.0027 │       $0.0341 │  $0.0004 │  $0.0373 │ "
-        "   $0.0545 │        n/a │  $0.0308 │          │",
-        "│ deepseek-v4-flash │        4 │      $0.0002 │   $0.0000038 │       $0.0000 │  $0.0001 │  $0.0003 │ "
-        "   $0.0005 │    $0.0002 │  $0.0000 │          │"]
+    by_model = lines[lines.index("cost by model"):lines.index("by day (UTC, request time)")]
+    assert [line for line in by_model if line[:1] in "┃│"][:4] == [
+        "┃ model                                        ┃ requests ┃ cache miss $ ┃ cache read $ ┃ cache write $ ┃ "
+        "output $ ┃  total $ ┃ no cache $ ┃ off-peak $ ┃ breaks $ ┃ unpriced ┃",
+        "│ claude-sonnet-4-5                            │        9 │     ≥$0.0002 │     ≥$0.0177 │      ≥$0.0353 │ "
+        "≥$0.0030 │ ≥$0.0562 │   ≥$0.2087 │   ≥$0.0562 │  $0.0000 │        1 │",
+        "│ claude-sonnet-4-6                            │        2 │      $0.0001 │      $0.0027 │       $0.0341 │ "
+        " $0.0004 │  $0.0373 │    $0.0545 │    $0.0373 │  $0.0308 │          │",
+        "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │      $0.0002 │   $0.0000038 │       $0.0000 │ "
+        " $0.0001 │  $0.0003 │    $0.0005 │    $0.0002 │  $0.0000 │          │"]
+    # both tables by model: one key (the token table's row of the DeepSeek requests)
+    assert [line for line in by_model if line.startswith("│ deepseek")] == [
+        "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │      $0.0002 │   $0.0000038 │       $0.0000 │ "
+        " $0.0001 │  $0.0003 │    $0.0005 │    $0.0002 │  $0.0000 │          │",
+        "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            4 │   1388 │        640 │     46.1% │ "
+        "   46.1% │           0 │ $0.0000 │"]
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", claude, "--json")
     stats = json.loads(out)
     assert "off_peak_cost_usd" not in stats["cost"] and all("off_peak_cost_usd" not in r for r in stats["cost_by_model"])
@@ -304,7 +344,7 @@ def test_stats_shows_off_peak_only_where_a_model_has_a_window(monkeypatch, capsy
 
 
 @needs_corpus
-def test_check_markdown_says_n_a_for_the_claude_session(monkeypatch, capsys, logs: Path, tmp_path: Path) -> None:
+def test_check_markdown_gives_the_claude_session_its_cost_off_peak(monkeypatch, capsys, logs: Path, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.chdir(logs.parent)
     code, _, _ = invoke(monkeypatch, capsys, "check", "logs", "--markdown", str(summary))
@@ -312,9 +352,10 @@ def test_check_markdown_says_n_a_for_the_claude_session(monkeypatch, capsys, log
     assert [line for line in summary.read_text().splitlines() if line.startswith("| ")] == [
         "| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak | findings |",
         "| ✅ pass | logs/session-514c4bc2-e0ec-419e-84d4-2f666d536239.jsonl | session-514c4bc2-e0ec-419e-84d4-2f666d536239 "
-        "| 11 | none | 1 | 78.5% | ≥$0.0935 (breaks $0.0308) (1 unpriced) | ≥$0.2631 | n/a | 1 |",
+        "| 11 | none | 1 | 78.5% | ≥$0.0935 (breaks $0.0308) (1 unpriced) | ≥$0.2631 | ≥$0.0935 | 1 |",
         "| ✅ pass | logs/tools.jsonl | session-sample-tools | 4 | none | 0 | 46.1% | $0.0003 | $0.0005 | $0.0002 | 1 |",
         "| **total** | 2 log(s) | | 15 | | 1 | | ≥$0.0938 (breaks $0.0308) (1 unpriced) | ≥$0.2636 | ≥$0.0936 | 2 |"]
+    assert "_off-peak: a log with one rate all day (no peak window) at its cost._" in summary.read_text().splitlines()
     code, _, _ = invoke(monkeypatch, capsys, "check", "logs/" + C1.name, "--markdown", str(summary))
     assert [line.rsplit(" | ", 3)[1:] for line in summary.read_text().splitlines() if line.startswith("| **total")] == [
         ["≥$0.2631", "n/a", "1 |"]]

@@ -163,12 +163,12 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
         "│ cache losses / of which breaks                 │ $0.0006 / $0.0006                             │"]
     assert "│ cache miss / cache read / cache write / output │ ≥$0.0013 / ≥$0.000012 / ≥$0.0000 / ≥$0.000036 │" in lines
     assert "│ header_change │        1920 │ $0.0006 │         $0.0006 │" in lines
-    assert ("│ deepseek-v4-flash │        4 │     ≥$0.0013 │   ≥$0.000012 │      ≥$0.0000 │ ≥$0.000036 │ ≥$0.0013 │"
-            "   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │") in lines
+    assert ("│ deepseek-flash (logged as deepseek-v4-flash) │        4 │     ≥$0.0013 │   ≥$0.000012 │      ≥$0.0000 │"
+            " ≥$0.000036 │ ≥$0.0013 │   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │") in lines  # the model billed (session 43)
     # by model "lost $": a model that lost no token lost $0.0000, whatever was priced (it was "n/a", then
     # "$?"; docs/cache-accounting.md: a loss with no lost token costs $0.0000, 0 in JSON and CSV)
-    assert ("│ local-coder       │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │"
-            "           0 │ $0.0000 │") in lines
+    assert ("│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │"
+            "     0.0% │           0 │ $0.0000 │") in lines
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "i.sqlite: fleet totals"] == [
@@ -183,7 +183,7 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
         ["all off-peak", "0.00065376"], ["cache losses", "0.00056448"], ["of which breaks", "0.00056448"],
         ["unpriced: no price for model 'local-coder'", "1"], ["unpriced: usage not logged", "1"]]
     assert [r[1:] for r in rows if r[0] == "cost by model"] == [
-        ["deepseek-v4-flash", "4", "0.00126", "0.00001152", "0", "0.000036", "0.00130752", "0.001872", "0.00065376",
+        ["deepseek-flash (logged as deepseek-v4-flash)", "4", "0.00126", "0.00001152", "0", "0.000036", "0.00130752", "0.001872", "0.00065376",
          "0.00056448", "1"],
         ["local-coder", "1", "", "", "", "", "", "", "", "0", "1"]]  # no break lost a token: 0
     # local-coder lost no token: 0 (docs/cache-accounting.md)

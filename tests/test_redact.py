@@ -57,11 +57,11 @@ def _frames(data: bytes) -> list[int]:
 
 def test_placeholders_are_exact_deterministic_and_prefix_preserving():
     p = Placeholders(b"salt")
-    assert p.text("hello world") == "P3dT6;2siea"
-    assert p.text("hello there") == "P3dT6;zjJ7I"  # the shared prefix "hello " stays shared
+    assert p.text("hello world") == "XbWGv%hWVar"
+    assert p.text("hello there") == "XbWGv%ePobd"  # the shared prefix "hello " stays shared
     assert p.text("hello world") == Placeholders(b"salt").text("hello world")
     assert p.text("hello world") != Placeholders(b"pepper").text("hello world")
-    assert p.text('{"path": "a.txt", "n": 2}') == '{"path": "I^QeY", "n": 2}'  # JSON keeps its shape
+    assert p.text('{"path": "a.txt", "n": 2}') == '{"path": "Q]IOn", "n": 2}'  # JSON keeps its shape
     assert p.text(" \n\t") == " \n\t"  # whitespace-only: renderers drop it, so it stays
 
 
@@ -73,9 +73,9 @@ def test_json_text_keeps_each_escape_form_so_lengths_and_token_estimates_stay():
     original = '{"path": "\\u007f\\u00e9\\ud83d\\ude00\\n"}'
     redacted = p.text(original)
     # (session 37: the DEL is drawn as ``~`` is, and becomes punctuation: no placeholder holds a DEL)
-    assert redacted == '{"path": "\\u005e\\u02ba\\ud887\\udd92\\n"}'
+    assert redacted == '{"path": "\\u007c\\u01c8\\ud808\\udc6f\\n"}'
     assert len(stringify(redacted)) == len(stringify(original))
-    assert json.loads(redacted) == {"path": "^\u02ba\U00031d92\n"}
+    assert json.loads(redacted) == {"path": "|\u01c8\U0001206f\n"}
 
 
 @given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=40))

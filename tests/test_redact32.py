@@ -105,18 +105,18 @@ def test_responses_are_redacted_as_before() -> None:
     redactor = LogRedactor(Placeholders(b"red32"))
     assert redact_response_text(SSE, redactor) == (
         'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","role":"assistant","model":"m"}}'
-        '\n\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"f7Q(b7|GVj%IRYVB!vBppsy9u"}}'
-        '\n\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"dHVt9dN9MUqc2uVW6XUqBz{z9"}}'
-        '\n\ndata: {"choices":[{"delta":{"content":"s\\u025d\\/J","role":"assistant"}}],"n7:ohXh{fkjSY7Khhw71zxlK8Yd5ZTUo":1}'
+        '\n\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"5LA|uP{XCg<n4FJB.2i7Pm2yV"}}'
+        '\n\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"3E6o3rNz4RUkHi1vFth4AF|S1"}}'
+        '\n\ndata: {"choices":[{"delta":{"content":"I\\u0326\\/3","role":"assistant"}}],"Dh:R7wh=oVqVPByVQrjWjRE2gb18oZlQ":1}'
         "\n\n: comment\ndata: [DONE]\n\n")
     assert redact_response_text(JSON_RESPONSE, redactor) == (
-        '{"id": "r1", "model": "m", "content": [{"type": "text", "text": "n1D`b1R`HrHiOpb4XC1mAvVJNlQuXOWrzuRVYgmuJDmp"}, '
-        '{"type": "tool_use", "name": "bash", "input": {"command": "g3%\\u03e1", "mode": "s", "api_key": '
-        '"VWvEEH5tUGVlxlj9"}}], "n7:ZVl#Muu20(EegkGRlS0R5r3GUTxyn08R": {"nested": ["l", {"k": "q"}]}, '
+        '{"id": "r1", "model": "m", "content": [{"type": "text", "text": "DbB}Mad~BZskfON1G51WcbAbKnyAwGnl3ZVgXoiWnwCy"}, '
+        '{"type": "tool_use", "name": "bash", "input": {"command": "6J\'\\u074a", "mode": "I", "api_key": '
+        '"vha5WVII6YboDdwB"}}], "Dh:CZR.XTw28\'rZYevzFA47LdVVRaVIE3E4": {"nested": ["B", {"k": "G"}]}, '
         '"usage": {"input_tokens": 3}}')
     assert dict(redactor.secrets) == {"anthropic_api_key": 2, "openai_api_key": 1, "github_token": 1, "key_value": 1}
     assert rewrite_keys('[{"short": 1}, {"a": {"sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX": 2}, "b": 3}]', redactor.keys) == (
-        '[{"short": 1}, {"a": {"n7:ohXh{fkjSY7Khhw71zxlK8Yd5ZTUo": 2}, "b": 3}]')
+        '[{"short": 1}, {"a": {"Dh:R7wh=oVqVPByVQrjWjRE2gb18oZlQ": 2}, "b": 3}]')
 
 
 # -- 2. and 3. a child and its parent: attributed once, each log opened once ----------------------

@@ -232,32 +232,32 @@ HOSTS = {  # the host as a header holds it -> as redacted with REDACTOR_SALT
     "API.OpenAI.com": "API.OpenAI.com",  # letter case is no other host
     "api.deepseek.com:443": "api.deepseek.com:443",  # HTTPS's own port
     "bedrock-runtime.us-east-1.amazonaws.com": "bedrock-runtime.us-east-1.amazonaws.com",  # a listed region
-    "api.openai.com:8443": "vlj.yzjacx.arg:2999",  # another port: not the vendor's endpoint
-    "gw.internal.anthropic.com": "bt.xkeatcgk.qazzzuxpj.yaz",
-    "api.deepseek.com.corp.example": "vlj.kzvlfdfr.ben.jpuw.zacxzzs",
-    "api.anthropic.com.": "vlj.hbjachdba.iem.",
-    "api.openai.com:8443@evil": "vlj.yzjacx.arg:2999@crtq",
-    "xn--api-nthropic-xyz.com": "ss--aqn-kynrgxyv-eed.bej",
-    "api.\u212aimi.com": "vlj.wwlc.kfu",  # the Kelvin sign lower-cases to k: no look-alike stays
-    "10.0.0.7": "10.8.5.9",  # an address of 8 characters: 10.0.0.0/8's
-    "[fd00::1]:8080": "[100::30]:8999",  # RFC 6666's discard-only 100::/64: as long (session 39)
-    "fd00::1": "100::30",  # a HAR's serverIPAddress: the prefix of its bracketed form's placeholder
-    "[::ffff:192.168.10.1]:443": "[::ffff:203.0.113.65]:795",  # still mapped: the IPv4 address's own placeholder
+    "api.openai.com:8443": "evb.mgwcgf.azs:1277",  # another port: not the vendor's endpoint
+    "gw.internal.anthropic.com": "kc.amfajlxx.gbrxyysga.miq",
+    "api.deepseek.com.corp.example": "evb.bycoecvx.hsx.yfzc.yvacfnn",
+    "api.anthropic.com.": "evb.ytyyxurfw.cdq.",
+    "api.openai.com:8443@evil": "evb.mgwcgf.azs:0277@hhgx",
+    "xn--api-nthropic-xyz.com": "ee--mbs-hfeesdda-cmr.ceh",
+    "api.\u212aimi.com": "evb.puif.xek",  # the Kelvin sign lower-cases to k: no look-alike stays
+    "10.0.0.7": "10.6.5.9",  # an address of 8 characters: 10.0.0.0/8's
+    "[fd00::1]:8080": "[100::9f]:1341",  # RFC 6666's discard-only 100::/64: as long (session 39)
+    "fd00::1": "100::9f",  # a HAR's serverIPAddress: the prefix of its bracketed form's placeholder
+    "[::ffff:192.168.10.1]:443": "[::ffff:198.51.100.6]:122",  # still mapped: the IPv4 address's own placeholder
 }
 
 URLS = {  # a captured or configured URL -> as redacted with REDACTOR_SALT
     "https://api.anthropic.com/v1/messages": "https://api.anthropic.com/v1/messages",
-    "https://gw.internal.anthropic.com/v1/messages": "https://bt.xkeatcgk.qazzzuxpj.yaz/v1/messages",
-    "https://api.deepseek.com.corp.example/v1": "https://vlj.kzvlfdfr.ben.jpuw.zacxzzs/v1",
-    "https://api.openai.com:8443/v1": "https://vlj.yzjacx.arg:2999/v1",
-    "https://api.openai.com:8443@evil.example/v1": "https://vlj.yzjacx.arg:2999@zuxw.ywxmawi/v1",
-    "https://svc:hunter2@api.openai.com/v1": "https://nus:eannuk5@api.openai.com/v1",  # user information goes
-    "https://api.openai.com\\@evil.example/v1": "https://vlj.yzjacx.arg\\@zuxw.ywxmawi/v1",  # urlsplit: evil's
-    "http://[fd00::1]:8080/v1/chat/completions": "http://[100::30]:8999/v1/chat/completions",
-    "https:/gw.corp.example/v1": "https:/bt.obzz.zabzmnh/v1",  # WHATWG reads the host after one slash
-    "ht\ttps://gw.corp.example/v1": "ht\ttps://bt.obzz.zabzmnh/v1",  # a tab is dropped before parsing
-    "https://gw.co\trp.example/v1": "https://bt.obmfd.ijjygvr/v1",
-    "//gw.corp.example/v1": "//bt.obzz.zabzmnh/v1",
+    "https://gw.internal.anthropic.com/v1/messages": "https://kc.amfajlxx.gbrxyysga.miq/v1/messages",
+    "https://api.deepseek.com.corp.example/v1": "https://evb.bycoecvx.hsx.yfzc.yvacfnn/v1",
+    "https://api.openai.com:8443/v1": "https://evb.mgwcgf.azs:1277/v1",
+    "https://api.openai.com:8443@evil.example/v1": "https://evb.mgwcgf.azs:0277@ihrd.oeueobf/v1",
+    "https://svc:hunter2@api.openai.com/v1": "https://zqr:afapby1@api.openai.com/v1",  # user information goes
+    "https://api.openai.com\\@evil.example/v1": "https://evb.mgwcgf.azs\\@ihrd.oeueobf/v1",  # urlsplit: evil's
+    "http://[fd00::1]:8080/v1/chat/completions": "http://[100::9f]:1341/v1/chat/completions",
+    "https:/gw.corp.example/v1": "https:/kc.rxgt.pjqcarz/v1",  # WHATWG reads the host after one slash
+    "ht\ttps://gw.corp.example/v1": "ht\ttps://kc.rxgt.pjqcarz/v1",  # a tab is dropped before parsing
+    "https://gw.co\trp.example/v1": "https://kc.rxnmv.wuzcfsy/v1",
+    "//gw.corp.example/v1": "//kc.rxgt.pjqcarz/v1",
     "/v1/chat/completions": "/v1/chat/completions",
     "https://api.openai.com#@evil.example/": "https://api.openai.com#@evil.example/",  # a fragment, not a host
 }
@@ -292,9 +292,9 @@ def test_every_header_naming_the_gateway_keeps_only_a_public_host() -> None:
     assert _headers({"Host": "api.openai.com:8443", "x-forwarded-host": "api.deepseek.com",
                      "origin": "https://gw.internal.anthropic.com",
                      "Forwarded": 'for="[fd00::1]:8080";host=api.anthropic.com;proto=https'}, redactor, [], 0) == {
-        "Host": "vlj.yzjacx.arg:2999", "x-forwarded-host": "api.deepseek.com",
-        "origin": "https://bt.xkeatcgk.qazzzuxpj.yaz",
-        "Forwarded": 'for="[100::30]:8999";host=api.anthropic.com;proto=https'}
+        "Host": "evb.mgwcgf.azs:1277", "x-forwarded-host": "api.deepseek.com",
+        "origin": "https://kc.amfajlxx.gbrxyysga.miq",
+        "Forwarded": 'for="[100::9f]:1341";host=api.anthropic.com;proto=https'}
 
 
 def test_a_route_files_base_url_keeps_only_a_public_apis_exact_host() -> None:
@@ -308,7 +308,7 @@ def test_a_route_files_base_url_keeps_only_a_public_apis_exact_host() -> None:
     redactor = Redactor(Placeholders(REDACTOR_SALT))
     document = redacted_routes(config, url=lambda u: redact_url(u, redactor), value=lambda v: redact_ascii(v, redactor))
     assert {name: route["baseURL"] for name, route in document["providers"].items()} == {
-        "look-alike": "https://vlj.kzvlfdfr.ben.jpuw.zacxzzs/v1", "vendor-port": "https://vlj.yzjacx.arg:2999/v1",
+        "look-alike": "https://evb.bycoecvx.hsx.yfzc.yvacfnn/v1", "vendor-port": "https://evb.mgwcgf.azs:1277/v1",
         "vendor": "https://api.deepseek.com:443/v1"}
 
 
@@ -333,5 +333,5 @@ def test_a_har_naming_an_ipv6_gateway_is_redacted_and_still_loads(tmp_path: Path
     assert result.mismatched == () and result.capture is not None
     entry = json.loads(result.capture.read_text())["log"]["entries"][0]
     assert (entry["serverIPAddress"], entry["request"]["url"], entry["request"]["headers"]) == (
-        "100::30", "http://[100::30]:8999/v1/chat/completions", [{"name": "Host", "value": "[100::30]:8999"}])
+        "100::9f", "http://[100::9f]:1341/v1/chat/completions", [{"name": "Host", "value": "[100::9f]:1341"}])
     assert [c.path for c in load_capture(result.capture)] == ["/v1/chat/completions"]

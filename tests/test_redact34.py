@@ -58,19 +58,19 @@ PLANTED = {
 #: ``PLANTED`` as redacted with SALT: each address the same placeholder wherever it stands, the protocols of
 #: ``Via``, ``unknown``, ``proto`` and the headers that identify no one kept.
 REDACTED = {
-    "Host": "ye-gloceq-xsix.gvar-bskuhddg:9298",
-    "Via": "1.1 ye-gloceq-xsix.gvar-bskuhddg, HTTP/2 192.0.2.179:1546 (kbrxf/1.6)",
-    "X-Forwarded-For": "192.0.2.179, 203.0.113.4",
-    "x-real-ip": "192.0.2.179",
-    "X-Client-IP": "192.0.2.179",
-    "True-Client-IP": "2001:db8::3c",  # RFC 3849's documentation prefix (session 39)
-    "CF-Connecting-IP": "192.0.2.179",
-    "X-Originating-IP": "[192.0.2.179]",
-    "x-remote-ip": "192.0.2.179",
-    "X-Remote-Addr": "192.0.2.179",
-    "X-Cluster-Client-IP": "192.0.2.179",
-    "Fastly-Client-IP": "192.0.2.179",
-    "Forwarded": 'for = 192.0.2.179 ; host = ye-gloceq-xsix.gvar-bskuhddg, For="[2001:db8::0fa:e97]:1790";BY=unknown;'
+    "Host": "fm-fmrdsz-yxfk.lxno-depuetiy:1799",
+    "Via": "1.1 fm-fmrdsz-yxfk.lxno-depuetiy, HTTP/2 192.0.2.236:1000 (xbhhd/1.7)",
+    "X-Forwarded-For": "192.0.2.236, 203.0.113.1",
+    "x-real-ip": "192.0.2.236",
+    "X-Client-IP": "192.0.2.236",
+    "True-Client-IP": "2001:db8::32",  # RFC 3849's documentation prefix (session 39)
+    "CF-Connecting-IP": "192.0.2.236",
+    "X-Originating-IP": "[192.0.2.236]",
+    "x-remote-ip": "192.0.2.236",
+    "X-Remote-Addr": "192.0.2.236",
+    "X-Cluster-Client-IP": "192.0.2.236",
+    "Fastly-Client-IP": "192.0.2.236",
+    "Forwarded": 'for = 192.0.2.236 ; host = fm-fmrdsz-yxfk.lxno-depuetiy, For="[2001:db8::137:7a0]:1864";BY=unknown;'
                  "proto=https",
     "x-stainless-os": "Linux",
     "user-agent": "deepseek-harness/0.1.0",
@@ -88,11 +88,11 @@ def test_every_header_naming_a_client_or_a_proxy_loses_its_addresses() -> None:
 
 
 @pytest.mark.parametrize(("name", "value", "redacted"), [
-    ("via", "gw.corp", "ye.efaj"),  # a hop of one word (no protocol) is its host
-    ("VIA", "1.0 fred, 1.1 api.anthropic.com", "1.0 xygt, 1.1 api.anthropic.com"),  # a public API's host stays
-    ("x-forwarded-for", "unknown, 10.1.2.3:5678", "unknown, 10.8.4.8:3984"),  # 10/8: as long
-    ("client-ip", "10.1.2.3", "10.8.4.8"),
-    ("forwarded", 'for="_hidden";by="gw.corp:81', 'for="_gerpzv";by="ye.efaj:72'),  # an unclosed quote stays so
+    ("via", "gw.corp", "fm.farx"),  # a hop of one word (no protocol) is its host
+    ("VIA", "1.0 fred, 1.1 api.anthropic.com", "1.0 elhk, 1.1 api.anthropic.com"),  # a public API's host stays
+    ("x-forwarded-for", "unknown, 10.1.2.3:5678", "unknown, 10.3.2.6:6118"),  # 10/8: as long
+    ("client-ip", "10.1.2.3", "10.3.2.6"),
+    ("forwarded", 'for="_hidden";by="gw.corp:81', 'for="_ovqkxn";by="fm.farx:28'),  # an unclosed quote stays so
     ("accept", "10.1.2.3", None),  # not a header that names an address
 ])
 def test_address_lists_via_hops_and_forwarded_nodes(name: str, value: str, redacted: str | None) -> None:
@@ -130,10 +130,10 @@ def test_a_capture_with_proxy_headers_keeps_its_verdicts_and_no_address(tmp_path
 
 def test_the_c3_gateway_becomes_an_address_urlsplit_reads() -> None:
     redactor = Redactor(Placeholders(SALT))
-    assert redact_url("http://127.0.0.1:18302/v1", redactor) == "http://127.1.0.3:14037/v1"  # loopback stays so
-    assert urlsplit("http://127.1.0.3:14037/v1").port == 14037
+    assert redact_url("http://127.0.0.1:18302/v1", redactor) == "http://127.9.1.4:44330/v1"  # loopback stays so
+    assert urlsplit("http://127.9.1.4:44330/v1").port == 44330
     # a valid placeholder stays as session 33 drew it (tests/test_redact33.py pins them)
-    assert redact_host("api.openai.com:8443", Redactor(Placeholders(b"redact33"))) == "vlj.yzjacx.arg:2999"
+    assert redact_host("api.openai.com:8443", Redactor(Placeholders(b"redact33"))) == "evb.mgwcgf.azs:1277"
 
 
 def _addresses(count: int) -> list[str]:
@@ -166,12 +166,12 @@ def test_every_placeholder_port_and_octet_is_valid_and_as_long() -> None:
 
 
 @pytest.mark.parametrize(("port", "placeholder"), [
-    ("0", "6"), ("00", "69"), ("080", "679"), ("443", "167"), ("8080", "4002"),  # drawn valid: kept as drawn
-    ("65536", "20455"), ("99999", "56825"),  # none before: a port now, of as many digits
-    ("123456", "716857"),  # no port has six digits: drawn
+    ("0", "7"), ("00", "75"), ("080", "792"), ("443", "777"), ("8080", "1558"),  # drawn valid: kept as drawn
+    ("65536", "54281"), ("99999", "28313"),  # none before: a port now, of as many digits
+    ("123456", "892749"),  # no port has six digits: drawn
 ])
 def test_a_port_keeps_its_digit_count(port: str, placeholder: str) -> None:
-    assert redact_host(f"gw:{port}", Redactor(Placeholders(SALT))) == f"ye:{placeholder}"
+    assert redact_host(f"gw:{port}", Redactor(Placeholders(SALT))) == f"fm:{placeholder}"
 
 
 def test_a_drawn_number_past_a_port_or_an_octet_is_moved_into_range() -> None:
@@ -185,11 +185,11 @@ def test_a_drawn_number_past_a_port_or_an_octet_is_moved_into_range() -> None:
 
 
 @pytest.mark.parametrize(("url", "redacted"), [
-    ("gw.corp:8080/v1", "ye.efaj:7192/v1"),
-    ("gw.corp/v1", "ye.efaj/v1"),
-    ("gw.corp:8080", "ye.efaj:7192"),
-    ("  gw.corp:8080/v1", "  ye.efaj:7192/v1"),
-    ("10.0.0.7:99999/v1", "10.5.9.7:43327/v1"),
+    ("gw.corp:8080/v1", "fm.farx:2754/v1"),
+    ("gw.corp/v1", "fm.farx/v1"),
+    ("gw.corp:8080", "fm.farx:2754"),
+    ("  gw.corp:8080/v1", "  fm.farx:2754/v1"),
+    ("10.0.0.7:99999/v1", "10.7.3.5:36199/v1"),
     ("api.openai.com/v1", "api.openai.com/v1"),  # a public API's exact host stays
     ("/v1/chat/completions", "/v1/chat/completions"),  # a request path stays
     ("v1/chat/completions", "v1/chat/completions"),
@@ -206,8 +206,8 @@ def test_a_route_files_scheme_less_base_url_keeps_no_host() -> None:
     redactor = Redactor(Placeholders(SALT))
     document = redacted_routes(config, url=lambda u: redact_url(u, redactor), value=lambda v: redact_ascii(v, redactor))
     assert {name: route["baseURL"] for name, route in document["providers"].items()} == {
-        "port": "ye.efaj:7192/v1", "bare": "ye.efaj/v1"}
-    assert redact_host("gw.corp:8080", redactor) == "ye.efaj:7192"  # as its host header would be
+        "port": "fm.farx:2754/v1", "bare": "fm.farx/v1"}
+    assert redact_host("gw.corp:8080", redactor) == "fm.farx:2754"  # as its host header would be
 
 
 # --- 4. --force replaces neither a child's parent log nor another bundle's files ---------------------------

@@ -41,16 +41,16 @@ def test_identifying_headers_become_pseudonyms_and_the_ones_diff_reads_stay() ->
                "anthropic-beta": "oauth-2025-04-20", "x-api-key": "k", "x-session-affinity": "session-x",
                "user-agent": "ua/1", "content-length": "5"}
     assert _headers(headers, redactor, dropped, 7) == {
-        "x-deepseek-harness-user-id": "adb27324-8519-788e-80ea-e93108840db9",  # a UUID stays a hex UUID shape
-        "x-deepseek-harness-session-id": "session-x", "OpenAI-Organization": "fug-CcC381",
-        "chatgpt-account-id": "onwy_67", "anthropic-beta": "oauth-2025-04-20", "x-session-affinity": "session-x",
+        "x-deepseek-harness-user-id": "cbd96254-6463-367f-08bc-a09536733fd0",  # a UUID stays a hex UUID shape
+        "x-deepseek-harness-session-id": "session-x", "OpenAI-Organization": "ahw-YiD594",
+        "chatgpt-account-id": "goep_38", "anthropic-beta": "oauth-2025-04-20", "x-session-affinity": "session-x",
         "user-agent": "ua/1", "content-length": "7"}
     assert dropped == ["x-api-key"]
     assert sorted(redactor.identity_headers) == ["chatgpt-account-id", "openai-organization",
                                                  "x-deepseek-harness-user-id"]
     # a HAR header list: the same pseudonym for the same value, whatever the name's letter case
     assert _har_headers([{"name": "X-DeepSeek-Harness-User-Id", "value": USER}], redactor, [], None) == [
-        {"name": "X-DeepSeek-Harness-User-Id", "value": "adb27324-8519-788e-80ea-e93108840db9"}]
+        {"name": "X-DeepSeek-Harness-User-Id", "value": "cbd96254-6463-367f-08bc-a09536733fd0"}]
 
 
 @needs_corpus
@@ -63,10 +63,10 @@ def test_the_install_id_of_a_shared_capture_is_one_pseudonym_and_the_bundle_prov
     before = [json.loads(line) for line in (C_CHANGE / "wire.jsonl").read_text("utf-8").splitlines()]
     after = [json.loads(line) for line in (tmp_path / "wire.jsonl").read_text("utf-8").splitlines()]
     assert {r["headers"]["x-deepseek-harness-user-id"] for r in before} == {USER}
-    assert {r["headers"]["x-deepseek-harness-user-id"] for r in after} == {"afa44387-0196-723d-03cb-c81554462cc7"}
+    assert {r["headers"]["x-deepseek-harness-user-id"] for r in after} == {"ded97302-9559-683c-90bb-d11680557ef1"}
     assert [r["headers"]["x-deepseek-harness-session-id"] for r in after] == \
         [r["headers"]["x-deepseek-harness-session-id"] for r in before]
-    assert {r["headers"]["host"] for r in after} == {"127.9.0.8:33542"}  # was 127.0.0.1:18092: loopback stays so
+    assert {r["headers"]["host"] for r in after} == {"127.3.4.6:29664"}  # was 127.0.0.1:18092: loopback stays so
     assert USER not in (tmp_path / "wire.jsonl").read_text("utf-8")
     check = check_bundle(tmp_path / "cc.jsonl")
     assert (check.ok, check.compared, check.unproven) == (True, 8, None)
@@ -76,14 +76,14 @@ def test_the_install_id_of_a_shared_capture_is_one_pseudonym_and_the_bundle_prov
 
 
 @pytest.mark.parametrize(("address", "placeholder"), [
-    ("127.0.0.1:18092", "127.0.5.8:34774"),  # loopback stays loopback
-    ("1.2.3.4", "0.7.2.8"),  # 7 characters: 0.0.0.0/8
-    ("10.0.0.7", "10.7.3.3"),  # 8: 10.0.0.0/8
-    ("8.8.8.8", "0.0.8.5"),
-    ("172.16.5.4", "192.0.2.96"),  # 9-14: a documentation block
-    ("10.77.66.55", "192.0.2.101"),
-    ("100.64.12.1", "203.0.113.2"),
-    ("192.168.100.200:8080", "192.168.255.122:9952"),  # 15: 192.168.0.0/16
+    ("127.0.0.1:18092", "127.9.7.5:48981"),  # loopback stays loopback
+    ("1.2.3.4", "0.1.3.8"),  # 7 characters: 0.0.0.0/8
+    ("10.0.0.7", "10.8.8.9"),  # 8: 10.0.0.0/8
+    ("8.8.8.8", "0.0.5.5"),
+    ("172.16.5.4", "192.0.2.20"),  # 9-14: a documentation block
+    ("10.77.66.55", "203.0.113.4"),
+    ("100.64.12.1", "203.0.113.4"),
+    ("192.168.100.200:8080", "192.168.235.115:4799"),  # 15: 192.168.0.0/16
 ])
 def test_an_ipv4_address_becomes_a_documentation_or_reserved_one(address: str, placeholder: str) -> None:
     assert redact_host(address, Redactor(Placeholders(SALT))) == placeholder
@@ -127,7 +127,7 @@ def test_a_wire_jsonl_responses_headers_are_kept_as_a_har_responses() -> None:
     dropped: list[str] = []
     redacted = _record(record, b"{}", Redactor(Placeholders(SALT)), dropped)
     assert redacted["response"] == {"status": 200, "headers": {
-        "Content-Encoding": "gzip", "content-type": "application/json", "openai-organization": "fug-CcC381",
+        "Content-Encoding": "gzip", "content-type": "application/json", "openai-organization": "ahw-YiD594",
         "x-request-id": "req_123", "content-length": "321"}, "body": '{"id":"x","choices":[]}'}
     assert dropped == ["set-cookie"]
     record["response"]["headers"] = [{"name": "Set-Cookie", "value": "sid=abc"},

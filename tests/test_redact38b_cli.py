@@ -19,8 +19,8 @@ C_CHANGE = CORPUS / "live" / "c-change"
 needs_corpus = pytest.mark.skipif(not C_CHANGE.is_dir(), reason="../shared/corpus is absent")
 #: Session 42b: a salt given shorter than 16 characters is warned of, once a bundle is written (never the salt).
 SHORT_SALT = ("warning: the salt given is 1 character(s) long: a short salt is recovered from any known text of the "
-              "bundle in about a minute, and undoes every placeholder: give a long random one, e.g. "
-              "`openssl rand -hex 16`")
+              "bundle by trying every salt of its length (one scrypt a guess), and undoes every "
+              "placeholder: give a long random one, e.g. `openssl rand -hex 16`")
 
 
 @needs_corpus

@@ -46,15 +46,15 @@ def _redactor() -> Redactor:
 
 
 @pytest.mark.parametrize(("host", "placeholder"), [
-    ("2a00:1450:4001:82a::200e", "2001:db8::dcd0:454e:7300"),
-    ("[2a00:1450::1]:443", "[2001:db8::12]:171"),  # the bare address is the prefix of its bracketed form's
-    ("2001:db8:85a3:8d3:1319:8a2e:370:7348", "2001:db8:280a:0c78:f8bc:6b30:4c7:db3"),  # no "::": 8 groups
-    ("fd00::1", "100::f8"),  # 7 characters: RFC 6666's discard-only block
-    ("fe80::1%25eth0", "100::24%25xqr7"),  # its zone (an interface's name, a machine's...): its % kept
-    ("[fe80::1%25alice-laptop]:80", "[100::24%25qbyoa-wceldu]:90"),
-    ("::1", "::1"), ("[::1]:8080", "[::1]:3053"),  # loopback stays loopback (its port drawn as an IPv4 one's)
-    ("::ffff:10.0.0.7", "::ffff:10.1.3.7"), ("10.0.0.7", "10.1.3.7"),  # mapped: the IPv4 address's placeholder
-    ("::ffff:127.0.0.1", "::ffff:127.7.4.0"),
+    ("2a00:1450:4001:82a::200e", "2001:db8::5412:411d:6324"),
+    ("[2a00:1450::1]:443", "[2001:db8::1e]:868"),  # the bare address is the prefix of its bracketed form's
+    ("2001:db8:85a3:8d3:1319:8a2e:370:7348", "2001:db8:f366:22a8:13fb:a791:082:9a4"),  # no "::": 8 groups
+    ("fd00::1", "100::ee"),  # 7 characters: RFC 6666's discard-only block
+    ("fe80::1%25eth0", "100::63%25yhx2"),  # its zone (an interface's name, a machine's...): its % kept
+    ("[fe80::1%25alice-laptop]:80", "[100::63%25rpadc-fbfyrm]:63"),
+    ("::1", "::1"), ("[::1]:8080", "[::1]:7790"),  # loopback stays loopback (its port drawn as an IPv4 one's)
+    ("::ffff:10.0.0.7", "::ffff:10.1.0.9"), ("10.0.0.7", "10.1.0.9"),  # mapped: the IPv4 address's placeholder
+    ("::ffff:127.0.0.1", "::ffff:127.0.1.8"),
 ])
 def test_an_ipv6_host_takes_a_placeholder_in_a_block_that_names_no_one(host: str, placeholder: str) -> None:
     assert redact_host(host, _redactor()) == placeholder
@@ -101,13 +101,13 @@ def test_ipv6_addresses_in_text_urls_and_address_headers_take_the_same_placehold
     r = _redactor()
     text = "from 2a00:1450::1 and [fd00::1]:80 via ::ffff:10.0.0.7, not ::1, 12:30:45, dead::beef or 10.0.0.7."
     assert redact_addresses(text, r) == \
-        "from 2001:db8::12 and [100::f8]:80 via ::ffff:10.1.3.7, not ::1, 12:30:45, dead::beef or 10.1.3.7."
+        "from 2001:db8::1e and [100::ee]:80 via ::ffff:10.1.0.9, not ::1, 12:30:45, dead::beef or 10.1.0.9."
     assert redact_url("https://[2a00:1450::1]:8443/v1?ip=2a00:1450::1&peer=[fd00::1]:80#::ffff:10.0.0.7", r) == \
-        "https://[2001:db8::12]:1895/v1?ip=2001:db8::12&peer=[100::f8]:42#::ffff:10.1.3.7"
+        "https://[2001:db8::1e]:2907/v1?ip=2001:db8::1e&peer=[100::ee]:16#::ffff:10.1.0.9"
     assert host_value("X-Forwarded-For", "2a00:1450::1, ::ffff:10.0.0.7, unknown, 10.0.0.7", r) == \
-        "2001:db8::12, ::ffff:10.1.3.7, unknown, 10.1.3.7"
+        "2001:db8::1e, ::ffff:10.1.0.9, unknown, 10.1.0.9"
     assert host_value("Forwarded", 'for="[2a00:1450::1]:4711";by=[fd00::1];proto=https', r) == \
-        'for="[2001:db8::12]:1063";by=[100::f8];proto=https'
+        'for="[2001:db8::1e]:8995";by=[100::ee];proto=https'
 
 
 # --- 3. percent-encoded addresses ----------------------------------------------------------------------------
@@ -115,16 +115,16 @@ def test_ipv6_addresses_in_text_urls_and_address_headers_take_the_same_placehold
 
 def test_a_percent_encoded_address_is_found_and_its_placeholder_encoded_as_it_was() -> None:
     r = _redactor()
-    assert redact_addresses("%31%30.0.0.7", r) == "%31%30.1.3.7"
-    assert redact_addresses("%5B2a00%3a1450%3A%3A1%5D", r) == "%5B2001%3adb8:%3A%312%5D"  # the case of each escape
-    assert unquote(redact_addresses("%5B2a00%3a1450%3A%3A1%5D", r)) == "[2001:db8::12]"
-    assert redact_query_value("http%3A%2F%2F10.1.2.3%2Fcb", r) == "http%3A%2F%2F10.6.8.8%2Fcb"
+    assert redact_addresses("%31%30.0.0.7", r) == "%31%30.1.0.9"
+    assert redact_addresses("%5B2a00%3a1450%3A%3A1%5D", r) == "%5B2001%3adb8:%3A%31e%5D"  # the case of each escape
+    assert unquote(redact_addresses("%5B2a00%3a1450%3A%3A1%5D", r)) == "[2001:db8::1e]"
+    assert redact_query_value("http%3A%2F%2F10.1.2.3%2Fcb", r) == "http%3A%2F%2F10.1.4.0%2Fcb"
     url = "/v1?next=http%3A%2F%2F10.1.2.3%2Fcb&a=%31%30.0.0.7&up=gw.corp%3A8080&v6=%5Bfd00%3A%3A1%5D%3A443&t=12:30"
     assert redact_url(url, r) == \
-        "/v1?next=http%3A%2F%2F10.6.8.8%2Fcb&a=%31%30.1.3.7&up=zz.yuya%3A8338&v6=%5B100:%3A%668%5D%3A185&t=12:30"
+        "/v1?next=http%3A%2F%2F10.1.4.0%2Fcb&a=%31%30.1.0.9&up=af.uznq%3A7878&v6=%5B100:%3A%65e%5D%3A185&t=12:30"
     # a URL in a URL's query value: its host, and the address of its own query
     assert redact_url("/v1?n=http%3A%2F%2F%5B2a00%3A1450%3A%3A1%5D%3A8080%2Fx%3Fip%3D10.0.0.7", r) == \
-        "/v1?n=http%3A%2F%2F%5B2001%3Adb8:%3A%312%5D%3A1409%2Fx%3Fip%3D10.1.3.7"
+        "/v1?n=http%3A%2F%2F%5B2001%3Adb8:%3A%31e%5D%3A2072%2Fx%3Fip%3D10.1.0.9"
     assert redact_url("/v1?q=%zz%2&t=100%25", r) == "/v1?q=%zz%2&t=100%25"  # no address, no change
 
 
@@ -142,12 +142,12 @@ HEADERS = {"x-request-id": "req_011CVaBcDeFgHiJkLmNoPqRs", "request-id": "req_01
            "x-amzn-trace-id": "Root=1-67891233-abcdef012345678912345678;Sampled=1",
            "x-client-request-id": "c5b3e1f2-8a9d-4e7b-9c0a-1d2e3f4a5b6c", "x-note": "from 2a00:1450::1",
            "content-type": "application/json"}
-REDACTED = {"x-request-id": "req_843AVrWbZkSbCuPrRsJtQuQg", "request-id": "req_843AVrWbZkSbCuPrRsJtQuQg",
-            "CF-Ray": "6d2c3b0c1f9a9b80-SJC", "x-amzn-requestid": "c7b2e6d6-6e2d-2f2d-7f1a-9a3d9f8a4a9e",
-            "apigw-requestid": "Lz6aOv1LjIGQtHz=",
-            "x-amzn-trace-id": "Root=1-43463545-afbfde219556915235300878;Sampled=1",  # names before = and 1-digit runs
+REDACTED = {"x-request-id": "req_989EMcLfXyXrVcPgSgCnHkFp", "request-id": "req_989EMcLfXyXrVcPgSgCnHkFp",
+            "CF-Ray": "7b7f9d3b4a8b6c89-SJC", "x-amzn-requestid": "a0f1c2b0-7b9c-3b9c-8d1f-0d9d5d6f4b8a",
+            "apigw-requestid": "Mo7qXj9ZtGIIwBa=",
+            "x-amzn-trace-id": "Root=1-52979361-bcfcab937830327518002663;Sampled=1",  # names before = and 1-digit runs
             "x-client-request-id": "c5b3e1f2-8a9d-4e7b-9c0a-1d2e3f4a5b6c",  # pi-ai's session id: diff pairs by it
-            "x-note": "from 2001:db8::12", "content-type": "application/json"}
+            "x-note": "from 2001:db8::1e", "content-type": "application/json"}
 
 
 def test_request_ids_become_pseudonyms_of_their_shape_in_both_header_forms() -> None:
@@ -203,15 +203,15 @@ def test_a_redacted_bundle_keeps_no_address_nor_request_id_and_its_verdicts_and_
     for line in written.splitlines():
         record = json.loads(line)
         assert {k: record["headers"][k] for k in PLANTED_REQUEST} == {
-            "x-forwarded-for": "2001:db8::dcd0:454e:7300, ::ffff:192.0.2.55",
-            "forwarded": 'for="[2001:db8::dcd0:454e:7300]:6822";proto=https',
-            "x-note": "relayed by 2001:db8::717:951 for %31%39%32.0.2.55",
-            "referer": f"http://{redact_host('gw.corp', r)}/cb?next=http%3A%2F%2F10.6.8.8%2F&up="
+            "x-forwarded-for": "2001:db8::5412:411d:6324, ::ffff:192.0.2.95",
+            "forwarded": 'for="[2001:db8::5412:411d:6324]:7085";proto=https',
+            "x-note": "relayed by 2001:db8::df2:8f6 for %31%39%32.0.2.95",
+            "referer": f"http://{redact_host('gw.corp', r)}/cb?next=http%3A%2F%2F10.1.4.0%2F&up="
                        f"{redact_host('gw-secret.corp:8080', r).replace(':', '%3A')}",
-            "x-request-id": "8e2b0a4c-2c1d-4547-6900-a0e1e0e3e7c9"}
+            "x-request-id": "9a1e5c3b-3e2f-5905-7179-b7e3a1d2d3a4"}
         assert record["response"]["headers"] == {
-            "request-id": "req_843AVrWbZkSbCuPrRsJtQuQg", "cf-ray": "6d2c3b0c1f9a9b80-SJC",
-            "x-amzn-requestid": "c7b2e6d6-6e2d-2f2d-7f1a-9a3d9f8a4a9e", "apigw-requestid": "Lz6aOv1LjIGQtHz=",
+            "request-id": "req_989EMcLfXyXrVcPgSgCnHkFp", "cf-ray": "7b7f9d3b4a8b6c89-SJC",
+            "x-amzn-requestid": "a0f1c2b0-7b9c-3b9c-8d1f-0d9d5d6f4b8a", "apigw-requestid": "Mo7qXj9ZtGIIwBa=",
             "content-type": "text/event-stream"}
     assert check_bundle(result.output).ok
     code, _, err = invoke(monkeypatch, capsys, "redact", "--check", str(result.output))

@@ -35,12 +35,12 @@ PLANTED = ("хост", "бд", "внутр", "5432", "١٠", "٨٠٨٠", "١", "
 def test_a_request_id_past_ascii_keeps_no_run_and_its_hosts_take_their_placeholders() -> None:
     r = Redactor(Placeholders(b"b40"))
     out = _headers(IDS, r, [], None)
-    assert out == {"x-correlation-id": "sesv-cq.sxhko:7965", "x-amzn-trace-id": "Root=10.7.1.3:1346-abfcef86",
-                   "traceparent": "87-10.7.9.9-dos.in.ma:2910-01", "request-id": "noky7.oowl:52-[100::68]:89",
-                   "x-request-id": "eq-jy-swoz-SJC-1"}
+    assert out == {"x-correlation-id": "toxf-dc.jwwvm:9584", "x-amzn-trace-id": "Root=10.1.9.8:6384-babcdb04",
+                   "traceparent": "32-10.6.2.9-bwk.vw.uc:8877-01", "request-id": "bwji8.gjkp:22-[100::53]:71",
+                   "x-request-id": "vj-oj-nccc-SJC-6"}
     # an address in other digits takes its ASCII form's placeholder; a name in any script its host's
     assert [redact_host(h, r) for h in ("10.0.0.5:8080", "fe80::1", "хост-бд.внутр:5432")] == [
-        "10.7.1.3:1346", "100::68", "sesv-cq.sxhko:7965"]
+        "10.1.9.8:6384", "100::53", "toxf-dc.jwwvm:9584"]
     assert [len(v) for v in out.values()] == [len(v) for v in IDS.values()]
     text = json.dumps(out, ensure_ascii=False)
     assert (text.isascii(), [p for p in PLANTED if p in text]) == (True, [])

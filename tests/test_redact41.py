@@ -30,27 +30,29 @@ HEADERS = {"x-request-id": "req-10%2E0%2E0%2E7", "cf-ray": "gw-10%2e0%2e0%2e7%3A
            "x-correlation-id": "req-10.0.0.7%2Eab", "x-amz-request-id": "req-%2E10.0.0.7",
            "x-b3-traceid": "req-fe80::1%12-x", "x-vercel-id": "req-fe80::1%ab0-x",
            "apigw-requestid": "srv.%D0%B1%D0%B4.corp:5432", "x-amz-cf-id": "req-%D9%A1%D9%A0.%D9%A0.%D9%A0.%D9%A5",
-           "x-amzn-requestid": "req-caf%C3%A9-abc", "forwarded": "for=unknown;x=10.0.0.9%2Eab"}
+           "x-amzn-requestid": "req-caf%C3%A9-abc", "forwarded": "for=unknown;x=10.0.0.8%2Eab"}
+#: Session 43: 10.0.0.8 was 10.0.0.9 until placeholders were keyed by scrypt, under which 10.0.0.7 becomes 10.0.0.9
+#: (a planted original would then be found in the output by coincidence).
 ISSUE17 = ("x-request-id", "cf-ray", "traceparent", "x-amzn-trace-id", "request-id", "via")
-PLANTED = ("10.0.0.7", "10.0.0.2", "8080", "fd00", "fe80", "eth0", "ABCD", "alice", "gw.corp", "10.0.0.9", "%12",
+PLANTED = ("10.0.0.7", "10.0.0.2", "8080", "fd00", "fe80", "eth0", "ABCD", "alice", "gw.corp", "10.0.0.8", "%12",
            "%ab0", "srv", "бд", "corp", "5432", "١", "café")
 
 
 def test_an_address_percent_encoded_in_a_request_id_or_a_via_comment_takes_its_placeholder() -> None:
     r = Redactor(Placeholders(b"b41"))
     out = _headers(HEADERS, r, [], None)
-    assert out == {"x-request-id": "req-10%2E5%2E1%2E9", "cf-ray": "gw-10%2e5%2e1%2e9%3A6342-SJC",
-                   "traceparent": "00-%5B100:%3A%641%5D%3A919-01",
-                   "x-amzn-trace-id": "Root=100:%3A%380%25gsr1;Sampled=1",
-                   "request-id": "req_%43%42%45%44", "via": "1.1 ii.brcq (10%2E0%2E1%2E9 wmldp)",
-                   "x-correlation-id": "req-10.5.1.9%2Eab", "x-amz-request-id": "req-%2E10.5.1.9",
-                   "x-b3-traceid": "req-100::80%37-z", "x-vercel-id": "req-100::80%cz1-a",
-                   "apigw-requestid": "agh.%7A%64.onfd:4011", "x-amz-cf-id": "req-%31%30.%33.%31.%39",
-                   "x-amzn-requestid": "req-ecw%6E-abc", "forwarded": "for=unknown;x=10.7.1.9%2Eab"}
+    assert out == {"x-request-id": "req-10%2E0%2E0%2E9", "cf-ray": "gw-10%2e0%2e0%2e9%3A1251-SJC",
+                   "traceparent": "00-%5B100:%3A%630%5D%3A742-01",
+                   "x-amzn-trace-id": "Root=100:%3A%65c%25ixp1;Sampled=1",
+                   "request-id": "req_%45%41%41%41", "via": "1.1 ku.biqe (10%2E7%2E1%2E5 bvvzb)",
+                   "x-correlation-id": "req-10.0.0.9%2Eab", "x-amz-request-id": "req-%2E10.0.0.9",
+                   "x-b3-traceid": "req-100::ec%70-i", "x-vercel-id": "req-100::ec%eh2-f",
+                   "apigw-requestid": "zbd.%62%6A.oyfq:9804", "x-amz-cf-id": "req-%31%30.%38.%30.%39",
+                   "x-amzn-requestid": "req-gzr%6F-abc", "forwarded": "for=unknown;x=10.1.0.9%2Eab"}
     # read decoded, each address takes the placeholder it has as a host; the escapes stand where they stood
     assert [redact_host(h, r) for h in ("10.0.0.7", "10.0.0.7:8080", "[fd00::1]:443", "fe80::1%eth0", "10.0.0.2",
-                                        "10.0.0.5", "10.0.0.9")] == [
-        "10.5.1.9", "10.5.1.9:6342", "[100::d1]:919", "100::80%gsr1", "10.0.1.9", "10.3.1.9", "10.7.1.9"]
+                                        "10.0.0.5", "10.0.0.8")] == [
+        "10.0.0.9", "10.0.0.9:1251", "[100::c0]:742", "100::ec%ixp1", "10.7.1.5", "10.8.0.9", "10.1.0.9"]
     assert [unquote(out[k]) for k in ISSUE17[:-1]] == [pseudonym(unquote(HEADERS[k]), r) for k in ISSUE17[:-1]]
     assert unquote(out["via"]) == host_value("via", unquote(HEADERS["via"]), r)
     assert [[m.start() for m in ESCAPE.finditer(out[k])] for k in ISSUE17] == [
@@ -63,19 +65,19 @@ def test_an_address_an_escape_stands_beside_in_a_via_comment_or_any_text_takes_i
     r = Redactor(Placeholders(b"b41"))
     assert [host_value("via", "1.1 gw (10.0.0.7%2Eab)", r), redact_addresses("x 10.0.0.7%2Eab fe80::1%12-x", r),
             redact_url("http://gw/?ip=10.0.0.7%2Eab&h=%2E10.0.0.7", r)] == [
-        "1.1 ii (10.5.1.9%2Eph)", "x 10.5.1.9%2Eab 100::80%37-z", "http://ii/?ip=10.5.1.9%2Eab&h=%2E10.5.1.9"]
+        "1.1 ku (10.0.0.9%2Ekq)", "x 10.0.0.9%2Eab 100::ec%70-i", "http://ku/?ip=10.0.0.9%2Eab&h=%2E10.0.0.9"]
 
 
 # --- fuzz 27 (R1, R2): escapes around an address in a request id or a Via comment ------------------------------
 
 FUZZ27 = {  # R1: escapes in an IPv6 address: read as a zone, its placeholder wrote %83, %00 (no UTF-8, a NUL)
-    "fe80::%31": "100::8%30", "fe80::12%334:5678": "2001:db8%3A:e6:20",
-    "%66%65%380::%312%334:%356%378": "%32%30%301:d%628%3A:e%36:%320",
+    "fe80::%31": "100::e%63", "fe80::12%334:5678": "2001:db8%3A:60:8b",
+    "%66%65%380::%312%334:%356%378": "%32%30%301:d%628%3A:6%30:%38b",
     # R2: a bare or odd escape touching the quad, or a label after it, kept every octet
-    "%%10.77.66.55": "%%3203.0.113.2", "req-%10.77.66.55": "req-%3203.0.113.2",
-    "gw-10.77.66.55.ab": "gw-203.0.113.2.ab", "gw-10.%37%37%2E%36%36%2e5%35%2Eab": "gw-203%2E%30%2E%31%31%33.%32%2Eab",
-    "x%ZZ10.77.66.55": "x%ZZ203.0.113.2", "a%2G10.77.66.55": "a%2G203.0.113.2",
-    "%10.77%2E%36%36%2e%35%35%": "%3203.0%2E%31%31%33%2E%32%", "req-10.77.66.55": "req-203.0.113.2"}
+    "%%10.77.66.55": "%%3192.0.2.183", "req-%10.77.66.55": "req-%3192.0.2.183",
+    "gw-10.77.66.55.ab": "gw-192.0.2.183.ab", "gw-10.%37%37%2E%36%36%2e5%35%2Eab": "gw-192%2E%30%2E%32%2E%318%33%2Eab",
+    "x%ZZ10.77.66.55": "x%ZZ192.0.2.183", "a%2G10.77.66.55": "a%2G192.0.2.183",
+    "%10.77%2E%36%36%2e%35%35%": "%3192.0%2E%32%2E%31%38%33%", "req-10.77.66.55": "req-192.0.2.183"}
 OCTET_RUNS = ("77.66.55", "10.77", "fe80", "1234", "5678", "12:34")
 
 
@@ -90,16 +92,16 @@ def test_an_address_with_escapes_around_it_in_a_request_id_or_via_loses_every_oc
     r = Redactor(Placeholders(b"b41"))
     out = {value: pseudonym(value, r) for value in FUZZ27}
     assert out == FUZZ27
-    assert redact_host("10.77.66.55", r) == "203.0.113.2" and redact_host("fe80::1234:5678", r) == "2001:db8::e6:20"
+    assert redact_host("10.77.66.55", r) == "192.0.2.183" and redact_host("fe80::1234:5678", r) == "2001:db8::60:8b"
     assert [host_value("via", f"1.1 gw ({v})", r) for v in list(FUZZ27)[:3]] == [
-        "1.1 ii (100::8%30)", "1.1 ii (2001:db8%3A:e6:20)", "1.1 ii (%32%30%301:d%628%3A:e%36:%320)"]
+        "1.1 ku (100::e%63)", "1.1 ku (2001:db8%3A:60:8b)", "1.1 ku (%32%30%301:d%628%3A:6%30:%38b)"]
     for value, written in out.items():  # an escape only where the input had one (a quad after %1 is one longer)
         spots = [[m.start() for m in ESCAPE.finditer(text)] for text in (value, written)]
         assert spots[0] == spots[1] or len(spots[0]) == len(spots[1]) and len(written) == len(value) + 1
         assert [run for run in OCTET_RUNS if run in written.lower() + _readable(written).lower()] == []
     # a zone's % never starts an escape of a control or a byte past ASCII: an escape where it had one, else none
     assert [redact_host(h, r) for h in ("fe80::1%s0-lan", "fe80::1%xa-lan", "fe80::1%60-x50", "fe80::1%12-x")] == [
-        "100::80%g9-dlf", "100::80%lb-spc", "100::80%60-y45", "100::80%37-z"]
+        "100::ec%z9-uyw", "100::ec%kf-qwn", "100::ec%21-w76", "100::ec%70-i"]
 
 
 #: What stands right before a planted quad (fuzz 28): a bare ``%`` (``%41.77.66.55``: as written ``41.77.66.55``,
@@ -130,13 +132,13 @@ def test_a_request_id_never_keeps_a_planted_quad(numbers: list[int], before: str
 # --- fuzz 27: a bidi override, a control or an unassigned character decoded in a request id -----------------------
 
 UNREADABLE = {  # each such character, raw or escaped (its bytes one escape), a letter as in a Via comment
-    "%E2%80%AE10.1.2.3": "%6610.0.9.0", "req-%E2%80%AEabc": "req-%66abc", "req-%e2%80%8bab": "req-%7aab",
-    "req-%07x-abcd": "req-%77x-cdab", "x%00y": "x%70y", "a%C2%85b": "a%64b", "%CD%B8xx": "%75xx",
-    "req-\u202eabc": "req-fabc", "req_%41-%2E~": "req_%41-%2E~"}
+    "%E2%80%AE10.1.2.3": "%7410.6.3.0", "req-%E2%80%AEabc": "req-%76abc", "req-%e2%80%8bab": "req-%62ab",
+    "req-%07x-abcd": "req-%74x-adcb", "x%00y": "x%75y", "a%C2%85b": "a%64b", "%CD%B8xx": "%6Dxx",
+    "req-\u202eabc": "req-vabc", "req_%41-%2E~": "req_%41-%2E~"}
 
 
 def test_a_request_id_keeps_no_bidi_control_or_unassigned_character_decoded_from_its_escapes() -> None:
     r = Redactor(Placeholders(b"b41"))
     assert {value: pseudonym(value, r) for value in UNREADABLE} == UNREADABLE
-    assert host_value("via", "1.1 gw (%E2%80%AE10.1.2.3)", r) == "1.1 ii (%6610.0.9.0)"
-    assert [_readable(pseudonym(value, r)) for value in list(UNREADABLE)[:3]] == ["f10.0.9.0", "req-fabc", "req-zab"]
+    assert host_value("via", "1.1 gw (%E2%80%AE10.1.2.3)", r) == "1.1 ku (%7410.6.3.0)"
+    assert [_readable(pseudonym(value, r)) for value in list(UNREADABLE)[:3]] == ["t10.6.3.0", "req-vabc", "req-bab"]

@@ -32,8 +32,8 @@ BODY = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "model": "de
     {"index": 0, "message": {"role": "assistant", "content": "Use " + KEY + " now"}, "finish_reason": "stop"}]})
 # BODY redacted (salt SALT): its structure and structural strings stay, the content is a placeholder
 REDACTED = ('{"id": "chatcmpl-1", "object": "chat.completion", "model": "deepseek-chat", "choices": [{"index": 0, '
-            '"message": {"role": "assistant", "content": "rVB,n2,Ojgg\'0yoaNq1E8qtr5qpdLNlgCSyskqmx0gRiILghIbPIYD1'
-            'MfwtZ>IR6"}, "finish_reason": "stop"}]}')
+            '"message": {"role": "assistant", "content": "9dv^Di:rV3S(UiOV63kOIwE1FxGqdNSTQNuNEr4CpElNIOdA7d7PYnc'
+            'Z1CU6)LcQ"}, "finish_reason": "stop"}]}')
 
 
 def _b64(data: bytes) -> str:
@@ -168,8 +168,8 @@ HEADER = {"type": "session", "version": 3, "id": "session-body37", "createdAt": 
 
 def test_an_unknown_header_member_holds_no_control_character() -> None:
     out = Redactor(Placeholders(SALT)).record(HEADER)
-    assert out == {"type": "session", "version": 3, "id": "session-body37", "createdAt": 1, "cwd": "/Ge7/K6",
-                   "extra": {"note7": "xIUVANz", "list": ["MR", 5, None, {"deep": "9L"}]}, "label": "K#JiPd"}
+    assert out == {"type": "session", "version": 3, "id": "session-body37", "createdAt": 1, "cwd": "/Y2G/c7",
+                   "extra": {"note7": "FQdKANH", "list": ["QL", 5, None, {"deep": "9L"}]}, "label": "O<EIno"}
     unknown = json.dumps([out["extra"], out["label"]], ensure_ascii=False)
     assert [ch for ch in unknown if ch < " " or ch in "\x7f\x85\u2028\u2029"] == []
 

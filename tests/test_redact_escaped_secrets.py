@@ -277,14 +277,14 @@ def test_the_capture_counts_as_the_log_does(tmp_path, monkeypatch, capsys, form)
     # a key written as an array of lines, its END line in a later string: the strings between go, and
     # the key counts once (by its first string, when that holds more than the header)
     ('["-----BEGIN RSA PRIVATE KEY-----", "MIIEabcdef", "-----END RSA PRIVATE KEY-----"]',
-     '["-----BEGIN RSA PRIVATE KEY-----", "VVZyhSJQ5c", "-----END RSA PRIVATE KEY-----"]', {"private_key": 1}),
+     '["-----BEGIN RSA PRIVATE KEY-----", "Y7SVO2wOCI", "-----END RSA PRIVATE KEY-----"]', {"private_key": 1}),
     ('["-----BEGIN RSA PRIVATE KEY-----\\nMIIEfirst", "MIIEabcdef", "-----END RSA PRIVATE KEY-----"]',
-     '["-----BEGIN RSA PRIVATE KEY-----\\nVVZymJIOs", "VVZyhSJQ5c", "-----END RSA PRIVATE KEY-----"]',
+     '["-----BEGIN RSA PRIVATE KEY-----\\nY7SVT9KGP", "Y7SVO2wOCI", "-----END RSA PRIVATE KEY-----"]',
      {"private_key": 1}),
     # a key whose name is written with escapes gives its value the same context as when written plainly
-    ('{"Author\\u0069zation": "Bearer abcdefgh1234"}', '{"Author\\u0069zation": "K8Kypf]XKxpILpnNq2z"}',
+    ('{"Author\\u0069zation": "Bearer abcdefgh1234"}', '{"Author\\u0069zation": "N3k2am@hr6aQs7EOTl1"}',
      {"authorization": 1}),
-    ('{"\\u0070assword": "hunter2hunter2"}', '{"\\u0070assword": "q6RJE2w6zIu051"}', {"key_value": 1}),
+    ('{"\\u0070assword": "hunter2hunter2"}', '{"\\u0070assword": "ttaV56lGdIbH1C"}', {"key_value": 1}),
     # JSON syntax after a key is no value: neither replaced (it cannot be) nor counted
     ('{"Authorization": 12345678}', '{"Authorization": 12345678}', {}),
 ])

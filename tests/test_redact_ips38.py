@@ -34,19 +34,19 @@ def _redactor() -> Redactor:
 def test_every_ipv4_literal_of_a_text_takes_the_host_placeholder_and_nothing_else_changes() -> None:
     r = _redactor()
     assert [redact_host(a, r) for a in ("10.0.0.7", "172.16.0.1", "9.9.9.9", "100.64.0.1", "127.0.0.1")] == \
-        ["10.7.2.1", "192.0.2.20", "0.4.6.8", "192.0.2.63", "127.2.6.1"]
+        ["10.0.4.5", "192.0.2.40", "0.4.6.5", "192.0.2.22", "127.2.2.0"]
     text = "from 172.16.0.1, not 1.2.3.4.5, 300.1.1.1, 1.2.3, v1.2.3.4a or 10.0.0.7."
-    assert redact_addresses(text, r) == "from 192.0.2.20, not 1.2.3.4.5, 300.1.1.1, 1.2.3, v1.2.3.4a or 10.7.2.1."
+    assert redact_addresses(text, r) == "from 192.0.2.40, not 1.2.3.4.5, 300.1.1.1, 1.2.3, v1.2.3.4a or 10.0.4.5."
     assert redact_addresses("no address here", r) == "no address here"
 
 
 def test_a_url_loses_the_addresses_of_its_path_query_and_fragment() -> None:
     r = _redactor()
     assert redact_url("https://api.deepseek.com/v1/10.0.0.7/x?ip=172.16.0.1&n=2#at=9.9.9.9", r) == \
-        "https://api.deepseek.com/v1/10.7.2.1/x?ip=192.0.2.20&n=2#at=0.4.6.8"
+        "https://api.deepseek.com/v1/10.0.4.5/x?ip=192.0.2.40&n=2#at=0.4.6.5"
     # the host's address and the query's same address: one placeholder (the port drawn as before)
-    assert redact_url("http://10.0.0.7:8080/a?ip=10.0.0.7", r) == "http://10.7.2.1:1814/a?ip=10.7.2.1"
-    assert redact_url("/v1/chat/completions?client=100.64.0.1", r) == "/v1/chat/completions?client=192.0.2.63"
+    assert redact_url("http://10.0.0.7:8080/a?ip=10.0.0.7", r) == "http://10.0.4.5:1737/a?ip=10.0.4.5"
+    assert redact_url("/v1/chat/completions?client=100.64.0.1", r) == "/v1/chat/completions?client=192.0.2.22"
 
 
 def test_har_headers_and_query_items_lose_their_addresses_but_session_headers_stay() -> None:
@@ -55,11 +55,11 @@ def test_har_headers_and_query_items_lose_their_addresses_but_session_headers_st
                {"name": "x-session-affinity", "value": "10.0.0.7"}, {"name": "anthropic-beta", "value": "b-1.2.3.4"},
                {"name": "content-type", "value": "application/json"}]
     assert _har_headers(headers, r, [], None) == [
-        {"name": "X-Note", "value": "seen from 0.4.6.8"}, {"name": "x-server-ip", "value": "192.0.2.63"},
+        {"name": "X-Note", "value": "seen from 0.4.6.5"}, {"name": "x-server-ip", "value": "192.0.2.22"},
         {"name": "x-session-affinity", "value": "10.0.0.7"}, {"name": "anthropic-beta", "value": "b-1.2.3.4"},
         {"name": "content-type", "value": "application/json"}]
     items = [{"name": "ip", "value": "172.16.0.1"}, {"name": "n", "value": "2"}]
-    assert _named_items(items, r, kept=True) == [{"name": "ip", "value": "192.0.2.20"}, {"name": "n", "value": "2"}]
+    assert _named_items(items, r, kept=True) == [{"name": "ip", "value": "192.0.2.40"}, {"name": "n", "value": "2"}]
 
 
 def _planted(record: dict[str, Any]) -> dict[str, Any]:
@@ -86,12 +86,12 @@ def test_a_redacted_capture_holds_no_original_ipv4_and_its_verdicts_stay(
     r = _redactor()
     for before, after in zip(records, written):
         headers = after["headers"]
-        assert headers["referer"] == f"http://{redact_host('10.20.30.40:8080', r)}/a?ip=192.0.2.20"
-        assert headers["x-note"] == "relayed by 0.4.6.8"
-        assert headers["user-agent"] == before["headers"]["user-agent"].replace("10.0.0.7", "10.7.2.1")
+        assert headers["referer"] == f"http://{redact_host('10.20.30.40:8080', r)}/a?ip=192.0.2.40"
+        assert headers["x-note"] == "relayed by 0.4.6.5"
+        assert headers["user-agent"] == before["headers"]["user-agent"].replace("10.0.0.7", "10.0.4.5")
         assert headers["x-session-affinity"] == "not-a-session 10.0.0.7"  # read verbatim by diff's pairing
         assert headers["host"] == redact_host(before["headers"]["host"], r)
-        assert after["response"]["headers"] == {"content-type": "application/json", "x-server-ip": "192.0.2.63"}
+        assert after["response"]["headers"] == {"content-type": "application/json", "x-server-ip": "192.0.2.22"}
         # every other address is gone: only the session header's, which a verdict reads, stays
         left = {q for q in QUAD.findall(json.dumps({k: v for k, v in after.items() if k != "body"}))}
         assert left & {"10.20.30.40", "172.16.0.1", "9.9.9.9", "100.64.0.1", "127.0.0.1"} == set()

@@ -23,9 +23,9 @@ from dsh_audit.testing import LogBuilder
 
 SECRET = "sk-ant-api03-" + "Wv4" * 10
 # its placeholder with the salt "json", wherever and however it is written
-HIDDEN = "Gl&bWm^75d6D:VjvLwKc7zizPUPY0xZVeUejg5hOl9o"
+HIDDEN = "nf&31y<2hngQ>rcjOsPQUYArce8EZHbVHjgefDWP9Xk"
 ESCAPED = "\\u0073\\u006b\\u002D" + SECRET[3:]  # "sk-" written as \uXXXX escapes
-HIDDEN_ESCAPED = "\\u0047\\u006c\\u0026" + HIDDEN[3:]  # each character in its original's form
+HIDDEN_ESCAPED = "\\u006e\\u0066\\u0026" + HIDDEN[3:]  # each character in its original's form
 INNER = '{"cmd": "curl ' + ESCAPED + '", "t": "a\\tb"}'  # JSON text, a tool's arguments
 
 # name -> (a kept text, its kept form, the secrets counted in it by kind)
@@ -35,7 +35,7 @@ CASES: dict[str, tuple[str, str, dict[str, int]]] = {
               {"anthropic_api_key": 1}),
     "escaped": ('{"key": "' + ESCAPED + '", "h": {"Authorization": "Basic dXNl\\/cjpw"}, '
                 '"url": "https:\\/\\/x.org\\/"}',
-                '{"key": "' + HIDDEN_ESCAPED + '", "h": {"Authorization": "Z50UZ}LtvO\\/8AdV"}, '
+                '{"key": "' + HIDDEN_ESCAPED + '", "h": {"Authorization": "6RBFz(JwqK\\/Znol"}, '
                 '"url": "https:\\/\\/x.org\\/"}',
                 {"anthropic_api_key": 1, "authorization": 1}),
     "json-in-json": (json.dumps({"args": INNER}),
@@ -45,13 +45,13 @@ CASES: dict[str, tuple[str, str, dict[str, int]]] = {
                              json.dumps({"a": json.dumps({"b": INNER.replace(ESCAPED, HIDDEN_ESCAPED)})}),
                              {"anthropic_api_key": 1}),
     "around": ('{"api_key": "abc\\ndef\\u0041ghi", "password": "hunter2hunter2"}',
-               '{"api_key": "yA7\\n1oz\\u0079JZ9", "password": "5q4xN4ExSdMzHu"}',
+               '{"api_key": "Vgd\\nYRZ\\u0034ppb", "password": "cUDCYsH6nwo2e1"}',
                {"key_value": 2}),
     "open-private-key": ('{"pem": "-----BEGIN RSA PRIVATE KEY-----\\nMIIEabc", "after": "keep me"}',
-                         '{"pem": "-----BEGIN RSA PRIVATE KEY-----\\nkLDksVs", "after": "keep me"}',
+                         '{"pem": "-----BEGIN RSA PRIVATE KEY-----\\nHRWF0N3", "after": "keep me"}',
                          {"private_key": 1}),
     "env-line": ('{"cmd": "OPENAI_API_KEY=abcdefgh\\necho hi"}',
-                 '{"cmd": "OPENAI_API_KEY=yA7F6vdA\\necho hi"}',
+                 '{"cmd": "OPENAI_API_KEY=VgdxIQso\\necho hi"}',
                  {"env_assignment": 1}),
     "key": ('{"' + ESCAPED + '": 1, "k": "v"}', '{"' + HIDDEN_ESCAPED + '": 1, "k": "v"}', {"anthropic_api_key": 1}),
     "prose": ('Use {"n": "' + ESCAPED + '"} and "quotes" C:\\Users\\x.',

@@ -21,13 +21,13 @@ from dsh_audit.testing import LogBuilder
 SECRET = "sk-ant-api03-" + "Wv4" * 10
 OTHER = SECRET[:-1] + "5"  # a second key, equal but for its last character
 # the placeholder SECRET gets with the salt "keep", used verbatim as a key that is no secret
-TAKEN = "F1{OD3*KcISO,cEGRS3ZzDJHOApQnmkMKxnpoSEnyrz"
+TAKEN = "Zn(t3Y>A3Zzt=HeFB8iOgwgtsth9JEGfFEaSERzpXq3"
 SYSTEM = f'{{"{SECRET}": 1, "{TAKEN}": 2, "{OTHER}": 3}}'
 SWAPPED = f'{{"{OTHER}": 3, "{TAKEN}": 2, "{SECRET}": 1}}'
-# SECRET's placeholder is taken, so its last character moves on (z -> 0); OTHER's placeholder is then
-# taken too (it ends in 0), so it moves on to 1: three distinct keys of the original lengths
-KEPT = ('{"F1{OD3*KcISO,cEGRS3ZzDJHOApQnmkMKxnpoSEnyr0": 1, "F1{OD3*KcISO,cEGRS3ZzDJHOApQnmkMKxnpoSEnyrz": 2, '
-        '"F1{OD3*KcISO,cEGRS3ZzDJHOApQnmkMKxnpoSEnyr1": 3}')
+# SECRET's placeholder is taken, so its last character moves on (3 -> 4); OTHER's placeholder is then
+# taken too (it ends in 4), so it moves on to 5: three distinct keys of the original lengths
+KEPT = ('{"Zn(t3Y>A3Zzt=HeFB8iOgwgtsth9JEGfFEaSERzpXq4": 1, "Zn(t3Y>A3Zzt=HeFB8iOgwgtsth9JEGfFEaSERzpXq3": 2, '
+        '"Zn(t3Y>A3Zzt=HeFB8iOgwgtsth9JEGfFEaSERzpXq5": 3}')
 
 
 def _renames(before: str, after: str) -> dict[str, tuple[str, object]]:
@@ -116,7 +116,7 @@ def test_captured_headers_bodies_and_responses_keep_secret_keys_distinct(tmp_pat
     assert len(records) == len(bodies) + 1
     for record, body in zip(records, [*bodies, stray]):
         assert list(record["headers"].items()) == [
-            ("F1{OD3*KcISO,cEGRS3ZzDJHOApQnmkMKxnpoSEnyr0", "a"), (TAKEN, "b"), ("x-meta", KEPT),
+            ("Zn(t3Y>A3Zzt=HeFB8iOgwgtsth9JEGfFEaSERzpXq4", "a"), (TAKEN, "b"), ("x-meta", KEPT),
             ("content-length", str(len(record["body"].encode())))]
         assert json.loads(record["response"]) == {"id": KEPT, "choices": []}
         assert len(record["body"]) == len(body)

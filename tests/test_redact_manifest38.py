@@ -81,6 +81,8 @@ def test_diff_verdicts_without_a_capture_are_refused_with_a_hint(bundle: Path, m
     ({"salt_id": 7}, ": its salt_id is not a scrypt: digest"),
     ({"salt_id": "scrypt:" + "0" * 31}, ": its salt_id is not a scrypt: digest"),  # session 42b: scrypt
     ({"salt_id": "blake2b:" + "0" * 32}, ": its salt_id is not a scrypt: digest"),  # review E: no dsh-audit wrote one
+    ({"key_derivation": 3}, ": its key_derivation is none of 1, 2"),  # issue 17: 2 (scrypt); absent: 1 (older)
+    ({"key_derivation": True}, ": its key_derivation is none of 1, 2"),
     ({"verdicts": None}, ": its verdicts are not an object of verdict categories"),
     ({"verdicts": [1, 2]}, ": its verdicts are not an object of verdict categories"),
     ({"unrendered": None}, ": its unrendered is not an object of a count and requests"),

@@ -25,7 +25,7 @@ def _separators(text: str) -> list[tuple[int, str]]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=40),
-       st.binary(min_size=1, max_size=8))
+       st.sampled_from([b"\x00", b"k", b"salt", b"\xff" * 8, b"a\x80b", b"0123456789abcdef"]))
 def test_separators_stay_where_they_are_and_appear_nowhere_else(text: str, salt: bytes) -> None:
     placeholders = Placeholders(salt)
     for out in (placeholders.plain(text), placeholders.text(text), placeholders.plain(text, blank=True)):

@@ -162,6 +162,19 @@ def test_a_child_redacted_beside_its_redacted_parent_proves_its_verdicts_with_it
     assert salt_cause(other / PARENT.name, identity) is None
     assert salt_cause(other / PARENT.name, moved.salt_id) == (
         f"the parent's redaction {other / PARENT.name} was made with another salt than this run's (another given salt)")
+    # issue 17: the placeholders' key comes from the same scrypt, its derivation recorded; a parent an older
+    # dsh-audit redacted (no key_derivation: a SHA-256 of the salt) is refused whatever the salt, nothing written
+    assert recorded["key_derivation"] == 2
+    parent_manifest.write_text(json.dumps({k: v for k, v in recorded.items() if k != "key_derivation"}), "utf-8")
+    assert check_bundle(other / PARENT.name).ok  # --check of an older bundle needs no key
+    assert invoke(monkeypatch, capsys, "redact", str(CHILD), "-o", str(other / CHILD.name), "--salt", "another") == (
+        2, "", [f"error: {CHILD}: the parent's redaction {other / PARENT.name} was made by an older dsh-audit, whose "
+                "placeholders (key derivation 1) are not this one's (key derivation 2) for any salt (hint: redact the "
+                "parent again with this dsh-audit and --force, then this child, with one salt you choose (the same "
+                "--salt S, or DSH_AUDIT_REDACT_SALT=S, for both); or pass --alone to compare this child's verdicts "
+                "without its parent)"])
+    assert sorted(p.name for p in other.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
+    parent_manifest.write_text(json.dumps(recorded), "utf-8")
     assert redact(CHILD, other / CHILD.name, salt="another").mismatched == ()  # the family again, with one salt
     # a bundle whose parent is gone is a usage error of --check, not a mismatch
     (tmp_path / PARENT.name).unlink()

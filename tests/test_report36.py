@@ -177,7 +177,7 @@ def test_usage_no_accounting_leaves_the_losses_empty_in_csv_and_null_in_json(mon
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--no-accounting", "--format", "csv",
                           str(C_CHANGE))
     assert code == 0
-    assert out.splitlines()[1:] == ["usage by model,deepseek-v4-flash,2,7963,,,0,0,3,0.00119625,0.00119445,0,0,0.0000018,"
+    assert out.splitlines()[1:] == ["usage by model,deepseek-flash (logged as deepseek-v4-flash),2,7963,,,0,0,3,0.00119625,0.00119445,0,0,0.0000018,"
                                     "0.00119625,0.00119625,1",
                                     "usage by model,deepseek-v4-pro,6,13486,,,36160,0,93,0.00988042,0.00890076,0.00079552,0,"
                                     "0.00018414,0.0329505,0.00988042,0",

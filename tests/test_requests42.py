@@ -96,8 +96,8 @@ _STRING_COUNT = {
               "0  1/1/1              loop  5 initial     1      ?           0       5  stop",
               "1  2/1/1              loop  5 initial     3    100           0       5  stop",
               "   total                                      ≥100           0      10",
-              "total: each count summed over the requests that logged it (?: not logged, or not",
-              "a count; ≥N: a lower bound, a logged usage lacks it)"],
+              "total: each count summed over the requests that logged it (?: not a count; ≥N: a",
+              "lower bound, a logged usage lacks it)"],
     "csv": ["table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,output,finish",
             "requests,{log},s-str,0,1/1/1,loop,5 initial,1,,0,5,stop",
             "requests,{log},s-str,1,2/1/1,loop,5 initial,3,100,0,5,stop"],
@@ -106,8 +106,8 @@ _STRING_COUNT = {
                  "| 0 | 1/1/1 | loop | 5 initial | 1 | ? | 0 | 5 | stop |",
                  "| 1 | 2/1/1 | loop | 5 initial | 3 | 100 | 0 | 5 | stop |",
                  "|  | total |  |  |  | ≥100 | 0 | 10 |  |", "",
-                 "total: each count summed over the requests that logged it (?: not logged, or not a count; ≥N: a "
-                 "lower bound, a logged usage lacks it)"],
+                 "total: each count summed over the requests that logged it (?: not a count; ≥N: a lower bound, a "
+                 "logged usage lacks it)"],
 }
 
 
@@ -267,3 +267,49 @@ def test_a_damaged_bucket_leaves_the_timelines_prompt_unknown(
     assert [(t["prompt_tokens"], t["actual_cache_read"], t["classification"]) for t in report["timeline"]] == [
         (1897, 128, "as_expected"),
         (None, None, "usage_unknown") if bucket == "cacheReadTokens" else (None, 128, "below_minimum")]
+
+
+def _native_split_log(tmp_path: Path) -> Path:
+    """Issue 14/11: DSH's native DeepSeek adapter logged the usage of request 0 without
+    ``cacheReadTokens`` (its ``inputTokens`` is then the whole prompt), request 2's cache read as a
+    string; request 1 logged every count."""
+    b = LogBuilder(session_id="s-split", model="deepseek-v4-flash")
+    for text, usage in (("a", {"inputTokens": 100, "outputTokens": 5}),
+                        ("b", {"inputTokens": 120, "outputTokens": 6, "cacheReadTokens": 90}),
+                        ("c", {"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": "8000"})):
+        with b.turn(text), b.step():
+            b.assistant(text, usage=usage)
+    return b.write_jsonl(tmp_path / "session.jsonl")
+
+
+def test_requests_caption_says_why_each_unknown_count_is_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "?: not logged" for an input the log holds (100, the whole prompt: its cache reads
+    were not logged, so the uncached part is unknown). Each ``?`` is where `usage --by request`
+    counts none (its "usage_unlogged"), and --json keeps the log's own numbers, no derived one."""
+    log = str(_native_split_log(tmp_path))
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = invoke(monkeypatch, capsys, "requests", log, "--no-capture")
+    assert (code, err, out.splitlines()[-9:]) == (0, [], [
+        "#  turn/step/attempt  kind  header     msgs  input  cache read  output  finish",
+        "─" * 78,
+        "0  1/1/1              loop  5 initial     1      ?           ?       5  stop",
+        "1  2/1/1              loop  5 initial     3    120          90       6  stop",
+        "2  3/1/1              loop  5 initial     5      ?           ?       5  stop",
+        "   total                                      ≥120         ≥90      16",
+        "total: each count summed over the requests that logged it (?: input: the whole",
+        "prompt logged, its cache reads unknown; cache read: not logged, or not a count;",
+        "≥N: a lower bound, a logged usage lacks it)"])
+    _, out, _ = invoke(monkeypatch, capsys, "usage", log, "--by", "request", "--json", "--no-capture")
+    assert [r["usage_unlogged"] for r in json.loads(out)["rows"]] == [["inputTokens", "cacheReadTokens"], [],
+                                                                    ["inputTokens", "cacheReadTokens"]]
+    _, out, _ = invoke(monkeypatch, capsys, "requests", log, "--no-capture", "--json")
+    assert [(r["usage"], r["usage_source"]) for r in map(json.loads, out.splitlines())] == [
+        ({"inputTokens": 100, "outputTokens": 5}, "log"),
+        ({"inputTokens": 120, "outputTokens": 6, "cacheReadTokens": 90}, "log"),
+        ({"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": "8000"}, "log")]
+    code, out, _ = invoke(monkeypatch, capsys, "requests", "--help")  # review 43 B6: it named 3 of the 5
+    said = " ".join(out.split())
+    assert (code, [why for why in ("not logged", "not a count", "an output below its own reasoningTokens",
+                                   "whole prompt logged without its cache reads", "or left out, the request's usage "
+                                   "holding no count of input, cache read or output") if why not in said]) == (0, [])

@@ -29,6 +29,7 @@ import pytest
 
 from _cli import invoke, mixed_home
 from dsh_audit.cache import Costs
+from dsh_audit.cli._stats_tables import billed_model_text
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
 SCENARIOS = ("c-change", "f-fork", "g-subagent")
@@ -90,12 +91,12 @@ cost (list prices, check your contract)
 └────────────────────────────────────────────────┴───────────────────────────────────────────────┘
 ≥$: a sum over the priced requests only; $?: no request priced
 cost by model
-┏━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓
-┃ model             ┃ requests ┃ cache miss $ ┃ cache read $ ┃ cache write $ ┃   output $ ┃  total $ ┃ no cache $ ┃ off-peak $ ┃ breaks $ ┃ unpriced ┃
-┡━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩
-│ deepseek-v4-flash │        4 │     ≥$0.0013 │   ≥$0.000012 │      ≥$0.0000 │ ≥$0.000036 │ ≥$0.0013 │   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │
-│ local-coder       │        1 │           $? │           $? │            $? │         $? │       $? │         $? │         $? │  $0.0000 │        1 │
-└───────────────────┴──────────┴──────────────┴──────────────┴───────────────┴────────────┴──────────┴────────────┴────────────┴──────────┴──────────┘
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓
+┃ model                                        ┃ requests ┃ cache miss $ ┃ cache read $ ┃ cache write $ ┃   output $ ┃  total $ ┃ no cache $ ┃ off-peak $ ┃ breaks $ ┃ unpriced ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩
+│ deepseek-flash (logged as deepseek-v4-flash) │        4 │     ≥$0.0013 │   ≥$0.000012 │      ≥$0.0000 │ ≥$0.000036 │ ≥$0.0013 │   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │
+│ local-coder                                  │        1 │           $? │           $? │            $? │         $? │       $? │         $? │         $? │  $0.0000 │        1 │
+└──────────────────────────────────────────────┴──────────┴──────────────┴──────────────┴───────────────┴────────────┴──────────┴────────────┴────────────┴──────────┴──────────┘
 what cache losses cost, by cause
 ┏━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━┓
 ┃ cause         ┃ tokens lost ┃    cost ┃ of which breaks ┃
@@ -103,12 +104,12 @@ what cache losses cost, by cause
 │ header_change │        1920 │ $0.0006 │         $0.0006 │
 └───────────────┴─────────────┴─────────┴─────────────────┘
 by model
-┏━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
-┃ model             ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ lost tokens ┃  lost $ ┃
-┡━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
-│ deepseek-v4-flash │        4 │            3 │   6120 │       1920 │     31.4% │    31.4% │        1920 │ $0.0006 │
-│ local-coder       │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │           0 │ $0.0000 │
-└───────────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴─────────────┴─────────┘
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
+┃ model                                        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ lost tokens ┃  lost $ ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
+│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            3 │   6120 │       1920 │     31.4% │    31.4% │        1920 │ $0.0006 │
+│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │           0 │ $0.0000 │
+└──────────────────────────────────────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴─────────────┴─────────┘
 by day (UTC, request time)
 ┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
 ┃ day        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ lost tokens ┃  lost $ ┃
@@ -156,14 +157,14 @@ table,measure,value
 "cost (list prices, check your contract)",unpriced: usage not logged,1
 
 table,model,requests,cache miss $,cache read $,cache write $,output $,total $,no cache $,off-peak $,breaks $,unpriced
-cost by model,deepseek-v4-flash,4,0.00126,0.00001152,0,0.000036,0.00130752,0.001872,0.00065376,0.00056448,1
+cost by model,deepseek-flash (logged as deepseek-v4-flash),4,0.00126,0.00001152,0,0.000036,0.00130752,0.001872,0.00065376,0.00056448,1
 cost by model,local-coder,1,,,,,,,,0,1
 
 table,cause,tokens lost,cost,of which breaks
 "what cache losses cost, by cause",header_change,1920,0.00056448,0.00056448
 
 table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $
-by model,deepseek-v4-flash,4,3,6120,1920,0.3137254901960784,0.3137254901960784,1920,0.00056448
+by model,deepseek-flash (logged as deepseek-v4-flash),4,3,6120,1920,0.3137254901960784,0.3137254901960784,1920,0.00056448
 by model,local-coder,1,1,2148,2048,0.9534450651769087,0,0,0
 
 table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $
@@ -212,7 +213,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 | model | requests | cache miss \$ | cache read \$ | cache write \$ | output \$ | total \$ | no cache \$ | off-peak \$ | breaks \$ | unpriced |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| deepseek-v4-flash | 4 | ≥$0.0013 | ≥$0.000012 | ≥$0.0000 | ≥$0.000036 | ≥$0.0013 | ≥$0.0019 | ≥$0.0007 | $0.0006 | 1 |
+| deepseek-flash (logged as deepseek-v4-flash) | 4 | ≥$0.0013 | ≥$0.000012 | ≥$0.0000 | ≥$0.000036 | ≥$0.0013 | ≥$0.0019 | ≥$0.0007 | $0.0006 | 1 |
 | local-coder | 1 | \$? | \$? | \$? | \$? | \$? | \$? | \$? | $0.0000 | 1 |
 
 ### what cache losses cost, by cause
@@ -225,7 +226,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 | model | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| deepseek-v4-flash | 4 | 3 | 6120 | 1920 | 31.4% | 31.4% | 1920 | $0.0006 |
+| deepseek-flash (logged as deepseek-v4-flash) | 4 | 3 | 6120 | 1920 | 31.4% | 31.4% | 1920 | $0.0006 |
 | local-coder | 1 | 1 | 2148 | 2048 | 95.3% | 0.0% | 0 | $0.0000 |
 
 ### by day (UTC, request time)
@@ -368,7 +369,10 @@ def test_stats_on_corpus_logs_equals_usage_and_cache(tmp_path: Path, monkeypatch
     assert _value(measures["cost"]) == _json_number(usage["totals"]["cost_usd"]["total"])
     assert _value(measures["all off-peak"]) == _json_number(usage["totals"]["off_peak_cost_usd"])
     by_model = {r[1]: _value(r[7]) for r in rows if r[0] == "cost by model"}
-    assert by_model == {row["key"]: _json_number((row["cost_usd"] or {}).get("total")) for row in usage["rows"]}
+    # one key each, usage's table's: the model billed and the names logged (session 43)
+    assert by_model == {billed_model_text(row["key"], row["logged_models"]): _json_number(
+        (row["cost_usd"] or {}).get("total")) for row in usage["rows"]}
+    assert {r[1] for r in rows if r[0] == "by model"} == set(by_model)
     code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", *roots)
     assert code == 0
     reports = [json.loads(line) for line in out.splitlines()]

@@ -132,8 +132,8 @@ def test_diff_compares_only_the_logs_a_found_capture_holds(home3: Path, monkeypa
     code, out, err = invoke(monkeypatch, capsys, "diff", "home/sessions")
     assert code == 0
     assert err == [
-        f"note: {CHAT}: no capture: the capture found beside it ({WIRE}) holds none of its requests; not compared "
-        "(--capture FILE names one)",
+        f"note: {CHAT}: no capture: the capture found beside the log ({WIRE}) holds none of its requests (it holds "
+        f"requests of session(s) {CHANGE_ID}); not compared (--capture FILE names one)",
         f"note: capture {WIRE} found beside 1 log(s) (--capture FILE names another)"]
     assert out.splitlines()[0] == f"{CHANGE}  session {CHANGE_ID}"
     assert out.splitlines()[-1] == "8 request(s): 8 identical; 0 capture(s) unexplained, 0 foreign: OK"
@@ -141,16 +141,45 @@ def test_diff_compares_only_the_logs_a_found_capture_holds(home3: Path, monkeypa
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert [(r["session_id"], r["verdict"]) for r in rows] == [(CHANGE_ID, "identical")] * 8
-    code, out, err = invoke(monkeypatch, capsys, "diff", CHAT)  # the one log: nothing to compare it with
-    assert (code, out) == (2, "")
-    assert err == [
-        f"note: {CHAT}: no capture: the capture found beside it ({WIRE}) holds none of its requests; not compared "
-        "(--capture FILE names one)",
-        f"error: {CHAT}: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE: a "
-        "wire.jsonl, a HAR 1.2 file or a folder of JSON bodies)"]
     code, out, err = invoke(monkeypatch, capsys, "diff", "home/sessions", "--capture", WIRE)  # given: every log's
     assert code == 1
     assert out.splitlines()[-1] == "11 request(s): 8 identical, 3 unmatched; 0 capture(s) unexplained, 0 foreign: FAILED"
+
+
+#: diff's hint on logs the capture found beside them holds nothing of: check's DSH810 hint (one log).
+_FOREIGN_HINT = DSH810["hint"]
+
+
+@needs_corpus
+def test_diff_says_whose_a_found_capture_is_when_it_compares_nothing(
+        home3: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: ``diff`` of logs a found capture holds nothing of said "no capture given or found"
+    after a note that it was found. The error now says what check's DSH810 says, and whose requests
+    the capture holds (ids escaped), for one log and several; a capture that cannot be read names
+    its logs: "cannot be read: <why>"."""
+    send = json.loads((LIVE / "c-change" / "wire.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    send["headers"]["x-deepseek-harness-session-id"] = "s-\x1b[31mred\nx"
+    (home3 / WIRE).write_text(json.dumps(send) + "\n", encoding="utf-8")
+    assert invoke(monkeypatch, capsys, "diff", CHAT) == (2, "", [
+        f"error: {CHAT}: no capture: the capture found beside the log ({WIRE}) holds none of its requests (it "
+        r"holds requests of session(s) s-\u001b[31mred\u000ax): nothing compared (hint: " + f"{_FOREIGN_HINT})"])
+    shutil.copyfile(LIVE / "b-tools" / "wire.jsonl", home3 / WIRE)
+    assert invoke(monkeypatch, capsys, "diff", "home/sessions", "--jobs", "2") == (2, "", [
+        f"error: home/sessions: 2 log(s) with no capture: the capture found beside each holds none of its requests "
+        f"({WIRE}: it holds requests of session(s) session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd): nothing compared "
+        f"({CHAT} and 1 more) (hint: pass --capture FILE naming the logs' capture, or put the wire.jsonl holding "
+        "their requests beside them or up to four folders above them)"])
+    (home3 / WIRE).write_text(f"{json.dumps(send)}\nnot json\n", encoding="utf-8")
+    why = "line 2: not a JSON record (Expecting value: line 1 column 1 (char 0))"
+    assert invoke(monkeypatch, capsys, "diff", "home/sessions") == (2, "", [
+        f"error: {WIRE}: {why} (hint: a wire.jsonl capture has one JSON object per line; found beside the log, it is "
+        "what the log is compared with: repair or remove it)",
+        f"note: 2 log(s) with no capture compared: the capture found beside them ({WIRE}) cannot be read: {why} "
+        f"({CHAT} and 1 more; --capture FILE names one)"])
+    code, out, err = invoke(monkeypatch, capsys, "diff", CHANGE)
+    assert (code, out, err[1:]) == (2, "", [
+        f"note: {CHANGE}: no capture compared: the capture found beside the log ({WIRE}) cannot be read: {why} "
+        "(--capture FILE names one)"])
 
 
 @needs_corpus

@@ -79,7 +79,9 @@ def test_stats_cost_by_model_at_80_columns_keeps_the_cache_writes(tmp_path: Path
         "─" * 80,
         "claude-sonnet-4-5         9    ≥$0.0353  ≥$0.0562   ≥$0.2087   $0.0000         1",
         "claude-sonnet-4-6         2     $0.0341   $0.0373    $0.0545   $0.0308",
-        "deepseek-v4-flash         4     $0.0000   $0.0003    $0.0005   $0.0000",
+        "deepseek-flash            4     $0.0000   $0.0003    $0.0005   $0.0000",  # billed as (session 43)
+        # the key with its logged name would wrap at 80 columns: the caption says it (session 43)
+        "model as billed: deepseek-flash (logged as deepseek-v4-flash)",
         "narrow terminal: cache miss $, output $, cache read $, off-peak $ not shown",
         "(widen it, or use --json)"]
 

@@ -85,14 +85,14 @@ def test_cache_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any) -
         "tokens: estimate-utf8-bytes/4",
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
-        "timeline",  # "turn/step/attempt" never split: "lost" (only "?") is left out first
-        "#  kind  turn/step/attempt  prompt  reusable  expected  actual  classification",
-        "─" * 80,
-        "0  loop  1/1/1                2000         0         0       0  as_expected",
-        "1  loop  2/1/1                2020      1920      1920    1920  as_expected",
-        "2  loop  3/1/1                2100      1920         0       ?  break_explained",
-        "                                                                (header_change)",
-        "narrow terminal: lost (no values) not shown (widen it, or use --json)"]
+        "timeline",  # "lost" (only "?") is left out first, then "reusable" for a row a line (session 43)
+        "#  kind  t/s/a  prompt  expected  actual  classification",
+        "─" * 73,
+        "0  loop  1/1/1    2000         0       0  as_expected",
+        "1  loop  2/1/1    2020      1920    1920  as_expected",
+        "2  loop  3/1/1    2100         0       ?  break_explained (header_change)",
+        "t/s/a: turn/step/attempt",
+        "narrow terminal: lost (no values), reusable not shown (widen it, or use --json)"]
 
 
 def test_cache_json_gives_null_and_counts_the_unknown_break(tmp_path: Path, run: Any) -> None:
@@ -135,13 +135,12 @@ def test_a_known_loss_beside_an_unknown_one_is_a_lower_bound(tmp_path: Path, run
         "  the cost lost that breaks caused); 1 break(s) lost an unknown amount; 1",
         "  request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check",
         "  your contract)"]
-    assert _lines(out)[-6:] == [  # "turn/step/attempt" never split: its short form, said below
-        "2  loop  3/1/1    2100      1920         0       0  break_explained         1920",
-        "                                                    (header_change)",
-        "3  loop  4/1/1    2148      2048      2048    2048  as_expected",
-        "4  loop  5/1/1    2300      2048         0       ?  break_explained            ?",
-        "                                                    (header_change)",
-        "t/s/a: turn/step/attempt"]
+    assert _lines(out)[-5:] == [  # "turn/step/attempt" never split: its short form, said below
+        "2  loop  3/1/1    2100         0       0  break_explained (header_change)  1920",
+        "3  loop  4/1/1    2148      2048    2048  as_expected",
+        "4  loop  5/1/1    2300         0       ?  break_explained (header_change)     ?",
+        "t/s/a: turn/step/attempt",
+        "narrow terminal: reusable not shown (widen it, or use --json)"]
     code, out, err = run("cache", "s-both/session.jsonl", "--json")
     report = json.loads(out)
     assert (report["lost_cost_usd"], report["lost_unknown_requests"]) == (0.00056448, 1)

@@ -253,3 +253,160 @@ def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int
     assert code == 0
     assert _totals(_summary(items)) == _totals(json.loads(out)["totals"])
     assert _totals(_summary(items))[1:] == (3, 0, True)
+
+
+#: A record line that is not UTF-8: the capture cannot be read (``usage`` leaves a found one out
+#: with a warning, and refuses a given one, exit 2).
+NOT_UTF8 = b'{"method":"POST","path":"/x","body":"\xff\xfe"}\n'
+
+
+@needs_corpus
+@pytest.mark.parametrize("case", ["recorded-first", "found-unreadable", "given-unreadable"])
+def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fuzz round 31, a-chat with loop #2's usage not logged, its turn 2 written after the watch
+    began. D1 (``recorded-first``): the wire.jsonl holds loop #2's record before loop #2 is judged
+    (a proxy writes it before DSH logs the request's end): loop #2 is priced from it at once (it
+    stayed provisional and unpriced: the tail aligned new requests only with new records), and the
+    summary is ``usage --json``'s totals exactly ($0.001285008, nothing unpriced; it said
+    $0.00123675, 1 unpriced). D2: a capture with a line that is not UTF-8 was dropped silently,
+    #0 and #2 provisional for ever: found beside the log, it is said once as ``usage`` says it (a
+    warning); given (``--capture``), as ``usage``'s error (which exits 2: the watch goes on, the
+    error counted, as an unreadable capture); either way #0 and #2 are unpriced, not provisional, as
+    ``usage`` prices them."""
+    from test_watch_captured42 import _unlogged
+
+    logs = _copy(tmp_path)
+    wire = logs.parent / "wire.jsonl"
+    records = wire.read_bytes().splitlines(keepends=True)
+    if case != "recorded-first":
+        wire.write_bytes(b"".join(records[:2]) + NOT_UTF8 + records[2])
+    log = next(logs.glob("*.jsonl"))
+    lines = [_unlogged(line) for line in log.read_bytes().splitlines()]
+    start = next(i for i, line in enumerate(lines) if b'"turn/start"' in line and b'"turn": 2' in line) \
+        if case == "recorded-first" else 13  # the title call and loop #1 (history), or no request yet
+    log.write_bytes(b"".join(lines[:start]))
+    given = str(wire) if case == "given-unreadable" else None
+    stop, items = threading.Event(), []
+    for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False, capture=given):
+        items.append(item)
+        if item == items[-1] and (isinstance(item, WatchNote) and item.level == "watching" and start == 13
+                                  or isinstance(item, WatchRequest) and item.index == 1 and start != 13):
+            _append(log, b"".join(lines[start:]))()  # recorded-first: once the history's requests were judged
+        if isinstance(item, WatchRequest) and item.index == 2:
+            stop.set()
+    shown = [(i.index, i.provisional, i.update, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
+    said = [(i.level, i.path, i.message) for i in items if isinstance(i, WatchNote) and i.level in ("warning", "error")]
+    summary = WatchSummary()
+    for item in items:
+        summary.add(item)
+    code, out, err = invoke(monkeypatch, capsys, "usage", "--json", str(logs))
+    assert code == 0
+    assert _totals(summary.to_json()) == _totals(json.loads(out)["totals"])
+    if case == "recorded-first":
+        assert shown == [(0, False, False, "capture", 0.000024), (1, False, False, "log", 0.00121275),
+                         (2, False, False, "capture", 0.000048258)], shown
+        assert (said, summary.to_json()["cost_usd"]["total"], summary.unpriced) == ([], 0.001285008, 0)
+        return
+    assert shown == [(0, False, False, None, None), (1, False, False, "log", 0.00121275),
+                     (2, False, False, None, None)], shown
+    assert (summary.to_json()["cost_usd"]["total"], summary.unpriced) == (0.00121275, 2)
+    problem = f"{wire}: line 3: not valid UTF-8 (byte 37) (hint: a capture is UTF-8 text: the file is damaged, " \
+              "or was saved in another encoding"
+    left_out = "; found beside the log, it was left out: --capture FILE gives another, --no-capture ignores found ones)"
+    if case == "found-unreadable":
+        assert said == [("warning", str(log), problem + left_out)]
+        assert err == [f"warning: {problem + left_out}"]  # usage --json says the same, once
+        assert summary.errors == 0
+        return
+    assert said == [("error", str(wire), problem + ")")]
+    assert (summary.errors, summary.text()) == (1, "watched 1 session(s): 3 request(s), 0 break(s), ≥$0.0012 "
+                                                   "(2 unpriced), 1 unreadable capture(s)")  # not a log or folder
+    code, out, err = invoke(monkeypatch, capsys, "usage", str(logs), "--capture", str(wire))
+    assert (code, err[-1]) == (2, f"error: {problem})")
+
+
+@needs_corpus
+@pytest.mark.parametrize("given", [False, True], ids=["found", "given"])
+def test_a_line_that_is_no_capture_record_is_said_once_as_usage_says_it(
+        given: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: a-chat with no loop usage logged (every request priced from the capture), its
+    wire.jsonl holding a JSON line that is no record (line 3) and one being written, whole JSON with
+    no newline yet (line 4), when the title call is judged; line 5, another, is appended with loop
+    #2's record. Each is said once, in ``usage``'s words (a warning naming the file and line),
+    though the tail read on after the whole read starts before line 3 and reads line 4 until its
+    newline comes: the whole read said none (its ``said`` dropped), nor did the tail's
+    (``warnings=[]``). The prices are
+    ``usage --json``'s totals on the finished files; given with ``--capture`` it is the same (a
+    watch prices from the rest as ``usage`` prices; ``usage`` then refuses it, for its comparison)."""
+    from test_watch_captured42 import _unlogged
+
+    logs = _copy(tmp_path)
+    wire = logs.parent / "wire.jsonl"
+    records = wire.read_bytes().splitlines(keepends=True)  # loop #1's, the title call's, loop #2's
+    wire.write_bytes(b"".join(records[:2]) + b'{"note": "proxy restarted"}\n{"seq": 9}')
+    log = next(logs.glob("*.jsonl"))
+    lines = [_unlogged(line, every=True) for line in log.read_bytes().splitlines()]
+    log.write_bytes(b"".join(lines[:13]))  # no request yet
+    stop, items = threading.Event(), []
+    for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False,
+                      capture=str(wire) if given else None):
+        items.append(item)
+        if isinstance(item, WatchNote) and item.level == "watching":
+            _append(log, b"".join(lines[13:26]))()  # the title call and loop #1
+        if isinstance(item, WatchRequest) and item.index == 1:
+            _append(wire, b'\n{"note": "again"}\n' + records[2])()  # line 4 ends; line 5; loop #2's record
+            _append(log, b"".join(lines[26:]))()
+        if isinstance(item, WatchRequest) and item.index == 2:
+            stop.set()
+    shown = [(i.index, i.provisional, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
+    said = [(i.level, i.path, i.message) for i in items if isinstance(i, WatchNote) and i.level in ("warning", "error")]
+    skipped = [f"{wire}:{n}: not a capture record (no method, path, body or body_base64), skipped" for n in (3, 4, 5)]
+    assert said == [("warning", str(log), text) for text in skipped]
+    order = [f"#{i.index}" if isinstance(i, WatchRequest) else i.message.split(":")[1] for i in items
+             if isinstance(i, WatchRequest) or i.level == "warning"]
+    assert order == ["3", "4", "#0", "#1", "5", "#2"]  # each before the line it priced (or not) when read
+    assert shown == [(0, False, "capture", 0.000024), (1, False, "capture", 0.00121275),
+                     (2, False, "capture", 0.000048258)], shown
+    code, out, err = invoke(monkeypatch, capsys, "usage", "--json", str(logs))
+    assert (code, [line for line in err if line.startswith("warning: ")]) == (0, [f"warning: {t}" for t in skipped])
+    assert _totals(_summary(items)) == _totals(json.loads(out)["totals"])
+    assert _totals(_summary(items))[1:] == (3, 0, True)
+
+
+@needs_corpus
+@pytest.mark.parametrize("mode", ["json", "text"])
+@pytest.mark.parametrize("given", [False, True], ids=["found-skipped", "given-unreadable"])
+def test_what_a_capture_several_logs_share_cannot_read_is_said_once(
+        mode: str, given: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: a-chat's and b-tools' logs in one folder, both priced from one capture (each has a
+    title call, whose usage DSH does not log): a wire.jsonl beside them with a line that is no
+    record, or one given with ``--capture`` that is not UTF-8. Each log said it: with ``--json``
+    two warning lines, or two error lines and ``"errors": 2`` (text mode said it once: stderr says a
+    line once per run). Now once per capture file in both modes, the summary's count the same."""
+    logs = _copy(tmp_path)
+    shutil.copyfile(next((CHAT.parent / "b-tools" / "session-logs").glob("*.jsonl")), logs / "b-tools.jsonl")
+    wire = logs.parent / "wire.jsonl"
+    records = wire.read_bytes().splitlines(keepends=True)
+    wire.write_bytes(b"".join(records[:2]) + (NOT_UTF8 if given else b'{"note": 1}\n') + records[2])
+    options = [*WATCH[:-1], *(["--json"] if mode == "json" else []), *(["--capture", str(wire)] if given else [])]
+    code, out, err = invoke(monkeypatch, capsys, "watch", str(logs), *options)
+    assert code == 0
+    if given:
+        text = f"{wire}: line 3: not valid UTF-8 (byte 37) (hint: a capture is UTF-8 text: the file is damaged, " \
+               "or was saved in another encoding)"
+        assert [line for line in err if line.startswith("error: ")] == [f"error: {text}"]
+    else:
+        text = f"{wire}:3: not a capture record (no method, path, body or body_base64), skipped"
+        warned = [] if mode == "json" else [f"warning: {text}"]  # --json: in the stream only, as a log's
+        assert [line for line in err if line.startswith("warning: ")] == warned
+    if mode == "text":
+        # the title calls: b-tools' is in no capture, a-chat's priced unless the capture is unreadable
+        assert err[-1] == "watched 2 session(s): 12 request(s), 0 break(s), ≥$0.0029 " + \
+            ("(2 unpriced), 1 unreadable capture(s)" if given else "(1 unpriced)"), err[-1]
+        return
+    lines = [json.loads(line) for line in out.splitlines()]
+    said = [(line["type"], line["message"]) for line in lines if line["type"] in ("warning", "error")]
+    assert said == [("error" if given else "warning", text)]
+    assert (lines[-1]["sessions"], lines[-1]["errors"]) == (2, 1 if given else 0)

@@ -25,14 +25,15 @@ CHAT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "a-c
 needs_corpus = pytest.mark.skipif(not (CHAT / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
 
 
-def _unlogged(line: bytes) -> bytes:
-    """A log line with no usage: loop #2 then holds none, as a request at a torn tail (the usage chunk
-    becomes another chunk, so that no seq is missing)."""
+def _unlogged(line: bytes, *, every: bool = False) -> bytes:
+    """A log line with no usage: loop #2 (``every``: each loop) then holds none, as a request at a
+    torn tail (the usage chunk becomes another chunk, so that no seq is missing)."""
     event = json.loads(line)
     data = event.get("data") or {}
-    if event.get("type") == "assistant/chunk" and data.get("turn") == 2 and data["chunk"].get("type") == "usage":
+    turn = every or data.get("turn") == 2
+    if event.get("type") == "assistant/chunk" and turn and data["chunk"].get("type") == "usage":
         data["chunk"] = {"type": "block-start", "index": 9, "blockType": "text"}
-    elif event.get("type") == "assistant/message" and data.get("turn") == 2:
+    elif event.get("type") == "assistant/message" and turn:
         data.pop("usage", None)
         data["message"].pop("usage", None)
     return json.dumps(event).encode() + b"\n"
@@ -229,3 +230,81 @@ def test_a_found_capture_rewritten_in_place_names_its_new_sessions(tmp_path: Pat
         handle.write(wire.read_bytes().replace(b"session-a", b"session-b"))
     os.utime(wire, ns=(past, past))
     assert (_holds_none(wire, "session-a"), _holds_none(wire, "session-b")) == (True, False)
+
+
+AUTO = CHAT.parent / "e2-autocompact"
+
+
+@pytest.mark.skipif(not (AUTO / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
+def test_a_compaction_call_the_capture_never_holds_leaves_the_tail_at_the_next_pairing(tmp_path: Path) -> None:
+    """Issue 11: live/e2-autocompact (title #0, loops #1-#9, compaction #10, loops #11-#13), no loop
+    usage logged (each is priced from the capture), its wire.jsonl without the compaction call's
+    record (a capture that never holds one: sent on a route it does not see). The log and the
+    capture grow request by request, as the watch judges them: each is priced as ``usage`` prices
+    the finished log, and the compaction call leaves the tail as loop #11 is paired (its send came
+    before #11's and was read with it), where it stayed for 256 more requests, aligned again each
+    time; the tail ends holding each kind's last pairing only."""
+    from dsh_audit.cache import given_capture, given_usage
+    from dsh_audit.watch._captured import CapturedUsage
+
+    lines = [_unlogged(line, every=True) for line in next((AUTO / "session-logs").glob("*.jsonl")).read_bytes()
+             .splitlines()]
+    records = [r for r in (AUTO / "wire.jsonl").read_bytes().splitlines(keepends=True) if b'"compaction"' not in r]
+    log, wire = tmp_path / "logs" / "session.jsonl", tmp_path / "wire.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b"".join(lines))
+    wire.write_bytes(b"".join(records))
+    whole = _session(log)
+    aligned = given_capture([whole], None)
+    assert aligned is not None
+    expected = given_usage([whole], aligned)[whole.id]
+    sent = {p.request.index: p.capture.position for p in aligned.pairs([whole]) if p.request and p.capture}
+    assert sorted(expected) == [i for i in range(14) if i != 10] and 10 not in sent  # only the log prices #10
+    usage = CapturedUsage(str(log), None, lenient=False, max_version=4)
+    ends = [n + 1 for n, line in enumerate(lines) if b'"assistant/message"' in line or b'"compaction/end"' in line]
+    got: dict[int, Tokens | None] = {}
+    window: dict[int, list[int]] = {}
+    for end in ends:
+        log.write_bytes(b"".join(lines[:end]))
+        requests = _session(log).requests
+        wire.write_bytes(b"".join(records[:max(sent.get(r.index, -1) for r in requests) + 1]))
+        for request in requests[len(got):]:
+            got[request.index] = usage(request)
+            window[request.index] = [] if usage.tail is None else [r.index for r in usage.tail.requests]
+    assert got == {i: expected.get(i) for i in range(14)}
+    assert (window[10], window[11], window[13]) == ([0, 9, 10], [0, 11], [0, 13])
+
+
+@needs_corpus
+def test_a_capture_that_turns_unreadable_is_said_once_and_priced_again_once_repaired(tmp_path: Path) -> None:
+    """Fuzz round 31 D2: a line that is not UTF-8 appended to the capture after the title call was
+    priced from it. Loop #2 (its usage not logged) is unpriced, and the capture is said once as
+    ``usage`` says a found one it leaves out (the watch fell back to whole reads, dropping the error:
+    nothing said), not again as it grows still unreadable; a capture rewritten without the line
+    prices loop #2 again (and nothing more is said)."""
+    from dsh_audit.watch._captured import CapturedUsage
+
+    lines = [_unlogged(line) for line in next((CHAT / "session-logs").glob("*.jsonl")).read_bytes().splitlines()]
+    turn2 = next(i for i, line in enumerate(lines) if b'"turn/start"' in line and b'"turn": 2' in line)
+    records = (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)
+    log, wire = tmp_path / "logs" / "session.jsonl", tmp_path / "wire.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b"".join(lines[:turn2]))
+    wire.write_bytes(b"".join(records[:2]))
+    usage = CapturedUsage(str(log), None, lenient=False, max_version=4)
+    assert usage(_session(log).requests[0]) == Tokens(140, output=5)
+    with open(log, "ab") as handle:
+        handle.write(b"".join(lines[turn2:]))
+    with open(wire, "ab") as handle:
+        handle.write(b'{"method":"POST","path":"/x","body":"\xff\xfe"}\n')
+    second = _session(log).requests[2]
+    assert (usage(second), usage.broken) == (None, True)
+    assert usage.said == [("warning", str(log), f"{wire}: line 3: not valid UTF-8 (byte 37) (hint: a capture is UTF-8 "
+                           "text: the file is damaged, or was saved in another encoding; found beside the log, it was "
+                           "left out: --capture FILE gives another, --no-capture ignores found ones)")]
+    usage.said.clear()
+    with open(wire, "ab") as handle:
+        handle.write(records[2])
+    assert (usage(second), usage.said) == (None, [])
+    wire.write_bytes(b"".join(records))
+    assert (usage(second), usage.broken, usage.said) == (Tokens(91, cache_read=7936, output=18, reasoning=8), False, [])

@@ -34,7 +34,8 @@ if typing.TYPE_CHECKING:
     from ._sums import Costs, ExactSum
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
     from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
-    from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, sent_in_window, usage_table, usage_tables
+    from ._usage import (USAGE_GROUPS, UsageRow, UsageTable, parse_instant, sent_in_window,
+                         usage_table, usage_tables)
     from ._zdr import pyproject_zero_data_retention
 
 __all__ = [

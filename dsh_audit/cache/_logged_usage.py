@@ -7,7 +7,8 @@ that selects its long-context tier.
 
 from __future__ import annotations
 
-from .._usage_rule import MAX_TOKENS, NATIVE_DEEPSEEK, PRICED_FIELDS, js_integer, logged_counts, usage_of
+from .._usage_rule import (MAX_TOKENS, NATIVE_DEEPSEEK, PRICED_FIELDS, js_integer, logged_counts, reasoning_excess,
+                           usage_of)
 from ..replay import Request
 from ..session import request_provider
 from ._response_usage import UnusableUsage
@@ -98,7 +99,8 @@ def priced_prompt(tokens: Tokens | None, unlogged: tuple[str, ...]) -> int | Non
 
 def unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
     """Why a request whose usage lacks the fields ``unlogged`` is not priced: a count past
-    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with the request's log seq; DSH's
+    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with the request's log seq, as an
+    ``outputTokens`` below its own ``reasoningTokens`` is (:func:`~dsh_audit._usage_rule.reasoning_excess`); DSH's
     native DeepSeek adapter's cache reads are "not logged" only when it logged none (one it logged
     that is no count, ``"8000"``, is a usage without a valid one, as on every route)."""
     usage = usage_of(request)
@@ -108,9 +110,12 @@ def unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
                 "them: the prompt's split into hits and misses is unknown)")
     huge = [name for name in unlogged if isinstance(usage, dict) and (v := js_integer(usage.get(name))) is not None
             and v > MAX_TOKENS]
-    if huge:
+    damage = [f"{', '.join(huge)} past {MAX_TOKENS:,} tokens"] if huge else []
+    if "outputTokens" in unlogged and (excess := reasoning_excess(usage)) is not None:
+        damage.append(f"reasoningTokens {excess[0]} above outputTokens {excess[1]}")
+    if damage:
         return (f"the log's usage is damaged (request {request.index}, seq {request.first_chunk_seq}: "
-                f"{', '.join(huge)} past {MAX_TOKENS:,} tokens)")
+                f"{'; '.join(damage)})")
     return "usage without a valid " + ", ".join(unlogged)
 
 
@@ -123,5 +128,9 @@ def unpriced_usage(request: Request, tokens: Tokens | None, unlogged: tuple[str,
     if tokens is None:
         if isinstance(captured, UnusableUsage):
             return captured.why
-        return "usage not logged" if usage_of(request) is None else "usage holds no valid count"
+        if usage_of(request) is None:
+            return "usage not logged"
+        if reasoning_excess(usage_of(request)) is not None:  # its one count was below its reasoning
+            return unlogged_reason(request, ("outputTokens",))
+        return "usage holds no valid count"
     return unlogged_reason(request, unlogged) if unlogged else None

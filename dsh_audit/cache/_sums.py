@@ -260,35 +260,45 @@ class CostSums:
         if unpriced:
             self._unpriced[unpriced] += 1
 
-    def applies(self, amount: str) -> bool:
+    def applies(self, amount: str, within: CostSums | None = None) -> bool:
         """Whether ``amount`` (one of :data:`AMOUNTS`) means something for these requests: every
         amount does but ``off_peak``, which applies only where a provider has a peak window (DeepSeek's,
         with its off-peak rates; never Anthropic's or OpenAI's, one rate all day, where it would
         only repeat the cost): False when some of the requests were priced and none of them in a
         window. A sum of no request is 0, as every amount's; of requests none of which was priced
-        (whose window no rate says) unknown, ``$?``, as every amount's.
+        (whose window no rate says) unknown, ``$?``, as every amount's. ``within``: the sums of the
+        table these requests are a row of (its total): where the off-peak cost applies to the table
+        it applies to each row, a row of one-rate requests showing what they cost (what they would
+        have cost off-peak, as the total counts them), so the rows add up to the total.
 
         Example:
-            >>> sums = Costs.sums()
+            >>> sums, mixed = Costs.sums(), Costs.sums()
             >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.5, lost={},
             ...                  lost_cost={}, is_break=False, unpriced=None, window="standard")
             >>> sums.applies("off_peak"), sums.known("off_peak"), sums.shown("off_peak"), sums.applies("cost")
             (False, None, 'n/a', True)
+            >>> mixed.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.25, lost={},
+            ...                   lost_cost={}, is_break=False, unpriced=None, window="peak")
+            >>> sums.known("off_peak", within=mixed), sums.shown("off_peak", within=mixed)
+            (0.5, '$0.5000')
         """
-        return amount != "off_peak" or bool(self.windowed) or self._amounts["off_peak"][2] == self.requests
+        return amount != "off_peak" or any(
+            sums.windowed or sums._amounts["off_peak"][2] == sums.requests for sums in (self, within) if sums is not None)
 
-    def known(self, amount: str) -> float | None:
+    def known(self, amount: str, *, within: CostSums | None = None) -> float | None:
         """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) as JSON gives it: None
-        when no request that owes it was priced, or it does not apply (:meth:`applies`: the JSON
-        then leaves its key out), else the sum over the priced ones (a lower bound when
-        ``unpriced_requests``)."""
-        return self.priced(amount).known if self.applies(amount) else None
+        when no request that owes it was priced, or it does not apply (:meth:`applies`, ``within``
+        its table: the JSON then leaves its key out), else the sum over the priced ones (a lower
+        bound when ``unpriced_requests``)."""
+        return self.priced(amount).known if self.applies(amount, within) else None
 
-    def shown(self, amount: str, digits: int = 4, *, failed: bool = False) -> str:
+    def shown(self, amount: str, digits: int = 4, *, failed: bool = False, within: CostSums | None = None) -> str:
         """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) for people: ``$x``,
         ``≥$x`` (a request that owes it unpriced, or ``failed``: :meth:`Priced.shown`), ``$?``
-        (unknown), ``n/a`` (:data:`NOT_APPLICABLE`: it does not apply, :meth:`applies`)."""
-        return self.priced(amount).shown(digits, failed=failed) if self.applies(amount) else NOT_APPLICABLE
+        (unknown), ``n/a`` (:data:`NOT_APPLICABLE`: it does not apply, :meth:`applies`, ``within``
+        its table)."""
+        return (self.priced(amount).shown(digits, failed=failed) if self.applies(amount, within)
+                else NOT_APPLICABLE)
 
     def priced(self, amount: str) -> Priced:
         """``amount`` (one of :data:`AMOUNTS`, or a bucket of :class:`Costs`: ``cache_miss``, ...)
@@ -394,10 +404,13 @@ class CostSums:
                 "usage_differs_requests": self.usage_differs}
 
 
-    def off_peak_json(self) -> dict[str, float | None]:
+    def off_peak_json(self, within: CostSums | None = None) -> dict[str, float | None]:
         """``{"off_peak_cost_usd": ...}`` (:meth:`known`), or nothing when the off-peak cost does not
-        apply to these requests (:meth:`applies`): the JSON leaves the key out, never null (unknown)."""
-        return {"off_peak_cost_usd": self.known("off_peak")} if self.applies("off_peak") else {}
+        apply to these requests (:meth:`applies`, ``within`` the table they are a row of: a row of
+        one-rate requests in a table with a peak window has the key, at their cost): the JSON leaves
+        the key out, never null (unknown)."""
+        return ({"off_peak_cost_usd": self.known("off_peak", within=within)} if self.applies("off_peak", within)
+                else {})
 
 
 def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:

@@ -62,7 +62,11 @@ class UsageRow:
     JSON has them after ``key``, to join with ``requests``, ``cache`` or ``breaks --json``.
     ``unlogged``: by token bucket, how many of its requests logged usage without a valid count of
     it (:attr:`tokens_unknown`), and under ``requests`` how many lacked one or more, each once
-    (:attr:`usage_partial`).
+    (:attr:`usage_partial`). ``within``: the total of the table the row is in (None: the total
+    itself), which says whether the off-peak cost applies to the row (:meth:`CostSums.applies`: a
+    row of one-rate requests in a table with a peak window shows what they cost, so the rows add
+    up to the total). ``models``: in a row by model (keyed by the model the price table bills),
+    the models its requests logged (a dated snapshot and its alias in one row); None in any other.
     """
 
     key: str
@@ -71,6 +75,8 @@ class UsageRow:
     entry: LedgerEntry | None = field(default=None, compare=False)
     joins: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
     unlogged: Counter[str] = field(default_factory=Counter, compare=False)
+    within: LedgerTotals | None = field(default=None, compare=False, repr=False)
+    models: set[str] | None = field(default=None, compare=False)
 
     def add(self, entry: LedgerEntry) -> None:
         """Add one request to the row's sums, and count the token buckets its usage holds no valid
@@ -78,6 +84,8 @@ class UsageRow:
         neither its cache reads nor its misses), and the request once when it lacks any
         (:attr:`usage_partial`)."""
         self.totals.add(entry)
+        if self.models is not None:
+            self.models.add(entry.model or "unknown")
         lacking = [bucket for name, bucket in USAGE_BUCKETS if name in entry.unlogged]
         if lacking and entry.tokens is not None:
             self.unlogged.update([*lacking, "requests"])
@@ -119,7 +127,7 @@ class UsageRow:
         token bucket cost: ``cache_miss``, ``cache_read``, ``cache_write``, ``output``) as JSON gives
         it: None when no request that owes it was priced, else the sum over the priced ones
         (:meth:`LedgerTotals.known`)."""
-        value = self.totals.known(amount)
+        value = self.totals.known(amount, within=self.within)
         return None if value is None else round(value, 9)
 
     def shown(self, amount: str, *, bound: bool = False) -> str:
@@ -133,7 +141,7 @@ class UsageRow:
             >>> total.shown("cost"), total.shown("cost", bound=True), total.shown("lost", bound=True)
             ('$0.0000', '≥$0.0000', '≥$0.0000')
         """
-        return self.totals.shown(amount, failed=bound)
+        return self.totals.shown(amount, failed=bound, within=self.within)
 
     @property
     def usage_from_capture(self) -> int:
@@ -169,6 +177,12 @@ class UsageRow:
         """Whether the row's tokens are known: some request of it logged its usage, or it has none
         (a total of no request, an empty window: 0 tokens, never unknown)."""
         return not self.requests or self.requests > self.usage_unknown
+
+    @property
+    def logged_models(self) -> tuple[str, ...]:
+        """In a row by model, the models its requests logged, sorted (``usage --json``'s
+        ``logged_models``: the row's key is the model they are billed as); empty in any other row."""
+        return () if self.models is None else tuple(sorted(self.models))
 
     def request_details(self) -> dict[str, Any]:
         """A row of one request: when it was sent (ISO 8601 UTC), its provider and model, the
@@ -214,11 +228,12 @@ class UsageRow:
         """
         lost = {"lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
                 "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown}
-        return {"key": self.key, **dict(self.joins), "requests": self.requests,
+        models = {"logged_models": list(self.logged_models)} if self.models is not None else {}
+        return {"key": self.key, **dict(self.joins), **models, "requests": self.requests,
                 "tokens": self.tokens.to_json() if self.tokens_known else None,
                 "usage_unknown_requests": self.usage_unknown, "tokens_unknown_requests": self.tokens_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
-                "no_cache_cost_usd": self.known("no_cache"), **self.totals.off_peak_json(),
+                "no_cache_cost_usd": self.known("no_cache"), **self.totals.off_peak_json(self.within),
                 **(lost if losses else dict.fromkeys(lost)), "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced and not failed, **({"tier": self.tier} if tier else {}),
                 **self.request_details()}
@@ -263,7 +278,8 @@ def _keys(by: str, names: dict[int, str]) -> Callable[[SessionLedger, LedgerEntr
         "session": lambda s, e: names[id(s)],
         "turn": lambda s, e: f"{names[id(s)]} turn {'-' if e.turn is None else e.turn}",
         "day": lambda s, e: _day(e),
-        "model": lambda s, e: e.model or "unknown",
+        # the model the price table bills (an alias, a dated snapshot: one row); unpriced, the logged one
+        "model": lambda s, e: e.billed_as or e.model or "unknown",
         "window": lambda s, e: e.window,
         "request": lambda s, e: f"{names[id(s)]} #{e.index}",
     }
@@ -363,18 +379,21 @@ def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: 
             if not sent_in_window(entry, since, until):
                 continue
             for group, key, rows in groupings:
-                _row(rows, key(ledger, entry), group, entry, ledger).add(entry)
+                _row(rows, key(ledger, entry), group, entry, ledger, total).add(entry)
             total.add(entry)
     return tuple(_table(group, rows, total, sessions, found or prices or {}, sort, losses)
                  for group, _, rows in groupings)
 
 
-def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry, ledger: SessionLedger) -> UsageRow:
-    """The row ``name`` of ``rows``, made for ``entry`` of ``ledger`` when it is the first of it."""
+def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry, ledger: SessionLedger,
+         total: UsageRow) -> UsageRow:
+    """The row ``name`` of ``rows``, made for ``entry`` of ``ledger`` when it is the first of it, a
+    row of the table whose ``total`` it is summed into too (:attr:`UsageRow.within`)."""
     row = rows.get(name)
     if row is None:
         row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None,
-                                    entry=entry if by == "request" else None, joins=_joins(by, entry, ledger))
+                                    entry=entry if by == "request" else None, joins=_joins(by, entry, ledger),
+                                    within=total.totals, models=set() if by == "model" else None)
     return row
 
 

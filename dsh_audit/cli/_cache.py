@@ -13,7 +13,8 @@ from ..cache import CacheVerdict, Costs, SessionCacheReport, Tokens, cache_group
 from ..errors import DshAuditError
 from ..runner import in_process
 from ..session import Failure, GroupResult
-from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback, terminal_text
+from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback, \
+    short_needed, terminal_text
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import newest_first, selected_logs, session_paths
 from ._options import (
@@ -52,6 +53,15 @@ _CAPTURED_NOTE = (f"{CAPTURED_MARK}: the capture's usage (the log holds none), w
 #: usage: its requests priced from it are then ``usage_unknown``).
 _PRICED_NOTE = f"{CAPTURED_MARK}: the capture's usage, which priced it (the log holds none: usage_unknown)"
 _CSV_SOURCE = "usage source"
+#: The timeline's lesser columns, left out in this order on a narrow terminal (the caption names
+#: them) before a classification wraps or the table turns into a block of lines a request: what
+#: "lost" is measured from (the summary totals it), the prompt's size, and the request's kind (its
+#: place still tells a compaction, "N/-", and a call of no turn, "-").
+_DROPPABLE = ("reusable", "prompt", "kind")
+#: A classification is kept on one line (columns are left out before it wraps, print_table's
+#: ``least``): the verdict and its cause in brackets are the row a user looks for. Wider than the
+#: longest label, "break_unexplained (unrecorded_mutation)".
+_LEAST = {"classification": 64}
 # A width no heading line reaches: fit_lines then wraps none (a log's path stays whole, to be copied).
 _WHOLE = 1 << 30
 
@@ -247,6 +257,23 @@ def _row(verdict: CacheVerdict, *, csv: bool = False, captured: Tokens | None = 
             *((source,) if csv else ()))
 
 
+def _timeline(report: SessionCacheReport, csv: bool) -> list[tuple[object, ...]]:
+    """The rows of the report's timeline (:func:`_row`)."""
+    captured = report.captured_usage
+    return [_row(verdict, csv=csv, captured=captured.get(verdict.index)) for verdict in report.verdicts]
+
+
+def _tables(reports: Sequence[SessionCacheReport | Failure]) -> tuple[dict[int, list[tuple[object, ...]]], bool]:
+    """The timelines of a run's tables (by the identity of their report) and whether they are all
+    drawn in their short form (``t/s/a``): one of them needs it (:func:`short_needed`, which
+    measures each table's cells once for print_table), so that no run switches headers from one
+    table to the next, as `requests` does."""
+    timelines = {id(report): _timeline(report, False) for report in reports if not isinstance(report, Failure)}
+    in_short = any(short_needed(_COLUMNS, rows, droppable=_DROPPABLE, short=PLACE_SHORT, least=_LEAST)
+                   for rows in timelines.values())
+    return timelines, in_short
+
+
 def _captured_note(report: SessionCacheReport) -> str | None:
     """The timeline's caption of the :data:`CAPTURED_MARK`: what the capture's usage did (None: it
     gave no request's)."""
@@ -333,8 +360,10 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     is measured from); "expected" the cache reads the provider's rules predict (a prefix still in
     its TTL, written, in whole cache units); "actual" the logged cache reads ("?": not logged,
     never 0); "classification" the verdict, with its cause in brackets; "lost" the reusable tokens
-    that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown). In
-    --format csv every count is a plain number (a "lost" of none: 0) and an unknown one empty.
+    that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown). A
+    narrow terminal leaves out "reusable", then "prompt", then "kind" (the caption names them)
+    before a classification wraps or a request takes a block of lines. In --format csv every count
+    is a plain number (a "lost" of none: 0) and an unknown one empty.
     With --capture, a request whose log holds no usage (a title call, a torn tail) is priced and
     judged from the capture's usage of the response to its send: its prompt and cache reads show
     marked "*" ("175*", as "~" marks an estimate; a caption says so), its classification is
@@ -386,6 +415,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     with progress_callback(len(logs), label="cache") as report_progress:
         reports = run_priced([str(log) for log in logs], task, prices=prices, jobs=jobs, engine=engine,
                              scheduler=scheduler, progress=report_progress, on_group=keep_warnings)
+        timelines, in_short = _tables(reports) if not as_json and listing_format() == "table" else ({}, None)
         for log, report in zip(logs, reports):
             for warning in warnings.get(str(log), ()):
                 echo_warning(warning)
@@ -402,11 +432,12 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 # the heading's lines whole (a path is never folded: it is there to be copied), the summary wrapped
                 for line in [*fit_lines(heading, _WHOLE), *fit_lines(_summary(report, _rates_note(prices.files)))]:
                     echo(line)
-                csv, captured = listing_format() == "csv", report.captured_usage
-                print_table(_timeline_title(report), _columns(csv),
-                            (_row(v, csv=csv, captured=captured.get(v.index)) for v in report.verdicts),
+                csv = listing_format() == "csv"
+                rows = timelines.pop(id(report)) if id(report) in timelines else _timeline(report, csv)
+                print_table(_timeline_title(report), _columns(csv), rows,
                             about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
-                            legend=PLACE_LEGEND, caption=_captured_note(report))
+                            legend=PLACE_LEGEND, caption=_captured_note(report), droppable=_DROPPABLE,
+                            least=_LEAST, in_short=in_short)
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
             costs.append(report.cost)

@@ -14,7 +14,7 @@ import click
 
 from .. import report as reports
 from ..cache import load_prices
-from ..errors import UsageError
+from ..errors import DshAuditError, UsageError
 from ..gate import CheckResult, RequestRecorder, find_capture, group_findings, load_policy, run_check
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["check_command", "report_command"]
 
 _FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report options that take no FILE
+# --format csv's listing is stdout's too: a report FILE of '-' beside it is refused as beside --json
+_CSV_FLAG = "--format csv"
 # Every command's --json keeps stderr for notes and warnings: with it, check says nothing else for
 # people (the report holds the verdict); any other report on stdout leaves them on stderr.
 _JSON_FLAGS = ("--json", "--format json")
@@ -48,17 +50,41 @@ _JSON_FLAGS = ("--json", "--format json")
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
          engine: str, scheduler: str | None, routes: str | None, prices_path: str | None, openai_zdr: bool | None,
          outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-         lean: bool = False) -> tuple[CheckResult, PriceBook]:
+         lean: bool = False, refused: list[DshAuditError] | None = None) -> tuple[CheckResult, PriceBook]:
     """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal, and the price table it
     priced with: loaded once, here (a bad price file or pyproject.toml value is one error before
-    any log is read), holding the caveats of its prices after the run."""
+    any log is read), holding the caveats of its prices after the run; ``refused`` collects
+    another agent's logs found in a folder, left out (:func:`_echo_refused`)."""
     prices = load_prices(prices_path)
     zdr = stated_zdr(openai_zdr)
     with progress_callback(max(2, len(paths)), label="checking") as report:
         result = run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
                            progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                           outline=outline, record=record, lean=lean, prices=prices, zero_data_retention=zdr)
+                           outline=outline, record=record, lean=lean, prices=prices, zero_data_retention=zdr,
+                           refused=refused)
     return result, prices
+
+
+def _echo_refused(refused: Sequence[DshAuditError]) -> None:
+    """Each Claude Code or Codex log found in a folder of PATHS, which check and report left out
+    (they read DSH logs only), as one ``error:`` line in the words ``validate`` and ``breaks`` refuse
+    it (which commands import it): the other logs' reports are written and the run exits 2, as
+    theirs does. One named as a PATH is refused before any report is written."""
+    for error in refused:
+        echo_error(error)
+
+
+def _named(refused: Sequence[DshAuditError], paths: Sequence[str]) -> None:
+    """Refuse another agent's log that is itself one of ``paths`` (not found in a folder), as
+    every command that reads DSH logs only refuses it: no report is written.
+
+    Raises:
+        DshAuditError: the first such log's refusal.
+    """
+    named = {os.fspath(Path(path)) for path in paths if not os.path.isdir(path)}
+    for error in refused:
+        if error.path in named:
+            raise error
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None, *, gate: bool) -> Sequence[str]:
@@ -150,11 +176,13 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
     the logs' own timestamps).
 
-    Columns: "status" ok, or FAIL when a finding on the log fails the gate; "log" its path (whole;
+    Columns: "status" ok, or FAIL when a finding on the log, or on the capture found beside it that
+    cannot be read, fails the gate; "log" its path (whole;
     on a narrow terminal its number, each named under the table, "log 1: PATH", the path whole;
     one log: "log: PATH" instead of the column); "session" its session id; "requests" ("reqs" on a
     narrow terminal) the LLM
-    requests it implies; "capture" "none" when no capture was given or found for it, else
+    requests it implies; "capture" "none" when no capture was given or found for it, "unreadable"
+    when the one found beside it cannot be read (the capture's DSH802 says why), else
     "N/M identical": N of its M requests (retries aside) rebuilt byte for byte as captured;
     "breaks" ("brks" on a narrow terminal) its prefix-cache breaks; "hit ratio" ("hit" on a
     narrow terminal) the share of prompt tokens read from the cache (--format csv: the ratio from 0
@@ -194,7 +222,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         stdout = _format_target(flag, option, typed.pop(option))
         json_path, markdown_path = (stdout, markdown_path) if fmt == "json" else (json_path, stdout)
         typed[flag] = stdout
-    piped = stdout_target({name if name in _FORMAT_FLAGS else f"{name} {path}": path for name, path in typed.items()})
+    named = {name if name in _FORMAT_FLAGS else f"{name} {path}": path for name, path in typed.items()}
+    listed = {_CSV_FLAG: STDOUT} if fmt == "csv" else {}
+    piped = stdout_target({**named, **listed})
     _distinct_reports(typed)
     given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
@@ -211,15 +241,22 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         raise UsageError(f"the GITHUB_STEP_SUMMARY would overwrite the input {protected.input_at(summary)}",
                          path=summary, hint="write it to another path")
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy, writes=json_path)
+    refused: list[DshAuditError] = []
     result, prices = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy,
                           lenient=lenient, max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
                           routes=routes, prices_path=prices_path, openai_zdr=openai_zdr, outline=True,
-                          lean=True)  # no report of check shows a request's messages, verdict or extension
+                          lean=True,  # no report of check shows a request's messages, verdict or extension
+                          refused=refused)
+    _named(refused, paths)
+    if refused and not result.sessions:  # only other agents' logs: nothing checked, no report (as no log)
+        _echo_refused(refused)
+        return EXIT_BAD_INPUT
     result = _with_baseline(_in_order(result, paths if given else ()), baseline)  # no PATHS: newest first
     _echo_discovered(result, windowed=since is not None or until is not None)
     for check in result.sessions:  # a log not a line of which could be read: said as every command says it
         if check.unreadable and check.error is not None:
             echo_error(check.error)
+    _echo_refused(refused)
     echo_caveats(prices)  # what the table could not know of the costs the reports show
     markdown = reports.format_markdown(result)  # with the caveats of the prices it shows
     # each report made only when asked for; JUnit's one testcase per request is written as made
@@ -237,19 +274,19 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     else:
         _write(markdown_path, markdown, what="Markdown summary")
     _step_summary(markdown)
-    if piped is None:
-        print_check(result)
+    if piped in (None, _CSV_FLAG):
+        print_check(result, after=result.not_checked_said())
     elif piped not in _JSON_FLAGS and not paging():  # a pager owns the terminal: no line under it
-        _print_check_on_stderr(result)
-    return EXIT_OK if result.passed else EXIT_FINDINGS
+        _print_check_on_stderr(result, after=result.not_checked_said())
+    return EXIT_BAD_INPUT if refused else EXIT_OK if result.passed else EXIT_FINDINGS
 
 
-def _print_check_on_stderr(result: CheckResult) -> None:
+def _print_check_on_stderr(result: CheckResult, *, after: str = "") -> None:
     """What check prints for people (its table, findings and verdict) on stderr, as a table, while
     stdout holds a report (``--sarif -``, ``--markdown -``): a CI log still shows the verdict, as
     ``--format csv`` puts its findings and verdict on stderr (:func:`listing_line`); no pager."""
     with listing("table", pager=False), contextlib.redirect_stdout(sys.stderr):
-        print_check(result)
+        print_check(result, after=after)
 
 
 def _verdict(result: CheckResult) -> str:
@@ -330,11 +367,13 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     guard_output(protected, output, option="-o", what="HTML report")
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy)
     logs = _in_window(paths, since, until, gate=False)  # nothing in the window or the folders: an empty page
+    refused: list[DshAuditError] = []
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
     result, prices = _run(logs, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                           engine=engine, scheduler=scheduler, routes=routes, prices_path=prices_path,
-                          openai_zdr=openai_zdr, record=SessionPages()) if logs else \
+                          openai_zdr=openai_zdr, record=SessionPages(), refused=refused) if logs else \
         (CheckResult(sessions=(), findings=(), policy=policy), load_prices(prices_path))
+    _named(refused, paths)
     result = _with_baseline(result, baseline)  # as check judges: the page's verdicts are check's
     _echo_discovered(result, windowed=True)
     # the table the check priced with (its caveats on the page)
@@ -342,12 +381,13 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     echo_caveats(prices)
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "
-         f"{_verdict(result)}", err=output == STDOUT)
+         f"{_verdict(result)}{result.not_checked_said()}", err=output == STDOUT)
     _echo_hints(result)
-    refused = [c.error for c in result.sessions if c.error is not None]
-    for error in refused:  # on the page as an error entry; said here as every describing command says it
+    unread = [c.error for c in result.sessions if c.error is not None]
+    for error in unread:  # on the page as an error entry; said here as every describing command says it
         echo_error(error)
-    return EXIT_BAD_INPUT if refused else EXIT_OK
+    _echo_refused(refused)
+    return EXIT_BAD_INPUT if unread or refused else EXIT_OK
 
 
 COMMANDS = [check_command, report_command]

@@ -36,14 +36,12 @@ _VERDICTS = ("PASSED", "FAILED")
 def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
     """A log's cells: its cost as ``$x``, ``≥$x`` (some requests unpriced) or ``$?`` (none priced),
     ``-`` when it was not priced; in CSV (``csv``) the exact amount and its unpriced count beside."""
-    rows = [r for r in check.captures if not r.pairing.retry]
-    capture = "none" if check.capture_path is None else f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
     report = check.cache
     ratio = report.ratio(report.actual_total) if report is not None else None
     cost = check.amount("cost")
     summary = getattr(report, "cost", None) if report is not None else None
     unpriced = summary.get("unpriced_requests") if isinstance(summary, dict) else None
-    return ("FAIL" if check.failed else "ok", check.path, id_cell(check.session_id), len(check.requests), capture,
+    return ("FAIL" if check.failed else "ok", check.path, id_cell(check.session_id), len(check.requests), check.capture_cell,
             sum(t.verdict == "break" for t in check.transitions), Amount(ratio, "n/a" if ratio is None else f"{ratio:.1%}"),
             Amount(None, "-") if cost is None else Amount(*cost),
             *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), len(check.findings))
@@ -220,9 +218,10 @@ def _capture_shown(columns: Sequence[str], rows: Sequence[tuple[object, ...]], s
         columns, rows, droppable=_DROPPABLE, spare=[c for c in _DROPPABLE if c != "capture"], short=short)
 
 
-def print_check(result: CheckResult) -> None:
+def print_check(result: CheckResult, *, after: str = "") -> None:
     """The run's table of logs (on a narrow terminal shortened as :func:`_narrowed` says; the
-    failing logs alone past :data:`_TABLE_LIMIT`), then its findings and its verdict."""
+    failing logs alone past :data:`_TABLE_LIMIT`), then its findings and its verdict, ``after``
+    ending it (what the run left out: another agent's logs, which no finding counts)."""
     shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
     width = _wrap_width()
     nones = 0  # the logs the capture column shows with none, when it is shown for every log
@@ -242,7 +241,7 @@ def print_check(result: CheckResult) -> None:
             least = {"session": widest(row[2] for row in rows),
                      **({"log": widest(row[1] for row in rows)} if "log" in columns else {})}
         if len(shown) == len(result.sessions) and _capture_shown(columns, rows, short):
-            nones = sum(s.capture_path is None for s in shown)
+            nones = sum(s.capture_cell == "none" for s in shown)  # an unreadable one is no DSH810 "none"
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
                     droppable=_DROPPABLE, short=short, least=least, ids=("session",))
         for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own, indented
@@ -257,7 +256,7 @@ def print_check(result: CheckResult) -> None:
     baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
     status = (f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
               f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
-              f"{counts['failing']} failing{baselined} (policy: {result.policy.source})")
+              f"{counts['failing']} failing{baselined} (policy: {result.policy.source}){after}")
     # wrapped here, at spaces, as the findings are (its rest indented as theirs: only the verdict
     # starts a line with its word): rich's own wrap would end a line with its space
     for line in [status] if width is None else fit_lines(terminal_text(status), width, hanging=len(_INDENT)):

@@ -21,7 +21,8 @@ from ..report import dumps_line
 from ..report.terminal import (About, fit_lines, listing_format, print_table, progress_callback, terminal_text,
                                title_width)
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
-from ._diff_captures import _captures, _found_note, _foreign_note, _no_capture, _nothing_matched
+from ._diff_captures import (_captures, _found_note, _foreign_note, _holding, _nothing_compared, _nothing_matched,
+                             _unread_note)
 from ._logs import file_size, log_progress, selected_logs, session_paths
 from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
 from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
@@ -257,6 +258,7 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
     groups = _captures(logs, capture_path, given[0])
     compared: list[tuple[str, list[RequestDiff], dict[str, str]]] = []
     left: dict[str, list[str]] = {}  # by capture found: the logs it holds none of the requests of
+    holding: dict[str, str] = {}  # by capture found: what it holds instead (:func:`_holding`)
     bad = False
     for result in _comparisons(groups, logs, jobs=jobs, adapter=adapter, routes=routes, lenient=lenient,
                                max_version=max_version, found=capture_path is None):
@@ -269,22 +271,24 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
             if capture_path is not None:
                 raise result.capture_error
             echo_error(unreadable_capture(result.capture_error, found=True))
+            echo_note(_unread_note(result.capture, groups[result.capture], result.capture_error))
             bad = True
             continue
         if result.left:
-            left[result.capture] = result.left
+            left[result.capture], holding[result.capture] = result.left, result.holding
         if result.sessions or result.failed or not result.left:  # not: a capture none of whose logs it holds
             compared.append((result.capture, result.rows, result.sessions))
         bad = bad or result.failed
-    if (note := _foreign_note(left)) is not None:
+    if not compared and not bad:  # each capture found holds none of its logs' requests: the error says whose
+        raise _nothing_compared(left, holding, given[0])
+    if (note := _foreign_note(left, holding)) is not None:
         echo_note(note)
-    if not compared:  # no capture could be read, or none holds a log's requests: nothing was compared
-        if bad:
-            return EXIT_BAD_INPUT  # each capture's error said
-        raise _no_capture(given[0])
+    if not compared:  # no capture could be read: each one's error said, and its logs
+        return EXIT_BAD_INPUT
     if capture_path is None:
+        read = {capture for capture, _, _ in compared}  # not one that cannot be read: its note said its logs
         held = {capture: [log for log in its if os.fspath(log) not in left.get(capture, ())]
-                for capture, its in groups.items()}
+                for capture, its in groups.items() if capture in read}
         echo_note(_found_note({capture: its for capture, its in held.items() if its}))
     rows = [row for _, found, _ in compared for row in found]
     ok = gate_ok(rows, strict=strict)
@@ -321,6 +325,7 @@ class _Compared:
         capture_error: the capture could not be read, or is too large to align (nothing compared).
         left: the logs (as given) the capture, found beside them, holds none of the requests of:
             not compared (:func:`dsh_audit.capture.held_sessions`).
+        holding: what the capture holds instead, when ``left`` has logs (:func:`_holding`).
     """
 
     capture: str
@@ -330,6 +335,7 @@ class _Compared:
     failed: bool = False
     capture_error: CaptureError | None = None
     left: list[str] = field(default_factory=list)
+    holding: str = ""
 
 
 def _comparisons(groups: dict[str, list[str | os.PathLike[str]]], logs: Sequence[str | os.PathLike[str]], *,
@@ -408,9 +414,11 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
     rows = [_placed(row, by_id) for row in rows]
     if not found:
         return _Compared(capture, rows, sessions, said, bad)
-    rows, held = _held(rows)
+    named = held_sessions(rows)
+    holding = _holding(rows, named)  # said of the logs it holds nothing of
+    rows, held = _held(rows, named)
     return _Compared(capture, rows, {sid: path for sid, path in sessions.items() if sid in held}, said, bad,
-                     left=[log for sid, log in given.items() if sid not in held])
+                     left=[log for sid, log in given.items() if sid not in held], holding=holding)
 
 
 def _placed(row: RequestDiff, sessions: dict[str, Session]) -> RequestDiff:
@@ -421,11 +429,10 @@ def _placed(row: RequestDiff, sessions: dict[str, Session]) -> RequestDiff:
     return replace(row, line=sessions[row.request.session_id].line_of(row.seq))
 
 
-def _held(rows: list[RequestDiff]) -> tuple[list[RequestDiff], set[str]]:
+def _held(rows: list[RequestDiff], held: set[str]) -> tuple[list[RequestDiff], set[str]]:
     """The rows of a capture found beside logs, kept for the sessions it holds requests of
-    (:func:`dsh_audit.capture.held_sessions`), and those sessions' ids: none when it holds none
-    (its sends then are no log's: neither compared nor unexplained)."""
-    held = held_sessions(rows)
+    (``held``: :func:`dsh_audit.capture.held_sessions`' of ``rows``), and those sessions' ids: none
+    when it holds none of the logs' (its sends then are no log's: neither compared nor unexplained)."""
     if not any(row.request is not None and row.request.session_id in held for row in rows):
         return [], set()
     return [row for row in rows if row.request is None or row.request.session_id in held], held

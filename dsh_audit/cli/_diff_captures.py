@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from .._listing import listed
 from ..capture import RequestDiff, find_capture
-from ..errors import UsageError
+from ..errors import CaptureError, UsageError
+from ..gate import FOREIGN_CAPTURE_HINT
 from ._common import echo_note
 
 
@@ -55,32 +56,107 @@ def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
 
 
 def _no_capture(where: str) -> UsageError:
-    """The error of a run that compared no log: no capture was given, and none found beside a log
-    holds its requests."""
+    """The error of a run that found no capture beside any log it was given (and none was given)."""
     return UsageError("no capture given or found beside the log (wire.jsonl)", path=where,
                       hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
 
 
-def _foreign_note(left: dict[str, list[str]]) -> str | None:
-    """The one note of a run on the logs left out because the capture found beside them (by
-    capture) holds none of their requests (:func:`dsh_audit.capture.held_sessions`): another
-    session's capture, so they have none, and are not compared; None when there are none.
+#: The hint of several logs whose found capture holds none of their requests: check's DSH810 hint
+#: (:data:`dsh_audit.gate.FOREIGN_CAPTURE_HINT`) said of them.
+_FOREIGN_HINTS = ("pass --capture FILE naming the logs' capture, or put the wire.jsonl holding their requests beside "
+                  "them or up to four folders above them")
+#: How many captures found a note on the logs they hold nothing of names, with what each holds.
+_SHOWN_CAPTURES = 2
+
+
+def _holding(rows: Sequence[RequestDiff], held: set[str]) -> str:
+    """What a capture found beside logs holds, said of a log it holds none of the requests of
+    (``rows``: its comparison with them; ``held``: :func:`dsh_audit.capture.held_sessions`'): the
+    sessions it holds requests of, else how many captured requests name no session (pi-ai's, paired
+    with no request), else that it holds none. Its ids are log text: every note and error escapes it.
 
     Example:
-        >>> _foreign_note({"w.jsonl": ["a/session.jsonl"]})
-        'a/session.jsonl: no capture: the capture found beside it (w.jsonl) holds none of its requests; not compared (--capture FILE names one)'
-        >>> _foreign_note({"w.jsonl": ["a.jsonl", "b.jsonl"], "v.jsonl": ["c.jsonl"]})
-        '3 log(s) with no capture: the capture found beside each holds none of its requests; not compared (a.jsonl and 2 more; --capture FILE names one)'
+        >>> from types import SimpleNamespace as R
+        >>> _holding([], {"s-b", "s-a"}), _holding([R(capture=1), R(capture=None)], set()), _holding([], set())
+        ('it holds requests of session(s) s-a, s-b', 'its 1 captured request(s) name no session', 'it holds no captured request')
     """
-    logs = [(log, capture) for capture, its in left.items() for log in its]
+    if held:
+        return f"it holds requests of session(s) {listed(sorted(held))}"
+    sends = sum(row.capture is not None for row in rows)
+    return f"its {sends} captured request(s) name no session" if sends else "it holds no captured request"
+
+
+def _foreign(left: dict[str, list[str]], holding: dict[str, str]) -> tuple[str | None, str, list[str]] | None:
+    """What ``diff`` says of the logs left out because the capture found beside them (by capture)
+    holds none of their requests, and what each capture holds instead (``holding``, by capture:
+    :func:`_holding`): the one log left out (else None), the statement in check's DSH810 words,
+    and the logs; None when no log was left out."""
+    logs = [log for its in left.values() for log in its]
     if not logs:
         return None
     if len(logs) == 1:
-        log, capture = logs[0]
-        return (f"{log}: no capture: the capture found beside it ({capture}) holds none of its requests; "
-                "not compared (--capture FILE names one)")
-    return (f"{len(logs)} log(s) with no capture: the capture found beside each holds none of its requests; "
-            f"not compared ({listed([log for log, _ in logs], shown=1)}; --capture FILE names one)")
+        capture = next(capture for capture, its in left.items() if its)
+        return logs[0], (f"no capture: the capture found beside the log ({capture}) holds none of its requests "
+                         f"({holding.get(capture, '')})"), logs
+    parts = [f"{capture}: {holding.get(capture, '')}" for capture, its in left.items() if its]
+    more = len(parts) - _SHOWN_CAPTURES
+    shown = "; ".join(parts[:_SHOWN_CAPTURES]) + (f"; and {more} more capture(s)" if more > 0 else "")
+    return None, (f"{len(logs)} log(s) with no capture: the capture found beside each holds none of its requests "
+                  f"({shown})"), logs
+
+
+def _foreign_note(left: dict[str, list[str]], holding: dict[str, str]) -> str | None:
+    """The one note of a run on the logs left out because the capture found beside them (by
+    capture) holds none of their requests (:func:`dsh_audit.capture.held_sessions`): another
+    session's capture, so they have none, and are not compared; None when there are none. It says
+    what each capture holds instead (``holding``: :func:`_holding`) in check's DSH810 words.
+
+    Example:
+        >>> _foreign_note({"w.jsonl": ["a/session.jsonl"]}, {"w.jsonl": "it holds requests of session(s) s-b"})
+        'a/session.jsonl: no capture: the capture found beside the log (w.jsonl) holds none of its requests (it holds requests of session(s) s-b); not compared (--capture FILE names one)'
+        >>> _foreign_note({"w.jsonl": ["a.jsonl", "b.jsonl"], "v.jsonl": ["c.jsonl"]},
+        ...               {"w.jsonl": "it holds requests of session(s) s-b", "v.jsonl": "it holds no captured request"})
+        '3 log(s) with no capture: the capture found beside each holds none of its requests (w.jsonl: it holds requests of session(s) s-b; v.jsonl: it holds no captured request); not compared (a.jsonl and 2 more; --capture FILE names one)'
+    """
+    said = _foreign(left, holding)
+    if said is None:
+        return None
+    log, text, logs = said
+    if log is not None:
+        return f"{log}: {text}; not compared (--capture FILE names one)"
+    return f"{text}; not compared ({listed(logs, shown=1)}; --capture FILE names one)"
+
+
+def _nothing_compared(left: dict[str, list[str]], holding: dict[str, str], where: str) -> UsageError:
+    """The error of a run that compared no log, no capture having failed to read: no capture was
+    given, and each found (``left``, by capture) holds none of its logs' requests (it says what each
+    holds, as :func:`_foreign_note`, which it replaces: a capture was found, it is another
+    session's); without any, none was found beside any log (:func:`_no_capture`)."""
+    said = _foreign(left, holding)
+    if said is None:
+        return _no_capture(where)
+    log, text, logs = said
+    if log is not None:
+        return UsageError(f"{text}: nothing compared", path=log, hint=FOREIGN_CAPTURE_HINT)
+    return UsageError(f"{text}: nothing compared ({listed(logs, shown=1)})", path=where, hint=_FOREIGN_HINTS)
+
+
+def _unread_note(capture: str, logs: Sequence[str | os.PathLike[str]], error: CaptureError) -> str:
+    """The note, after the error of a capture found beside ``logs`` that cannot be read (``error``),
+    on those logs: compared with no capture, in check's DSH810 words with why (its DSH802's).
+
+    Example:
+        >>> _unread_note("w.jsonl", ["a.jsonl"], CaptureError("line 2: not a JSON record", path="w.jsonl"))
+        'a.jsonl: no capture compared: the capture found beside the log (w.jsonl) cannot be read: line 2: not a JSON record (--capture FILE names one)'
+        >>> _unread_note("w.jsonl", ["a.jsonl", "b.jsonl"], CaptureError("is a FIFO", path="w.jsonl", line=3))
+        '2 log(s) with no capture compared: the capture found beside them (w.jsonl) cannot be read: line 3: is a FIFO (a.jsonl and 1 more; --capture FILE names one)'
+    """
+    why = error.message if error.line is None else f"line {error.line}: {error.message}"
+    if len(logs) == 1:
+        return (f"{os.fspath(logs[0])}: no capture compared: the capture found beside the log ({capture}) cannot be "
+                f"read: {why} (--capture FILE names one)")
+    return (f"{len(logs)} log(s) with no capture compared: the capture found beside them ({capture}) cannot be read: "
+            f"{why} ({listed([os.fspath(log) for log in logs], shown=1)}; --capture FILE names one)")
 
 
 def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:

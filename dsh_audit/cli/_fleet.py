@@ -219,7 +219,12 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     "cache miss $", "cache read $", "cache write $" and "output $" what each bucket of a model's
     requests cost, "total $" their sum, "no cache $" and "off-peak $" what the same requests would
     have cost with no cache and all off-peak, "breaks $" what its cache breaks cost, "unpriced"
-    its requests with no price. The rankings: "session" the session id, "path" its log. "reads
+    its requests with no price. A row of "cost by model" and of "by model" is the model the price
+    table bills, as `usage --by model` keys its rows (an alias or a dated snapshot in the row of the
+    model it is billed as; an unpriced request, or one of a log indexed without a ledger, under the
+    model it logged), with the other names its requests logged: "MODEL (also A)", or "MODEL (logged
+    as A)" when none logged MODEL (a table too narrow for them says them in its caption; --json:
+    "logged_models"). The rankings: "session" the session id, "path" its log. "reads
     logged" the requests whose usage records cache reads, and "prompt" their
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
 #: A salt given shorter than this (in characters) is warned of: the salt undoes every placeholder, and a short one
-#: is found from any known text of the bundle (a fixed DSH line) in about a minute (review E: placeholders are keyed
-#: by a fast hash of the salt; the slow manifest id, :func:`dsh_audit.redact._manifest.salt_id`, does not protect it).
+#: is found from any known text of the bundle (a fixed DSH line) by trying salts: each guess costs a scrypt since
+#: session 43 (issue 17: :mod:`dsh_audit.redact._derivation`; before, a fast hash, a 5-character salt in about a
+#: minute), which slows the search of a short salt (some 15 guesses a second a core), never stops it.
 SHORT_SALT = 16
 #: The views that price a log, each finding its capture beside it unless given one (every command with --capture
 #: but check, diff and breaks without --accounting): a bundle's capture they do not find is named for them.
@@ -99,7 +100,8 @@ def _miscount(result: BundleCheck, category: str) -> str:
                    "and an id telling salts apart), so a fork's parent and child need one given to both. A salt "
                    "given must be long and random (e.g. `openssl rand -hex 16`): whoever has it undoes every "
                    "placeholder, and a short salt is recovered from any known text of the bundle (a fixed line "
-                   "DSH writes) in about a minute (a salt shorter than 16 characters is warned of). Prefer the "
+                   "DSH writes) by trying salts, each guess a slow scrypt (a salt shorter than 16 characters is "
+                   "warned of). Prefer the "
                    "environment variable DSH_AUDIT_REDACT_SALT to a command-line argument.")
 @click.option("--capture", "capture_path", type=click.Path(), default=None,
               help="A wire.jsonl or HAR capture, or a folder of JSON bodies, of the log's requests, redacted "
@@ -204,8 +206,8 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
                   f"{shell_word(found)} to include it")
     if salt is not None and len(salt) < SHORT_SALT and not result.mismatched:  # of a bundle written; never the salt
         echo_warning(f"the salt given is {len(salt)} character(s) long: a short salt is recovered from any known text "
-                     "of the bundle in about a minute, and undoes every placeholder: give a long random one, e.g. "
-                     "`openssl rand -hex 16`")
+                     "of the bundle by trying every salt of its length (one scrypt a guess), and undoes every "
+                     "placeholder: give a long random one, e.g. `openssl rand -hex 16`")
     if result.mismatched:
         echo(_failed(result), err=True)
         return EXIT_FINDINGS

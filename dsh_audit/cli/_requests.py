@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._spool import LineSpool
-from .._usage_rule import PRICED_FIELDS, count_of, is_count, logged_counts, usage_of
+from .._usage_rule import PRICED_FIELDS, count_of, is_count, logged_counts, reasoning_excess, usage_of
 from ..capture import capture_for, captures_ignored
 from ..errors import DshAuditError
 from ..runner import TaskResult, in_process, iter_many
@@ -163,35 +163,88 @@ def _lacking(request: Request, row: tuple[Any, ...]) -> set[str]:
     return unknown if unknown and logged_counts(request) is not None else set()
 
 
-def _holds_no_count(request: Request) -> bool:
-    """Whether ``request``'s logged usage holds a count that is none (:func:`_count`'s ``?``:
-    ``"100"``, -1, past the most a request can hold), which the caption then names beside "not logged".
+#: Why a cell of :data:`_SUMMED` shows ``?``, in the caption's words: the request's usage (or that
+#: field of it) is not logged; it logged a value that is no count (``"100"``, -1, null, past
+#: :data:`~dsh_audit._usage_rule.MAX_TOKENS`); or, "input" alone, DSH's native DeepSeek adapter
+#: logged the whole prompt as its input but no count of its cache reads, so the uncached part is unknown;
+#: or a count of a usage that holds none of input, cache read and output (`usage` leaves it unpriced);
+#: or, "output" alone, one below its own reasoningTokens, a part of it (:func:`~dsh_audit._usage_rule.reasoning_excess`).
+_WHY = {"unlogged": "not logged", "no count": "not a count",
+        "below reasoning": "below its own reasoningTokens",
+        "whole prompt": "the whole prompt logged, its cache reads unknown",
+        "left out": "left out, its usage holding no count of input, cache read or output"}
+
+
+def _why_unknown(request: Request) -> set[tuple[str, str]]:
+    """(column, reason: a key of :data:`_WHY`) of each cell of :data:`_SUMMED` that ``request``'s
+    row (:func:`_row`, from its log) shows as ``?``, by the ledger's rule
+    (:func:`~dsh_audit._usage_rule.logged_counts`), which the caption words (:func:`_legend`).
 
     Example:
         >>> from types import SimpleNamespace as R
-        >>> [_holds_no_count(R(usage=u, message_usage=None)) for u in ({"inputTokens": "9"}, {"inputTokens": 9,
-        ...  "cacheReadTokens": None}, None)]
-        [True, False, False]
+        >>> native = {"config": {"provider": "deepseek-official"}}
+        >>> [sorted(_why_unknown(R(usage=u, message_usage=None, header=native, kind="loop", extra={})))
+        ...  for u in ({"inputTokens": 9, "outputTokens": 2}, {"inputTokens": "9", "outputTokens": 2,
+        ...  "cacheReadTokens": 0})]
+        [[('cache read', 'unlogged'), ('input', 'whole prompt')], [('input', 'no count')]]
     """
     usage = usage_of(request)
-    return isinstance(usage, dict) and any(usage.get(name) is not None and not is_count(usage.get(name))
-                                           for name in PRICED_FIELDS)
+    if not isinstance(usage, dict):
+        return {(name, "unlogged") for name in _SUMMED}
+    counts = logged_counts(request)  # None: no count of input, cache read and output, every cell "?"
+    found: set[tuple[str, str]] = set()
+    for name, field in zip(_SUMMED, PRICED_FIELDS):
+        if counts is not None and counts[field] is not None:
+            continue
+        if field not in usage:
+            found.add((name, "unlogged"))
+        elif field == "outputTokens" and reasoning_excess(usage) is not None:  # its one count too: left out
+            found.add((name, "below reasoning"))
+        elif is_count(usage[field]):  # a count, yet unknown: a native input whose cache reads are not known
+            found.add((name, "whole prompt" if counts is not None else "left out"))
+        else:
+            found.add((name, "no count"))
+    return found
+
+
+def _legend(unknown: Iterable[tuple[str, str]], columns: Sequence[str]) -> str:
+    """What the caption says a ``?`` in ``columns`` is (``unknown``: :func:`_why_unknown`'s pairs):
+    its one reason when every ``?`` has it (``not logged``), else each column's, columns of the same
+    reasons together (``input: the whole prompt logged, its cache reads unknown; cache read: not logged``).
+
+    Example:
+        >>> _legend({("input", "unlogged"), ("output", "unlogged")}, _COLUMNS)
+        '?: not logged'
+        >>> _legend({("input", "whole prompt"), ("cache read", "unlogged"), ("output", "unlogged")}, _COLUMNS)
+        '?: input: the whole prompt logged, its cache reads unknown; cache read, output: not logged'
+    """
+    shown = [(name, why) for name, why in unknown if name in columns]
+    reasons = {why for _, why in shown} or {"unlogged"}
+    if len(reasons) == 1 and reasons != {"whole prompt"}:
+        return f"?: {_WHY[reasons.pop()]}"
+    by_column = {name: [_WHY[why] for why in _WHY if (name, why) in shown] for name in _SUMMED}
+    groups: dict[str, list[str]] = {}
+    for name, said in by_column.items():
+        if said:
+            groups.setdefault(", or ".join(said), []).append(name)
+    return "?: " + "; ".join(f"{', '.join(names)}: {said}" for said, names in groups.items())
 
 
 def _total_row(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = _COLUMNS, lacking: Iterable[str] = (),
-               no_count: bool = False) -> tuple[tuple[object, ...], str | None]:
+               unknown: Iterable[tuple[str, str]] = ()) -> tuple[tuple[object, ...], str | None]:
     """The table's last row, ``total`` (under "turn/step/attempt"): the tokens of :data:`_SUMMED`
     summed over the requests that logged each (``?`` when none did), as `usage` sums them, a lower
     bound ``≥N`` in a column some request's logged usage holds no count of (``lacking``:
     :func:`_lacking`); and the caption saying so when some did not (None when every request logged
-    every one), and that a ``?`` may be a logged value that is no count when one is (``no_count``:
-    :func:`_holds_no_count`). ``columns``: those of ``rows``.
+    every one), and why each ``?`` is one (``unknown``: :func:`_why_unknown`'s pairs, worded by
+    :func:`_legend`; a row of the capture's counts has none). ``columns``: those of ``rows``.
 
     Example:
         >>> rows = [("", "", Amount(None, "?"), Amount(5, "5")), ("", "", Amount(100, "100"), Amount(5, "5"))]
-        >>> total, note = _total_row(rows, ("#", PLACE_COLUMN, "input", "output"), lacking={"input"}, no_count=True)
+        >>> total, note = _total_row(rows, ("#", PLACE_COLUMN, "input", "output"), lacking={"input"},
+        ...                       unknown={("input", "no count")})
         >>> [getattr(cell, "text", cell) for cell in total], note
-        (['', 'total', '≥100', 10], 'total: each count summed over the requests that logged it (?: not logged, or not a count; ≥N: a lower bound, a logged usage lacks it)')
+        (['', 'total', '≥100', 10], 'total: each count summed over the requests that logged it (?: not a count; ≥N: a lower bound, a logged usage lacks it)')
     """
     total: list[object] = [""] * len(columns)
     total[columns.index(PLACE_COLUMN)] = "total"  # "#" stays a column of numbers, as narrow as they are
@@ -206,8 +259,7 @@ def _total_row(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = _COLUMN
     if not short:
         return tuple(total), None
     bound = any(isinstance(cell, Amount) and cell.text.startswith("≥") for cell in total)
-    legend = "?: not logged" + (", or not a count" if no_count else "") + \
-        ("; ≥N: a lower bound, a logged usage lacks it" if bound else "")
+    legend = _legend(unknown, columns) + ("; ≥N: a lower bound, a logged usage lacks it" if bound else "")
     return tuple(total), f"total: each count summed over the requests that logged it ({legend})"
 
 
@@ -226,7 +278,7 @@ class _View:
     writes: bool = False  # a request logged cache writes: the "cache write" column is shown
     captured: bool = False  # a row holds the capture's counts (CAPTURED_MARK): the caption says so
     lacking: frozenset[str] = frozenset()  # the columns a logged usage holds no count of (_lacking)
-    no_count: bool = False  # a logged usage holds a value that is no count (_holds_no_count)
+    unknown: frozenset[tuple[str, str]] = frozenset()  # (column, why) of each "?" a logged usage gives (_why_unknown)
     unpriced: tuple[tuple[str, int], ...] = ()  # the requests the capture leaves unpriced, by why (_captured)
 
 
@@ -245,12 +297,12 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     rows: list[tuple[Any, ...]] = []
     writes = False
     lacking: set[str] = set()
-    no_count = False
+    unknown: set[tuple[str, str]] = set()
     name = os.fspath(path)
     write = _json_line(name)
 
     def take(request: Request, captured: Tokens | None = None) -> None:
-        nonlocal writes, no_count
+        nonlocal writes
         if as_json:
             lines.append(write(request, captured))
         else:
@@ -258,7 +310,7 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
             writes = writes or _writes(request, captured)
             if captured is None:
                 lacking.update(_lacking(request, row))
-                no_count = no_count or _holds_no_count(request)
+                unknown.update(_why_unknown(request))
 
     # its requests are aligned with the capture, once read
     whole = capture is not None or not ignore_found and capture_for(name, None) is not None
@@ -286,7 +338,7 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id, rows=tuple(rows), caption=caption, writes=writes,
                  unpriced=tuple(unpriced.items()), lacking=frozenset(lacking),
-                 no_count=no_count)
+                 unknown=frozenset(unknown))
 
 
 def _json_line(path: str) -> Callable[[Request, Tokens | None], str]:
@@ -340,7 +392,7 @@ def _table(view: _View) -> _Table:
         columns = _COLUMNS[:write] + _COLUMNS[write + 1:]
         rows = [row[:write] + row[write + 1:] for row in rows]
     if rows and listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total; no rows, no total
-        total, summed = _total_row(rows, columns, view.lacking, view.no_count)
+        total, summed = _total_row(rows, columns, view.lacking, view.unknown)
         rows.append(total)
         caption = "; ".join(text for text in (caption, summed) if text) or None
     return columns, rows, caption
@@ -415,8 +467,10 @@ def requests_command(paths: tuple[str, ...], as_json: bool, capture: str | None,
     log with a request that logged one;
     "finish" why the response ended. The last row, "total", sums the tokens of each count over the
     requests that logged it ("?" when none did; "≥N", a lower bound, when a request that logged
-    usage lacks that count; the caption says when some did not; not in
-    --format csv, whose rows are the JSON's). A narrow
+    usage lacks that count; the caption says when some did not, and why each column's "?" is one:
+    not logged, not a count, an output below its own reasoningTokens (a part of it), DeepSeek's
+    whole prompt logged without its cache reads, or left out, the request's usage holding no
+    count of input, cache read or output; not in --format csv, whose rows are the JSON's). A narrow
     terminal leaves out a column with no value in any row, then "finish", then "header". With
     --json, one object per request, led by "path", the log it is from (two files may hold one
     session id), and "usage_source", where its tokens came from, in the words of `usage --by

@@ -9,12 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
+from .._listing import billed_model_text
 from ..cache import Costs
 from ..fleet import FleetStats, connect_index
 from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
 from ._table_ids import id_caption, id_cell, id_names
 
-__all__ = ["bucket_drop_order", "print_stats"]
+__all__ = ["bucket_drop_order", "model_keys", "print_stats"]
 
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
@@ -120,6 +121,40 @@ def bucket_drop_order(spent: Mapping[str, float], what_ifs: Sequence[str]) -> tu
     """
     buckets = sorted(spent, key=spent.__getitem__)  # cheapest first; a tie in spent's order (a stable sort)
     return (*buckets[:-1], *what_ifs, *buckets[-1:])
+
+
+def model_keys(models: Sequence[tuple[str, Sequence[str]]],
+               fits: Callable[[list[str]], bool]) -> tuple[list[str], str | None]:
+    """The key cells of a table by the model the price table bills (``models``: each row's, with
+    the models its requests logged), and its caption's note on them (None: no note). Each key
+    names the logged models too (:func:`billed_model_text`), as --format csv and markdown always
+    show it, and a table when it ``fits`` them (given those keys: the layout the table would draw
+    has each on one line, leaving out only lesser columns); else a key would wrap, which the tables'
+    rule keeps for last (README, listings): the billed names alone, and the note says the others.
+
+    Example:
+        >>> model_keys([("deepseek-flash", ["deepseek-v4-flash"]), ("x", ["x"])], lambda keys: False)
+        (['deepseek-flash', 'x'], 'model as billed: deepseek-flash (logged as deepseek-v4-flash)')
+    """
+    whole = [billed_model_text(model, logged) for model, logged in models]
+    bare = [model for model, _ in models]
+    if whole == bare or listing_format() != "table" or fits(whole):
+        return whole, None
+    return bare, "model as billed: " + ", ".join(key for key, model in zip(whole, bare) if key != model)
+
+
+def _keyed(models: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str], rows: Sequence[tuple[Any, ...]],
+           droppable: Sequence[str]) -> tuple[list[tuple[Any, ...]], str | None]:
+    """``rows`` (their key cell left out) with the key cells of :func:`model_keys`, the logged names
+    in them when the table fits them whole leaving out only ``droppable`` columns; and the note."""
+    keys, note = model_keys(models, lambda whole: rows_fit(
+        columns, [(key, *row) for key, row in zip(whole, rows)], droppable=droppable, spare=droppable))
+    return [(key, *row) for key, row in zip(keys, rows)], note
+
+
+def _models(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Sequence[str]]]:
+    """Each row's billed model (``unknown`` for none) and the models its requests logged."""
+    return [(r["model"] or _UNKNOWN, r.get("logged_models") or ()) for r in rows]
 
 
 def _cost_droppable(columns: Sequence[str], rows: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -240,16 +275,19 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     # no request had a peak window (the fleet's cost has no off_peak_cost_usd): no off-peak column but in CSV
     keep = [at for at, c in enumerate(_COST_COLUMNS) if csv or c != "off-peak $" or "off_peak_cost_usd" in cost]
     columns = ("model", *(_COST_COLUMNS[at] for at in keep))
-    rows = [(r["model"] or _UNKNOWN, *(cells[at] for at in keep)) for r in stats.cost_by_model
-            for cells in (_costs(r),)]
-    print_table("cost by model", columns, rows, droppable=_cost_droppable(columns, list(stats.cost_by_model)))
+    # the model the price table bills, with the other names its requests logged (as usage --by model)
+    droppable = _cost_droppable(columns, list(stats.cost_by_model))
+    rows, note = _keyed(_models(stats.cost_by_model), columns,
+                        [tuple(cells[at] for at in keep) for cells in map(_costs, stats.cost_by_model)], droppable)
+    print_table("cost by model", columns, rows, droppable=droppable, caption=note)
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
                 ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
                   _priced({**cost, **r}, r["break_cost_usd"], "break")) for r in stats.cost_by_cause))
     measures = _CSV_MEASURE_COLUMNS if csv else _MEASURE_COLUMNS
-    print_table("by model", ("model", *measures),
-                ((r["model"] or _UNKNOWN, *_measures(r)) for r in stats.by_model), droppable=_MEASURE_DROPPABLE)
+    columns = ("model", *measures)
+    rows, note = _keyed(_models(stats.by_model), columns, [_measures(r) for r in stats.by_model], _MEASURE_DROPPABLE)
+    print_table("by model", columns, rows, droppable=_MEASURE_DROPPABLE, caption=note)
     print_table("by day (UTC, request time)", ("day", *measures),
                 ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),

@@ -7,11 +7,12 @@ from functools import partial
 
 import click
 
-from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, SessionLedger, UsageRow, from_capture, ledger_group,
+from .._listing import billed_model_text
+from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, SessionLedger, UsageRow, UsageTable, from_capture, ledger_group,
                      load_prices, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import Amount, listing_format, progress_callback
+from ..report.terminal import Amount, listing_format, progress_callback, rows_fit
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
@@ -20,6 +21,7 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
                        openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import capture_notes, run_priced
+from ._stats_tables import model_keys
 from ._unpriced import unpriced_warnings
 from ._table_ids import id_cell
 from ._usage_table import BUCKET_COSTS, BY_SESSION, REQUEST, REQUEST_TABLE, print_usage_table
@@ -35,6 +37,11 @@ _COLUMNS = ("{by}", "requests", "cache miss", "lost tokens (cost)", "cache read"
 # (--json: lost_unknown_requests).
 _CSV_LOST = ("lost tokens", "lost cost")
 _CSV_UNKNOWN = "lost unknown"
+# The columns a narrow table may leave out (after what each bucket cost) with the logged names whole
+# in each key by model (:func:`_model_keys`): the tokens, the what-ifs, "requests", and "unpriced"
+# when no request is.
+_LESSER = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache",
+           "requests")
 # The token buckets of the table, in its order (:func:`_tokens`).
 _BUCKETS = tuple(bucket for _, bucket in USAGE_BUCKETS)
 
@@ -116,9 +123,44 @@ def _session_id(row: UsageRow) -> str | None:
 def _key(row: UsageRow) -> str:
     """A row's key as every table shows it (a table, CSV, Markdown; ``--json`` has the library's
     own): a session's empty id the cell of a log with no id (:func:`id_cell`), its turn, request
-    or path after it (``- turn 1``)."""
+    or path after it (``- turn 1``); a model the price table bills, with the other names its
+    requests logged (:func:`billed_model_text`).
+
+    Example:
+        >>> _key(UsageRow("claude-sonnet-4-5", models={"claude-sonnet-4-5-20250929", "claude-sonnet-4-5"}))
+        'claude-sonnet-4-5 (also claude-sonnet-4-5-20250929)'
+    """
+    if row.logged_models:
+        return billed_model_text(row.key, row.logged_models)
     session_id = _session_id(row)
     return row.key if session_id is None or session_id else id_cell(session_id) + row.key
+
+
+def _model_keys(columns: list[str], rows: list[tuple[object, ...]], table: UsageTable
+                ) -> tuple[list[tuple[object, ...]], str | None]:
+    """``rows`` by model (the total's last) with the key cells :func:`model_keys` gives, and the
+    caption's note on them: the logged names in a key only when the table draws each key on one
+    line, leaving out no column but those a narrow one may (:data:`_LESSER`: not "lost tokens
+    (cost)", "cost", nor "unpriced" while a request is unpriced) and what each bucket cost, which
+    a table leaves out first, unsaid (:func:`print_usage_table`); else the caption names them."""
+    lesser = [c for c in _LESSER if c in columns and (c != "unpriced" or not table.total.unpriced)]
+    kept = [at for at, column in enumerate(columns) if column not in BUCKET_COSTS]
+
+    def fits(whole: list[str]) -> bool:
+        shown = [tuple(row[at] for at in kept) for row in ((key, *row[1:]) for key, row in zip(whole, rows))]
+        return rows_fit([columns[at] for at in kept], shown, droppable=lesser, spare=lesser)
+
+    keys, note = model_keys([*((r.key, r.logged_models) for r in table.rows), ("total", ())], fits)
+    return [(key, *row[1:]) for key, row in zip(keys, rows)], note
+
+
+def _off_peak_caption(total: UsageRow) -> str:
+    """The caption's words on the off-peak column when some priced request had no peak window (a
+    provider with one rate all day): such requests count at what they cost, in their row and the
+    total alike (:meth:`dsh_audit.cache.CostSums.applies`); empty when every priced one had one."""
+    sums = total.totals
+    return ("; off-peak: one-rate providers' requests at their cost"
+            if 0 < sums.windowed < sums.requests - sums.unpriced_requests else "")
 
 
 def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
@@ -202,9 +244,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     cost", "cache read cost", "cache write cost", "output cost"; --json: cost_usd by bucket;
     a table shows them only when it has the room for every other column too, and leaves them out
     first, as it leaves out a request's details, unsaid); "no cache" and "off-peak" what the same requests
-    would have cost with no cache and all off-peak (off-peak "n/a" for requests none of which was
-    priced where its provider has a peak window, DeepSeek's: Anthropic and OpenAI bill one rate all
-    day; --json then has no off_peak_cost_usd); "unpriced" the requests with no price (no
+    would have cost with no cache and all off-peak (a request with one rate all day, Anthropic's
+    and OpenAI's, at its cost, in its row and the total alike, so the rows add up to the total; when
+    no request was priced where its provider has a peak window, DeepSeek's, off-peak is "n/a": no
+    column, and --json has no off_peak_cost_usd); "unpriced" the requests with no price (no
     usage logged, a usage missing a count, or a model the table does not know). Tokens a request
     did not log (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests),
     and a sum counts the requests that logged them; a request whose usage lacks a count (a
@@ -248,7 +291,11 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     request's tokens came from ("usage_source": "log", "capture", or null). --json gives each row
     its "key" (the table's first cell) and, by session, turn or request, the fields to join it with
     other commands' JSON: "session_id", "path", "turn" and a request's "request", "step" and
-    "attempt" (as breaks and explain --json name them).
+    "attempt" (as breaks and explain --json name them). By model, a row is the model the price table
+    bills (an alias or dated snapshot in the row of the model it is billed as; an unpriced request
+    under the model it logged), with the other names its requests logged: "MODEL (also A)", or
+    "MODEL (logged as A)" when none logged MODEL (a table too narrow for them says them in its
+    caption; --json: "logged_models", every name logged).
 
     \b
     Example:
@@ -319,6 +366,8 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
+    if "off-peak" in columns:
+        caption += _off_peak_caption(table.total)
     if table.total.unpriced:
         caption += "; ≥$: a lower bound (unpriced requests left out), $?: no request priced"
     if table.total.usage_unknown:
@@ -331,6 +380,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     if failed:
         caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
                     "amounts are lower bounds (≥$)")
+    if by == "model":  # a key that would wrap: the billed model alone, and the caption says what was logged
+        rows, note = _model_keys(columns, rows, table)
+        caption += f"; {note}" if note else ""
     print_usage_table(columns, rows, by=by, caption=caption, ledgers=ledgers, total=table.total,
                       ids=[*map(_session_id, table.rows), None])
     for warning in unpriced_warnings(table, ledgers, since, until):

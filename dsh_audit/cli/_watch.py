@@ -267,7 +267,14 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     "usage_source": "capture" ("log" for a logged usage, null for neither). One the capture does
     not report yet (a proxy that writes the response after DSH logged the request) is
     "provisional", and printed again as an "update", priced, once the capture reports it: looked
-    at whenever the log shows more and when the watch ends, so the summary counts it.
+    at whenever the log shows more and when the watch ends, so the summary counts it. A capture
+    that cannot be read is said once per capture file, in `usage`'s words, when the watch reads it:
+    a found one as a warning (left out), a --capture one as an error line (with --json also a
+    {"type":"error"} line) counted in the summary's errors as "N unreadable capture(s)" (where
+    `usage` exits 2), and a line of either that is no capture record as a warning (skipped, the
+    rest read). The watch goes on: the requests an unreadable capture would price are unpriced
+    (not "provisional") until it can be read again, and a price given before it turned unreadable
+    is kept.
 
     \b
     Example:

@@ -36,11 +36,14 @@ _ROW = ("c.path", "c.model", "c.tier", "c.unpriced", "c.billed_as", "c.is_break"
 
 class Ledger:
     """The ledger sums of a group of ``costs`` rows (:meth:`Costs.sums`, as ``usage`` and ``cache``
-    sum a session's ledger), with its requests billed at a long-context tier and what they cost."""
+    sum a session's ledger), with its requests billed at a long-context tier and what they cost,
+    and the models its requests logged (``models``: in a group by the model the price table bills,
+    a dated snapshot and its alias are one group)."""
 
-    __slots__ = ("sums", "tier_costs", "tier_requests")
+    __slots__ = ("models", "sums", "tier_costs", "tier_requests")
 
     def __init__(self) -> None:
+        self.models: set[str] = set()
         self.sums = Costs.sums()
         self.tier_requests = 0
         self.tier_costs: list[float] = []
@@ -62,10 +65,12 @@ class Ledger:
             if cost is not None:
                 self.tier_costs.append(cost.total)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, within: Ledger | None = None) -> dict[str, Any]:
         """The group's ``cost`` object: the ledger summary's amounts (sums over the priced
         requests: None when no request that owes one was priced, never $0 for unknown; lower
-        bounds when ``cost_complete`` is False), what the cache losses cost, and the tier."""
+        bounds when ``cost_complete`` is False), what the cache losses cost, and the tier;
+        ``within``: the fleet's, whose off-peak cost, where it applies, each group has too (a group
+        of one-rate requests at its cost: :meth:`dsh_audit.cache.CostSums.applies`)."""
         sums = self.sums
         summary = sums.summary()
         # a sum of no request's usage is unknown (null), as ``usage --json`` has it: never 0
@@ -73,7 +78,7 @@ class Ledger:
         return {"requests": sums.requests, "unpriced_requests": summary["unpriced_requests"],
                 "cost_complete": summary["cost_complete"], "tokens": summary["tokens"] if known else None,
                 "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
-                **sums.off_peak_json(), "lost_cost_usd": sums.known("lost"),
+                **sums.off_peak_json(None if within is None else within.sums), "lost_cost_usd": sums.known("lost"),
                 "break_cost_usd": summary["break_cost_usd"],
                 **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced",
                                            "lost_unknown_requests")},
@@ -90,6 +95,7 @@ def ledgers(connection: sqlite3.Connection) -> tuple[Ledger, dict[str | None, Le
     for row in connection.execute(f"SELECT {', '.join(_ROW)} FROM costs AS c LEFT JOIN requests AS r "
                                   "ON r.path = c.path AND r.idx = c.idx"):
         path, model, *amounts, lost_tokens, lost_cost, lost = row
+        billed = amounts[2] or model  # the model the price table bills (as ``usage --by model``); unpriced, the logged
         by_cause: dict[str, int] = json.loads(lost) if lost else {}
         if lost_tokens and not by_cause:  # a request row without its causes: its tokens still count
             by_cause = {"?": lost_tokens}
@@ -97,8 +103,9 @@ def ledgers(connection: sqlite3.Connection) -> tuple[Ledger, dict[str | None, Le
         unknown = bool(amounts[3]) and lost is None
         # priced when a rate billed it (``billed_as``), as the ledger entry it was written from
         cause_cost = (json.loads(lost_cost) if lost_cost else {}) if amounts[2] is not None else None
-        for ledger in (total, by_model.setdefault(model, Ledger()), by_path.setdefault(path, Ledger())):
+        for ledger in (total, by_model.setdefault(billed, Ledger()), by_path.setdefault(path, Ledger())):
             ledger.add(tuple(amounts), by_cause, cause_cost, unknown)
+        by_model[billed].models.add(model or "unknown")
     return total, by_model, by_path
 
 
@@ -109,8 +116,12 @@ def fleet_cost(connection: sqlite3.Connection, total: Ledger) -> dict[str, Any]:
     return {**total.to_json(), "sessions_unpriced": missing}
 
 
-def cost_by_model(by_model: dict[str | None, Ledger]) -> tuple[dict[str, Any], ...]:
-    rows = [{"model": model, **ledger.to_json()} for model, ledger in by_model.items()]
+def cost_by_model(by_model: dict[str | None, Ledger], total: Ledger | None = None) -> tuple[dict[str, Any], ...]:
+    """``cost`` per model the price table bills (``logged_models``: the models its requests logged,
+    as ``usage --by model --json`` has them), costliest first; ``total``: the fleet's, which says
+    whether each has an off-peak cost (:meth:`Ledger.to_json`: the rows then add up to the fleet's)."""
+    rows = [{"model": model, "logged_models": sorted(ledger.models), **ledger.to_json(total)}
+            for model, ledger in by_model.items()]
     return tuple(sorted(rows, key=lambda r: (-(r["cost_usd"] or {}).get("total", 0.0), -r["requests"],
                                              r["model"] or "")))
 

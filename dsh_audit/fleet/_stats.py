@@ -14,6 +14,7 @@ makes every answer one over the requests sent in it, as ``dsh-audit usage`` sums
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from dataclasses import dataclass, replace
@@ -51,7 +52,8 @@ class FleetStats:
             The prompt and cache-read sums are null when no request logged them, and lower bounds
             when ``prompt_unknown_requests`` (requests that logged usage without them) is not 0
             (:func:`dsh_audit.fleet._measures.measures`), in every group.
-        by_model: the measures of ``totals`` per model, most prompt tokens first.
+        by_model: the measures of ``totals`` per model the price table bills the requests as (as
+            ``cost_by_model`` keys them, with ``logged_models``), most prompt tokens first.
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
             attribution, and tokens lost to that cause.
@@ -66,7 +68,8 @@ class FleetStats:
             losses and breaks cost, the requests billed at a long-context tier and what they cost
             (``tier_requests``, ``tier_cost_usd``), and logs indexed without a ledger
             (``sessions_unpriced``).
-        cost_by_model: ``cost`` per model the requests went to, costliest first.
+        cost_by_model: ``cost`` per model the price table bills the requests as (an unpriced
+            one's: the model it logged), with the models they logged (``logged_models``), costliest first.
         cost_by_cause: per cause of lost cache reads: tokens lost, their cost, and the part lost
             in cache breaks.
         prices: the files of each price table the stored ledgers were priced with
@@ -151,6 +154,20 @@ def _grouped(connection: sqlite3.Connection, column: str, order: str) -> tuple[d
     return tuple({column: row[0], **measures(row[1:])} for row in rows)
 
 
+def _by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
+    """The measures per model the price table bills the requests as (their ledger row's
+    ``billed_as``; an unpriced request's, or one of a log indexed without a ledger: the model it
+    logged), as ``usage --by model`` and the cost by model group them, so that the three tables have
+    one key: a dated snapshot and its alias are one row, with the models they logged
+    (``logged_models``), most prompt tokens first."""
+    rows = connection.execute(
+        f"SELECT billed, {MEASURES}, json_group_array(DISTINCT COALESCE(model, 'unknown')) FROM "
+        "(SELECT r.*, COALESCE(c.billed_as, r.model) AS billed FROM requests AS r LEFT JOIN costs AS c "
+        "ON c.path = r.path AND c.idx = r.idx) GROUP BY billed ORDER BY 4 DESC, billed")
+    return tuple({"model": row[0], "logged_models": sorted(json.loads(row[-1])), **measures(row[1:-1])}
+                 for row in rows)
+
+
 def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
     causes: dict[str, dict[str, Any]] = {}
 
@@ -200,10 +217,10 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
         window_views(connection, since, until)
         total, by_model, by_path = ledgers(connection)
         stats = FleetStats(db=os.fspath(db), totals=_totals(connection),
-                           by_model=_grouped(connection, "model", "4 DESC, model"),
+                           by_model=_by_model(connection),
                            by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
                            top_sessions=top_sessions(connection, top, by_path, sort), cost=fleet_cost(connection, total),
-                           cost_by_model=cost_by_model(by_model), cost_by_cause=cost_by_cause(connection, total),
+                           cost_by_model=cost_by_model(by_model, total), cost_by_cause=cost_by_cause(connection, total),
                            prices=price_sources(connection), sort=sort, since=since, until=until,
                            caveats=stats_caveats(connection))
         breaks, free = costliest_breaks(connection, top)

@@ -13,6 +13,7 @@ Example:
 """
 
 from ._baseline import Baseline, apply_baseline, load_baseline
+from ._findings import FOREIGN_CAPTURE_HINT
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
@@ -26,6 +27,7 @@ __all__ = [
     "CAPTURE_SEARCH_LEVELS",
     "CAPTURE_VERDICTS",
     "CheckResult",
+    "FOREIGN_CAPTURE_HINT",
     "Finding",
     "FindingGroup",
     "GATE_RULES",

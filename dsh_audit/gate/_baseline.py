@@ -306,6 +306,10 @@ def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
     sessions = tuple(replace(check, findings=_mark(check.findings, left, check.capture_path))
                      for check in result.sessions)
     loose = _mark(result.unattached, left)
+    marked = list(zip(result.unattached, loose))  # a log's unreadable capture's DSH802 is run-level: its row follows it
+    sessions = tuple(replace(check, capture_refusal=next((new for old, new in marked if old == check.capture_refusal),
+                                                         check.capture_refusal))
+                     if check.capture_refusal is not None else check for check in sessions)
     checked = {check.session_id for check in result.sessions}
     unchecked = sum(n for key, n in left.items() if key[1] is not None and key[1] not in checked)
     gone = sum(left.values()) - unchecked

@@ -111,6 +111,11 @@ class CaptureCompare:
         """Whether ``path``, a capture this task loaded, could not be read (its DSH802 says why)."""
         return path is not None and isinstance(self.reads.get(path), CaptureError)
 
+    def refusal_of(self, path: Path | None) -> Finding | None:
+        """The DSH802 (:meth:`left_out`'s) of ``path``, a capture found beside a log that could not
+        be read; None for any other (or none): the log's row says it, and fails when it fails."""
+        return None if path is None or not self.unread(path) else self.loose.get((os.fspath(path), -1))
+
     def priced(self, group: list[Session], rows: dict[str, list[Any]],
                files: dict[str, Path]) -> dict[str, dict[int, Tokens]]:
         """Session id -> request index -> the tokens its capture reports of the response to its send
@@ -134,22 +139,25 @@ class CaptureCompare:
         """The finding of a capture found beside logs that cannot be read (``error``), and its
         warning, as every view that goes on without it says it: once a capture, at the capture,
         whose hint says what settles it (:func:`dsh_audit.capture.unreadable_capture`, left out);
-        the logs are checked without it, their requests counted, as logs with none."""
+        the logs are checked without it, their requests counted, as logs with none. A policy that
+        ignores DSH802 drops the finding, as it drops every other (the warning still says it)."""
         key = (os.fspath(path), -1)
-        if key not in self.loose:
-            told = unreadable_capture(error, found=True, left_out=True)
+        told = unreadable_capture(error, found=True, left_out=True)
+        if str(told) not in self.torn:
             self.torn.append(str(told))
+        if key not in self.loose and not self.policy.ignored("DSH802"):
             self.loose[key] = self.judge.finding("DSH802", told.message, path=told.path or os.fspath(path),
                                                  line=told.line, hint=told.hint)
 
     def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
         """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with
         ``capture_path``, the capture file or body folder) explains: why (alignment's note), and
-        the ``diff`` of the log it belongs to (of their folder when several logs share it)."""
+        the ``diff`` of the log it belongs to (of their folder when several logs share it); none
+        when the policy ignores DSH814, which drops the rule everywhere."""
         capture = row.capture
         match = _LINE.match(capture.locator or "")
         key = (capture.source, capture.position)
-        if key not in self.loose and capture.kind in self.policy.capture_kinds:
+        if key not in self.loose and capture.kind in self.policy.capture_kinds and not self.policy.ignored("DSH814"):
             mine = [s.path for s in members if s.id == capture.session_id] or [s.path for s in members]
             log = mine[0] if len(mine) == 1 else _folder_of(mine)
             note = f": {row.pairing.note}" if row.pairing.note else ""

@@ -15,10 +15,10 @@ from ..errors import InputError
 from ..replay import Request
 from ._model import Finding, Hint
 from ._policy import Policy
-from ._rules import GATE_RULES, GateRule
+from ._rules import GATE_RULES, VALIDATE_COMMAND, GateRule
 
-__all__ = ["DIFF_UNEXPLAINED", "VALIDATE_COMMAND", "VERDICT_RULES", "Judge", "diff_command", "policy_free",
-           "request_seq", "rule_commands"]
+__all__ = ["DIFF_UNEXPLAINED", "FOREIGN_CAPTURE_HINT", "VALIDATE_COMMAND", "VERDICT_RULES", "Judge", "diff_command", "policy_free",
+           "refused_rule", "request_seq", "rule_commands"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 #: The rules of a capture verdict: one finding per request (a baseline keys them by request alone).
@@ -36,9 +36,6 @@ _BOUND = "the policy bound"
 _POLICY_VALUE = re.compile(re.escape(_BOUND) + r" \d+(?:\.\d+)?%")
 #: The gate rules whose messages state a value of the policy's (:data:`_BOUND`).
 _POLICY_VALUED = frozenset({"DSH831", "DSH832"})
-#: The command a refusal's or a validation finding's hint names (``dsh_audit.log``'s templates end
-#: such a hint with it, after what the log holds: ``...; `dsh-audit validate FILE` lists every problem``).
-VALIDATE_COMMAND = "dsh-audit validate FILE"
 #: A command a gate rule's own hint names (``run `dsh-audit cache` ...``): the rule's text, never a log's.
 _NAMED = re.compile(r"`(dsh-audit [^`]*)`")
 _RULE_COMMANDS = {rule.id: tuple(_NAMED.findall(rule.hint)) for rule in GATE_RULES.values()}
@@ -69,6 +66,13 @@ def policy_free(rule: str, message: str) -> str:
         'cause x (the policy bound 60.0%)'
     """
     return _POLICY_VALUE.sub(_BOUND, message) if rule in _POLICY_VALUED else message
+
+
+def refused_rule(error: Exception) -> str:
+    """The gate rule of a log's refusal ``error``: ``DSH801`` when DSH refuses to load the log
+    (an :class:`~dsh_audit.errors.InputError`), ``DSH802`` when it loads but its requests cannot
+    be rebuilt (replay's surface fold: a :class:`~dsh_audit.errors.ReplayError`, or another error)."""
+    return "DSH801" if isinstance(error, InputError) else "DSH802"
 
 
 def request_seq(request: Request) -> int | None:
@@ -110,6 +114,12 @@ def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "a
     return " ".join(words)
 
 
+#: DSH810's hint for a log whose found capture holds none of its requests, which ``diff``'s error
+#: of such a log says too (one text: the two commands cannot drift apart).
+FOREIGN_CAPTURE_HINT = ("pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests "
+                        "beside it or up to four folders above it")
+
+
 def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = False) -> tuple[str, str | None]:
     """DSH810's message and hint (None: the rule's) for a log compared with no capture:
     found ones ignored (``--no-capture``: a wire.jsonl put beside it would be ignored too), else
@@ -134,8 +144,7 @@ def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = F
                 "repair or remove that file (its DSH802 says where it breaks), or pass --capture FILE")
     if other is not None:
         return (f"no capture: the capture found beside the log ({os.fspath(other)}) holds none of its requests",
-                "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside "
-                "it or up to four folders above it")
+                FOREIGN_CAPTURE_HINT)
     return "no capture given or found beside the log (wire.jsonl)", None
 
 
@@ -195,7 +204,7 @@ class Judge:
         it (a Codex rollout or Claude Code transcript every line of which is damaged is already
         named as such: :meth:`dsh_audit.gate._run._Checker.failed`)."""
         error = outcome.error
-        rule = "DSH801" if isinstance(error, InputError) else "DSH802"
+        rule = refused_rule(error)
         hint = Hint(error.hint, (VALIDATE_COMMAND,)) if error.hint else None  # dsh_audit.log's templates name it
         first = self.finding(rule, error.message, path=outcome.path, line=error.line, seq=error.seq,
                              session_id=outcome.session_id, hint=hint)

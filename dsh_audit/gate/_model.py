@@ -201,6 +201,10 @@ class SessionCheck:
         captured_usage: with ``--capture``, request index -> the tokens the captured response to its
             send reports (:func:`dsh_audit.cache.given_usage`), which price a request whose log holds
             no usage (the report prices its requests with them, as ``cache`` was).
+        capture_refusal: the DSH802 of the capture found beside the log that cannot be read (at the
+            capture, not the log: the run's finding, not among ``findings``), or None: the log is
+            checked without it; when that finding fails the gate, so does the log (:attr:`failed`:
+            its row said ``ok`` under ``FAILED`` and exit 1).
     """
 
     path: str
@@ -221,10 +225,28 @@ class SessionCheck:
     record: RequestRecorder | None = None
     unreadable: bool = False
     captured_usage: Mapping[int, Any] = field(default_factory=dict)
+    capture_refusal: Finding | None = None
 
     @property
     def failed(self) -> bool:
-        return any(f.fails for f in self.findings)
+        """A finding on the log fails the gate, or the capture found beside it does (:attr:`capture_refusal`)."""
+        return any(f.fails for f in self.findings) or (self.capture_refusal is not None and self.capture_refusal.fails)
+
+    @property
+    def capture_cell(self) -> str:
+        """The log's capture as every listing's capture column says it (check's table and CSV, the
+        Markdown summary): one rule, so no view says ``none`` where another says ``unreadable``:
+        ``N/M identical`` of the requests compared (a retry's send aside), ``unreadable`` when the
+        capture found beside it cannot be read (:attr:`capture_refusal`), else ``none``.
+
+        Example:
+            >>> SessionCheck("a.jsonl", None).capture_cell, SessionCheck("a.jsonl", None, capture_path="w").capture_cell
+            ('none', '0/0 identical')
+        """
+        if self.capture_path is None:
+            return "unreadable" if self.capture_refusal is not None else "none"
+        rows = [r for r in self.captures if not r.pairing.retry]
+        return f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
 
     def amount(self, name: str = "cost") -> tuple[float | None, str] | None:
         """What the session cost (``name``: ``cost``, ``no_cache``, ``off_peak``, or ``break``, what
@@ -277,6 +299,9 @@ class CheckResult:
         baseline_unchecked: baseline findings of sessions this run did not check.
         caveats: what the price table could not know of the costs the reports show (the holiday
             caveats the run's prices met: :meth:`dsh_audit.cache.PriceBook.caveats_met`).
+        not_checked: each log of another agent (Claude Code, Codex) found in a folder and left out
+            (``run_check(refused=...)``), as ``(path, why)``: the run exits 2 for them though every
+            finding may pass, so every report names them (:meth:`not_checked_said`).
     """
 
     sessions: tuple[SessionCheck, ...]
@@ -289,11 +314,23 @@ class CheckResult:
     baseline_gone: int = 0
     baseline_unchecked: int = 0
     caveats: tuple[str, ...] = ()
+    not_checked: tuple[tuple[str, str], ...] = ()
 
     @property
     def passed(self) -> bool:
         """True when no finding fails the policy."""
         return not any(f.fails for f in self.findings)
+
+    def not_checked_said(self) -> str:
+        """What a verdict adds for the logs left out (:attr:`not_checked`), in one wording for the
+        text verdict and the Markdown summary's heading: nothing when none.
+
+        Example:
+            >>> two = CheckResult((), (), None, not_checked=(("c.jsonl", "this is a codex session"),) * 2)
+            >>> CheckResult((), (), None).not_checked_said(), two.not_checked_said()
+            ('', '; 2 log(s) of another agent not checked')
+        """
+        return f"; {len(self.not_checked)} log(s) of another agent not checked" if self.not_checked else ""
 
     @property
     def unattached(self) -> tuple[Finding, ...]:

@@ -31,7 +31,7 @@ from .._spool import RowSpool
 from ..attribution import attribute_sessions
 from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies
-from ..errors import CaptureError, DshAuditError, InputError, MalformedRecordError, UsageError
+from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover, foreign_refusal
 from ..replay import Request
@@ -40,7 +40,7 @@ from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, ope
                        route_warnings, run_groups, validating_headers)
 from ..validate import Lineage, LineValidator, lineage_findings, select_rules
 from ._compare import CaptureCompare
-from ._findings import Judge, request_seq
+from ._findings import Judge, refused_rule, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
 from ._rules import refusal_rules
@@ -58,7 +58,7 @@ class _GroupCheck(GroupResult[SessionCheck]):
     loose: dict[tuple[str, int], Finding] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     torn: list[str] = field(default_factory=list)  # each capture's torn tail, dropped (load_capture)
-    foreign: DshAuditError | None = None
+    foreign: list[DshAuditError] = field(default_factory=list)  # each given log another agent's (_foreign)
     caveats: tuple[str, ...] = ()
     #: each given log's path and :class:`~dsh_audit.validate.Lineage` (when validated whole), for
     #: the run's fork-lineage check: read once the group is read, however it was read; empty
@@ -117,7 +117,8 @@ class _Checker(CaptureCompare):
                                        title=session.title, parent_id=session.header.parent_session,
                                        seed_length=session.header.seed_length, cwd=session.header.cwd,
                                        captured_usage=captured.get(session.id, {}),
-                                       first_time=first, last_time=last))
+                                       first_time=first, last_time=last,
+                                       capture_refusal=self.refusal_of(others.get(session.id))))
         return checks
 
     def streamed(self, log: SessionLog, routes: str | None) -> tuple[SessionCheck, dict[str, tuple[str, ...]]]:
@@ -198,16 +199,19 @@ class _Checker(CaptureCompare):
 
 def _unsaid(failure: Failure, policy: Policy) -> Sequence[Any]:
     """The validation findings of a refused log but those that say its refusal's fault, by a rule
-    the refusal's hint names (:func:`refusal_rules`): one fault, one finding. They are the first
-    finding of those rules (the reader refuses the first fault it meets, as validate finds it
-    first) and any other of them on its line (a header's). A finding that would fail the gate where the refusal does not (with
-    ``fail-on-refusal`` off, or ``DSH801`` ignored) is kept: the gate's verdict stays the same.
+    of that fault (:func:`refusal_rules`): one fault, one finding, whether DSH refuses the log
+    (``DSH801``) or replay's surface fold does (``DSH802``). They are the findings of those rules
+    on the refusal's line (the reader refuses the first fault it meets, where validate finds it),
+    else on the first line one of them is on (a header refused against the file name is a body
+    record's DSH114). A finding that would fail the gate where the refusal does not (with
+    ``fail-on-refusal`` off, or the refusal's rule ignored) is kept: the gate's verdict stays the same.
 
     Example:
         >>> from dsh_audit.errors import CorruptLogError
         >>> from dsh_audit.validate import Finding as Found
         >>> gap = CorruptLogError("corrupt session log: seq gap in committed region at line 2 (expected 3, got 4)",
-        ...                       path="a.jsonl", line=3, seq=4, hint="... (DSH107, DSH108)")
+        ...                       path="a.jsonl", line=3, seq=4,
+        ...                       hint="...; `dsh-audit validate FILE` lists every seq out of place (DSH107, DSH108)")
         >>> found = (Found("DSH404", "warning", "m", "a.jsonl", line=3, seq=4),
         ...          Found("DSH108", "error", "m", "a.jsonl", line=4, seq=3))
         >>> [f.rule for f in _unsaid(Failure("a.jsonl", gap, validation=found), Policy())]
@@ -217,13 +221,14 @@ def _unsaid(failure: Failure, policy: Policy) -> Sequence[Any]:
     """
     found = failure.validation or ()
     error = failure.error
-    rules = refusal_rules(error.message, error.hint) if isinstance(error, InputError) else frozenset()
+    rules = refusal_rules(error.message, error.hint)
     said = [f for f in found if f.rule in rules]
-    if not said or policy.ignored("DSH801"):
+    if not said or policy.ignored(refused_rule(error)):
         return found
-    line = min(f.line or 0 for f in said)
+    here = any(f.line == error.line for f in said)  # the reader's line; else the fault's first (a body's DSH114)
+    line = error.line if here else min((f.line for f in said), key=lambda n: n or 0)
     failing = not policy.fail_on_refusal  # then a finding that fails is kept as the one that fails the gate
-    return [f for f in found if f.rule not in rules or (f.line or 0) != line
+    return [f for f in found if f.rule not in rules or f.line != line
             or (failing and policy.validation_fails(f.severity))]
 
 
@@ -323,11 +328,10 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
     group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True,
                        headers=headers)
     checks: dict[str, SessionCheck] = {}
-    foreign: DshAuditError | None = None
+    foreign: list[DshAuditError] = []
     for item in group.given:
         if isinstance(item, Failure):
-            if foreign is None:
-                foreign = _foreign(item)
+            foreign.extend(filter(None, [_foreign(item)]))
             checks[item.path] = checker.failed(item)
     for round_ in rounds([s for s in group.given if isinstance(s, Session)]):
         for check in checker.run_group(round_, group.ancestors, outline=outline):
@@ -347,7 +351,8 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
               scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
               outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
               lean: bool = False, prices_path: str | os.PathLike[str] | None = None,
-              prices: PriceBook | None = None, zero_data_retention: bool | None = None) -> CheckResult:
+              prices: PriceBook | None = None, zero_data_retention: bool | None = None,
+              refused: list[DshAuditError] | None = None) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -384,12 +389,18 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             which the result's :attr:`CheckResult.caveats` are.
         zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
             None: as the nearest ``pyproject.toml`` states it, else not stated).
+        refused: where another agent's log (Claude Code, Codex) among the logs goes: its refusal
+            is appended, the log is left out of the result (no :class:`SessionCheck`, no finding:
+            it is no DSH log to judge), a note and :attr:`CheckResult.not_checked` say so, and the other
+            logs are checked, as ``validate`` and ``breaks`` go on past it. None: the first one met is raised.
 
     Raises:
         UsageError: no log was found under ``paths``, or the route or price file cannot be used.
         CaptureError: the capture given (``captures``) cannot be read. A capture found beside a log
-            that cannot be read is that log's refusal (its :class:`SessionCheck` has the error).
-        MalformedRecordError: a log is another agent's (Claude Code, Codex): check reads DSH logs only.
+            that cannot be read is no error: it is the capture's DSH802 (the run's finding, and the
+            log's :attr:`SessionCheck.capture_refusal`), and the log is checked without it.
+        MalformedRecordError: a log is another agent's (Claude Code, Codex), and no ``refused``
+            list takes it: check reads DSH logs only.
 
     Example:
         >>> result = run_check(["sample_logs/"])  # doctest: +SKIP
@@ -415,10 +426,16 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     lineages: list[tuple[str, Lineage | None]] = []
     warnings: list[str] = []
 
+    left: dict[str, str] = {}  # another agent's logs (Claude Code, Codex): not checked, each why
+
     def spans(result: GroupResult[SessionCheck]) -> None:
         assert isinstance(result, _GroupCheck)
-        if result.foreign is not None:
-            raise result.foreign
+        for error in result.foreign:
+            if refused is None:
+                raise error
+            refused.append(error)
+            left[str(error.path)] = f"{error.message} (hint: {error.hint})"
+            notes.append(f"{error.path}: not checked: {left[str(error.path)]}")
         for key, finding in result.loose.items():
             loose.setdefault(key, finding)
         notes.extend(note for note in result.notes if note not in result.torn or note not in notes)
@@ -432,11 +449,11 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     failed = next((c.error for c in checked if isinstance(c, Failure)), None)
     if failed is not None:
         raise failed  # a task that died (a bug or a lost worker), not a log's refusal
-    ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
+    ordered = tuple(c for c in checked if isinstance(c, SessionCheck) and c.path not in left)
     if lineage:  # in the order the logs were found, as validate pairs them (a session id's first log stands for it)
         read = dict(lineages)
         ordered = _seeded(ordered, [(path, read.get(path)) for path in map(os.fspath, logs)], policy=policy,
                           jobs=jobs, engine=engine, scheduler=scheduler)
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
     return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings),
-                       discovered=discovered, caveats=tuple(map(str, book.caveats_met())))
+                       discovered=discovered, caveats=tuple(map(str, book.caveats_met())), not_checked=tuple(left.items()))

@@ -48,8 +48,9 @@ class ImporterBase:
         return usage
 
     def session(self, session_id: str, requests: tuple[Request, ...], *, cwd: str | None,
-                created: float | None) -> ImportedSession:
-        """The session read: ``created``, the first record's time in seconds, as milliseconds."""
+                created: float | None, title: str | None = None) -> ImportedSession:
+        """The session read: ``created``, the first record's time in seconds, as milliseconds;
+        ``title``, the one the log gives it (None: none)."""
         return ImportedSession(format=self.format, session_id=session_id, requests=requests,
                                notes=tuple(self.notes), path=self.path, warnings=tuple(self.warnings), cwd=cwd,
-                               created_at=None if created is None else int(created * 1000))
+                               created_at=None if created is None else int(created * 1000), title=title)

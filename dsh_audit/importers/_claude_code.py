@@ -36,7 +36,9 @@ on the first request after its boundary as ``extra["event"] = "compaction"`` wit
 set ``extra["copied_from"]`` and the first request after them gets ``extra["event"] = "resume"``.
 Every request carries the file's session id, the one every view names the session by; a sidechain
 (subagent) request names its conversation in ``extra["conversation"]`` (``<session>/agent-<agentId>``,
-or ``<session>/sidechain-<root line>``), and its turns and steps are counted in it.
+or ``<session>/sidechain-<root line>``), and its turns and steps are counted in it. The session's
+title is the one Claude Code's ``/resume`` shows (:func:`_title`): a ``/rename``'s ``custom-title``
+record, else the ``summary`` record of the conversation's leaf (``leafUuid``).
 
 What the format cannot tell: the system prompt and the tool schemas (never logged, so ``header``
 has no ``system``/``tools`` and a header change there is invisible); the exact prompt (Claude Code
@@ -358,7 +360,41 @@ class _Importer(ImporterBase):
             ))
         created = next((iso_seconds(r.get("timestamp")) for _, r in self.records if r.get("timestamp")), None)
         cwd = next((r["cwd"] for _, r in self.records if isinstance(r.get("cwd"), str)), None)
-        return self.session(self.session_id, tuple(requests), cwd=cwd, created=created)
+        return self.session(self.session_id, tuple(requests), cwd=cwd, created=created,
+                            title=_title(self.records, self.by_uuid))
+
+
+def _title(records: list[Line], by_uuid: dict[str, Line]) -> str | None:
+    """The session's title, as Claude Code names it in ``/resume``: the last ``custom-title``
+    record's ``customTitle`` (a ``/rename``), else the ``summary`` of its conversation. Claude Code
+    writes a ``{"type": "summary", "summary", "leafUuid"}`` record per conversation leaf it titled
+    (several in a file that branched, or that a resume copied), so the title is the summary of the
+    file's last main-conversation record or, when that leaf has none yet, of the nearest record
+    before it on its ``parentUuid`` chain (across a compaction, by its ``logicalParentUuid``). A
+    summary of another branch names another conversation: None then (as with no summary); the
+    last record of a leaf wins. Kept as logged: every view escapes a title as it shows it."""
+    renamed = [record["customTitle"] for _, record in records
+               if record.get("type") == "custom-title" and _text(record.get("customTitle"))]
+    if renamed:
+        return str(renamed[-1])
+    summaries = {record["leafUuid"]: record["summary"] for _, record in records
+                 if record.get("type") == "summary" and isinstance(record.get("leafUuid"), str)
+                 and _text(record.get("summary"))}
+    leaf = next((record for _, record in reversed(records) if record.get("type") in ("user", "assistant")
+                 and not record.get("isSidechain") and isinstance(record.get("uuid"), str)), None)
+    seen: set[str] = set()
+    while summaries and leaf is not None and leaf["uuid"] not in seen:
+        if leaf["uuid"] in summaries:
+            return str(summaries[leaf["uuid"]])
+        seen.add(leaf["uuid"])
+        parent = leaf.get("logicalParentUuid" if _is_boundary(leaf) else "parentUuid")
+        leaf = by_uuid[parent][1] if isinstance(parent, str) and parent in by_uuid else None
+    return None
+
+
+def _text(value: Any) -> bool:
+    """Whether a title field holds one: a string with more than blanks."""
+    return isinstance(value, str) and bool(value.strip())
 
 
 def _some_turn_read(path: str, records: list[Line], damaged: list[int]) -> None:

@@ -93,6 +93,10 @@ class _Importer(ImporterBase):
         self.lost = False  # the last total was missing or damaged (total_moved)
         self.disagrees = False  # the last total moved by other than its last_token_usage (total_moved)
         self.difference: dict[str, Any] | None = None  # then the usage it is priced from (disagreed)
+        self.unkept: Any = None  # the whole total of the event that disagreed, until the next token_count
+        #: request index -> the last_token_usage it was priced from with its total not kept, since the
+        #: last whole total (what a later total must have risen by: :meth:`total_moved`)
+        self.priced: dict[int, Any] = {}
         self.turn = 0
         self.step = 0
         self.meta_count = 0
@@ -212,9 +216,12 @@ class _Importer(ImporterBase):
             self.damaged(line, f"token_count info is {typed(info)}, not an object", _UNSURE)
             info = {}
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
-        previous = self.total
+        previous, unkept, self.unkept = self.total, self.unkept, None
+        if unkept is not None and total == unkept and last == self.last:
+            self.unkept = unkept  # the event that disagreed, repeated word for word (a rate-limit update)
+            return
         moved = self.total_moved(line, total, last)
-        if moved is None and self.open is None and self.resends(previous, total, last):
+        if moved is None and self.open is None and self.resends(previous, total, last, unkept=unkept):
             self.last = last  # the event a damaged one ended its call with, resent whole: that call's usage
             self.requests[-1] = replace(self.requests[-1], usage=self.usage(line, responses_usage(last)))
             return
@@ -231,21 +238,28 @@ class _Importer(ImporterBase):
         elif known:
             usage = self.usage(line, responses_usage(last))
         elif not known and "last_token_usage" in info:
-            self.damaged(line, _no_last(info, last), "the call it ends is kept with no usage")
+            self.damaged(line, _no_last(info, last), _UNPRICED)
         elif not known and not said:  # info {}: the usage is lost where a call ends, never silently
             self.damaged(line, _no_last(info, last), _RESENT)
+        if self.lost and known and not self.disagrees:  # priced from it, its total not kept
+            self.priced[len(self.requests)] = last
         if self.open is None:
             self.begin(line)
         self.close(line, usage, time)
 
-    def resends(self, previous: Any, total: Any, last: Any) -> bool:
-        """Whether a ``token_count`` with none open is the one a damaged event (no ``info`` object,
-        no total) ended the last call with, resent whole: no output item was logged since that call
-        closed with no usage (a tool's output may be: Codex resends after it), and this total is the last whole one (``previous``) plus this
+    def resends(self, previous: Any, total: Any, last: Any, *, unkept: Any) -> bool:
+        """Whether a ``token_count`` with none open is the one a damaged event ended the last call
+        with, resent whole: no output item was logged since that call closed (a tool's output may
+        be: Codex resends after it), and either that event held this very total, not kept as its
+        ``last_token_usage`` disagreed (``unkept``: :meth:`disagreed`) and this one's holds
+        (:func:`_holds_call`), or the call has no usage (the event held no ``info`` object, no
+        total, or a damaged one) and this total is the last whole one (``previous``) plus this
         ``last_token_usage`` (:func:`_one_call`)."""
-        if self.closed_at_line is None or not self.requests or self.requests[-1].usage is not None:
+        if self.closed_at_line is None or not self.requests:
             return False
-        return _one_call(previous, total, last)
+        if unkept is not None and total == unkept:
+            return _holds_call(previous, total, last)
+        return self.requests[-1].usage is None and _one_call(previous, total, last)
 
     def total_moved(self, line: int, total: Any, last: Any) -> bool | None:
         """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last whole
@@ -257,26 +271,39 @@ class _Importer(ImporterBase):
 
         A whole total that moved by other than its ``last_token_usage`` (``disagrees``: say a
         ``last_token_usage`` replaced by the cumulative total) did move: the event is a call, said in
-        a warning, and its total is not kept either (:meth:`disagreed`)."""
+        a warning, and its total is not kept either (:meth:`disagreed`). After a damaged total the
+        call it ends may follow another unseen one, so its ``last_token_usage`` is held to less: at
+        most what the total rose by since the last whole one, less the ``last_token_usage`` of each
+        call priced since (:meth:`earlier`; fuzz 43: a damaged first total, then a
+        ``last_token_usage`` made the total, was priced from it, silently: +54 %)."""
         previous, after_loss = self.total, self.lost
         fault = None if total is None else _total_fault(total, previous, last)
-        self.disagrees = (fault is None and total is not None and not after_loss and total != previous
+        self.disagrees = (fault is None and total is not None and total != previous
                           and isinstance(last, dict) and all(_number(count) for count in last.values())
-                          and not _adds_up(previous, total, last))  # damaged last counts: said as usage
-        if self.disagrees:
+                          and not (_holds_call(previous, total, last, self.earlier(last)) if after_loss
+                                   else _adds_up(previous, total, last)))
+        if self.disagrees:  # damaged last counts (a string, null) are said as usage, not here
             self.lost = True
-            return self.disagreed(line, previous, total)
+            return self.disagreed(line, previous, total, after_loss=after_loss)
         self.lost = total is None or fault is not None
         if fault is not None:
             self.damaged(line, f"token_count total_token_usage {fault}", _UNSURE)
         if self.lost:
             return None
-        self.total = total
+        self.total, self.priced = total, {}
         if total == previous:
             return False
         return None if after_loss else True
 
-    def disagreed(self, line: int, previous: Any, total: Any) -> bool:
+    def earlier(self, last: Any) -> list[Any]:
+        """The ``last_token_usage`` of each call priced since the last whole total with its own total
+        not kept (damaged), which a whole total after it holds as well as its own call's: all but the
+        last call's where this event may be that call's, resent (none open since it closed, and the
+        same ``last_token_usage``)."""
+        repeat = len(self.requests) - 1 if self.open is None and last == self.last else None
+        return [usage for index, usage in self.priced.items() if index != repeat]
+
+    def disagreed(self, line: int, previous: Any, total: Any, *, after_loss: bool) -> bool:
         """Warn of a total that moved by other than its ``last_token_usage``, and keep the usage
         the call it ends is priced from (``self.difference``): the totals' difference after a
         whole total, as Codex makes each total the last plus the call's usage, a total is checked
@@ -284,7 +311,17 @@ class _Importer(ImporterBase):
         ``last_token_usage`` is not, and the session's sum then stays Codex's own total, as a
         Codex user reads it; with none before (a forked or resumed rollout's first total may hold
         earlier calls) nothing tells the call's usage: unpriced, said. Either way the total is not
-        kept, so the event resent whole after it is a repeat (and gives an unpriced call its usage)."""
+        kept, so the event resent whole after it is a repeat (and gives an unpriced call its usage).
+        After a damaged total (``after_loss``) the difference may hold the damaged event's call
+        too, and the ``last_token_usage`` is more than it: the call is unpriced, said once, as where
+        a damaged event loses a call's usage (fuzz 30a: it was priced from that
+        ``last_token_usage``, the cumulative total, silently)."""
+        self.unkept = total
+        if after_loss:
+            self.difference = None
+            self.damaged(line, "token_count last_token_usage holds more than total_token_usage rose by since "
+                               "the last whole total, less the calls priced since (Codex adds each call's to it)", _RESENT)
+            return True
         self.difference = {key: count - previous[key] for key, count in total.items()} \
             if isinstance(previous, dict) else None
         then = ("the call it ends is priced from the totals' difference" if self.difference is not None
@@ -385,6 +422,8 @@ class _Importer(ImporterBase):
 
 #: What the warning of a token_count that ends a call with no last_token_usage says is done.
 _RESENT = "the call it ends is kept with no usage (the event resent whole right after gives it its usage)"
+#: What the warning of a token_count whose call's usage nothing logged tells says is done.
+_UNPRICED = "the call it ends is kept with no usage"
 #: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
 _UNSURE = ("the open request ends here (the event resent whole right after gives it its usage); with none "
            "open it is a call unless it repeats the last last_token_usage or has none, or a compacted "
@@ -476,6 +515,36 @@ def _adds_up(previous: Any, total: Any, last: Any) -> bool:
         return _one_call(previous, total, last)
     return all(_number(count) and _number(last.get(key)) and 0 <= count - last[key] <= MAX_TOKENS
                for key, count in total.items())
+
+
+def _holds_call(previous: Any, total: Any, last: Any, earlier: list[Any] | None = None) -> bool:
+    """Whether a whole ``total`` after a damaged one rose since the last whole total (``previous``;
+    none before the first call) by at least its own call's ``last`` plus the ``last_token_usage``
+    of each call priced since (``earlier``) in every count: the damaged event may have ended a call
+    in between, which adds more, but never less than these. A ``last`` that is no object holds no
+    call (as for :func:`_one_call`).
+
+    Example:
+        >>> before, total = {"input_tokens": 3000}, {"input_tokens": 9300}
+        >>> _holds_call(before, total, {"input_tokens": 3200}), _holds_call(before, total, total)
+        (True, False)
+        >>> _holds_call(None, total, total), _holds_call(before, total, {"input_tokens": "9300"})
+        (True, False)
+        >>> _holds_call(None, total, total, [{"input_tokens": 3000}]), _holds_call(before, total, None)
+        (False, False)
+    """
+    if not isinstance(total, dict) or not isinstance(last, dict):
+        return False
+    before = previous if isinstance(previous, dict) else {}
+    priced = [usage for usage in earlier or () if isinstance(usage, dict)]
+    return all(_number(count) and _number(last.get(key)) and _number(before.get(key, 0))
+               and count - before.get(key, 0) >= last[key] + sum(_count(usage.get(key)) for usage in priced)
+               for key, count in total.items())
+
+
+def _count(value: Any) -> int | float:
+    """A count, or 0 for what is none (a damaged count prices nothing, so it is not held)."""
+    return value if _number(value) else 0
 
 
 def _lower(count: Any, before: Any) -> bool:

@@ -45,6 +45,8 @@ class ImportedSession:
         warnings: damaged lines skipped while reading (``file:line: why``).
         cwd: the working directory the log records first, when it records one.
         created_at: the first record's time in milliseconds since the epoch, when known.
+        title: the session's title as the agent names it (Claude Code: its ``/resume`` title),
+            when the log records one; the :class:`~dsh_audit.session.Session`'s ``title``.
     """
 
     format: str
@@ -55,6 +57,7 @@ class ImportedSession:
     warnings: tuple[str, ...] = ()
     cwd: str | None = None
     created_at: int | None = None
+    title: str | None = None
 
     def times(self) -> dict[int, tuple[float, float | None]]:
         """Request index -> ``(sent, answered)`` seconds since the epoch, from the records' timestamps.

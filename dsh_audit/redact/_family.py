@@ -18,6 +18,7 @@ from ..errors import DshAuditError, UsageError
 from ..log import SessionLog
 from ..session import Headers, Session, find_parent, nearby_logs, open_session
 from ..wire import PiRoutes
+from ._derivation import KEY_DERIVATION
 from ._manifest import manifest_path, read_manifest
 from ._placeholder import Placeholders
 
@@ -161,8 +162,28 @@ def family(source: Path, target: Path, session: Session, *, alone: bool, headers
                               "or DSH_AUDIT_REDACT_SALT=S, for both: the default salt is random), into the layout the "
                               "logs have (the child's -o beside it, as breaks finds a parent); or pass --alone to "
                               "compare this child's verdicts without its parent")
+    _refuse_derivation(source, redacted)
     return [f"verdicts compared with the parent session {parent_id} on both sides: {parent} and its redaction "
             f"{redacted}"], parent, redacted
+
+
+def _refuse_derivation(source: Path, redacted: Path) -> None:
+    """Refuse a child whose parent's redaction ``redacted`` has placeholders of another key derivation than
+    this run's (:data:`._derivation.KEY_DERIVATION`; a manifest of an older dsh-audit records none: 1): every
+    text parent and child share (a fork's seed, a spawn's prompt) would differ, whatever the salt, and the
+    verdicts moved or, worse, a bundle held two placeholders of one text. Refused before any verdict is
+    compared, nothing written. A manifest that cannot be read refuses nothing here (:func:`salt_cause`'s)."""
+    try:
+        recorded = read_manifest(redacted).key_derivation
+    except DshAuditError:
+        return
+    if recorded != KEY_DERIVATION:  # an older one's (read_manifest refuses any derivation it does not know)
+        raise UsageError(f"the parent's redaction {redacted} was made by an older dsh-audit, whose placeholders (key "
+                         f"derivation {recorded}) are not this one's (key derivation {KEY_DERIVATION}) for any salt",
+                         path=str(source),
+                         hint="redact the parent again with this dsh-audit and --force, then this child, with one "
+                              "salt you choose (the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both); or pass "
+                              "--alone to compare this child's verdicts without its parent")
 
 
 def salt_cause(redacted: Path, identity: str) -> str | None:

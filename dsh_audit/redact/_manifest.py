@@ -13,7 +13,6 @@ another's (``docs/redact.md``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from .._manifest_file import MANIFEST_SUFFIX, file_name, load_manifest, manifest
 from .._version import LOG_FORMATS
 from ..errors import DshAuditError, UsageError
 from ..log import MAX_SAFE
+from ._derivation import KEY_DERIVATIONS, derived
 from ._routes import ROUTES_SUFFIX
 from ._verdicts import CATEGORIES
 
@@ -37,9 +37,6 @@ _COMPRESSIONS = {"zstd": True, "none": False}
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 #: A salt's id, as :func:`salt_id` writes it (``scrypt:``; no dsh-audit wrote another).
 _SALT_ID = re.compile(r"scrypt:[0-9a-f]{32}")
-#: The scrypt cost of a salt's id (N; r=8, p=1: 16 MiB, some 50-120 ms of one core for each guess at a salt) and
-#: its own salt, a fixed string (docs/redact.md): fixed, as a manifest's id is compared with a salt given again.
-_SCRYPT_N, _SCRYPT_SALT = 2 ** 14, b"dsh-audit-salt-id"
 #: How a manifest records where its salt came from (``salt``): a random one (never written), or one given.
 _SALT_KINDS = ("random", "given")
 
@@ -53,16 +50,17 @@ def salt_id(key: bytes) -> str:
     """What a manifest records of the salt ``key`` (``salt_id``): a digest that tells whether two bundles
     (a fork's parent and child) were made with the same salt, so a child redacted with another salt than
     its parent's redaction is said so. It is not the salt, but it confirms a guessed one with no known
-    text: so it is slow to make (``scrypt``: :data:`_SCRYPT_N`), as each guess then is. That protects no short
-    salt: the placeholders are keyed by a fast hash of it (:class:`._plain.PlainPlaceholders`), so one known text
-    (a fixed line of DSH's) finds a short salt in about a minute (review E). A random salt is 32 bytes; a given one
-    must be long and random too (docs/redact.md), as it undoes every placeholder.
+    text: so it is slow to make (``scrypt``), as each guess then is; the placeholders' key comes from the same
+    scrypt (:func:`._derivation.derived`), so a known text of the bundle (a fixed line of DSH's) confirms a guess
+    no faster (issue 17: it took a microsecond, a SHA-256 of the salt). A short salt is still found, a guess per
+    50-120 ms of a core: a random salt is 32 bytes; a given one must be long and random too (docs/redact.md), as
+    it undoes every placeholder.
 
     Example:
         >>> salt_id(b"s") == salt_id(b"s") != salt_id(b"t"), salt_id(b"s")[:7]
         (True, 'scrypt:')
     """
-    return "scrypt:" + hashlib.scrypt(key, salt=_SCRYPT_SALT, n=_SCRYPT_N, r=8, p=1, maxmem=2 ** 25, dklen=16).hex()
+    return derived(bytes(key))[0]
 
 
 def manifest_path(log: str | os.PathLike[str]) -> Path:
@@ -81,8 +79,9 @@ class Manifest:
     digest (``recorded``), the capture's and the route file's names beside the log (None: none; a capture
     is named exactly when there are diff verdicts), whether a route configuration rendered the verdicts
     (``routed``), how many captured requests were unrendered, the parent session a child was
-    compared with, and the salt's :func:`salt_id` and whether it was random (None: a manifest of an
-    older dsh-audit, which records neither)."""
+    compared with, the salt's :func:`salt_id` and whether it was random (None: a manifest of an
+    older dsh-audit, which records neither), and the placeholders' key derivation (1: one that records none).
+    """
 
     path: Path
     recorded: dict[str, str]
@@ -97,6 +96,7 @@ class Manifest:
     log: str = ""  # the redacted log's file name, as redact wrote it beside the manifest
     salt_id: str | None = None  # the salt's id (salt_id); None: not recorded
     salt_random: bool | None = None  # whether the salt was random (no run can repeat it); None: not recorded
+    key_derivation: int = 1  # the placeholders' (._derivation.KEY_DERIVATION); 1: not recorded (SHA-256 of the salt)
 
 
 class _Refused(ValueError):
@@ -151,6 +151,9 @@ def read_manifest(log: Path) -> Manifest:
             raise _Refused(f"its salt is neither {' nor '.join(_SALT_KINDS)}")
         if salt is not None and (not isinstance(salt, str) or not _SALT_ID.fullmatch(salt)):
             raise _Refused("its salt_id is not a scrypt: digest")
+        derivation = manifest.get("key_derivation", 1)  # absent from older manifests: their placeholders' is 1
+        if type(derivation) is not int or derivation not in KEY_DERIVATIONS:
+            raise _Refused(f"its key_derivation is none of {', '.join(map(str, KEY_DERIVATIONS))}")
     except _Refused as exc:
         raise UsageError(f"not a dsh-audit redaction manifest: {exc}", path=str(manifest_file),
                          hint=_TAMPERED_HINT) from None
@@ -158,7 +161,7 @@ def read_manifest(log: Path) -> Manifest:
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file), hint=_TAMPERED_HINT) from None
     return Manifest(manifest_file, recorded, capture_name, routed, unrendered, parent_id, route_name, counts,
                     format_version, compressed, log_name, salt,
-                    None if salt_kind is None else salt_kind == _SALT_KINDS[0])
+                    None if salt_kind is None else salt_kind == _SALT_KINDS[0], derivation)
 
 
 def _count(value: object, what: str) -> int:

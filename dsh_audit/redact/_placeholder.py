@@ -16,8 +16,8 @@ keeps both lengths, and break offsets are measured on them), but in a header's `
 which no verdict measures (:func:`._shifts.printable`).
 
 Each UTF-8 byte is shifted, within the bytes UTF-8 allows at its place in its character, by a
-non-zero amount drawn from a keyed BLAKE2b hash of the salt and the bytes *before* it
-(prefix-preserving anonymisation, as Crypto-PAn does for IP addresses). So equal texts get equal
+non-zero amount drawn from a BLAKE2b hash of the bytes *before* it, keyed by a slow scrypt of the salt
+(:mod:`._derivation`: each guess at a salt costs one) (prefix-preserving anonymisation, as Crypto-PAn does for IP addresses). So equal texts get equal
 placeholders, two texts that share a prefix share the placeholder of that prefix and first
 differ at exactly the byte where they did (break offsets stay; at the character, for the first
 non-space multi-byte character of a text, whose placeholder may walk past the spaces of its class, and
@@ -185,7 +185,7 @@ class Placeholders(PlainPlaceholders):
             >>> print(nested)
             {"args": "{\\"token\\": \\"abc\\\\u00e9defgh\\", \\"n\\": 1}"}
             >>> print(p.kept(nested))
-            {"args": "{\\"token\\": \\"ISx\\\\u036awGzmN\\", \\"n\\": 1}"}
+            {"args": "{\\"token\\": \\"QrX\\\\u0339s3NYf\\", \\"n\\": 1}"}
         """
         return self._kept(text, found, (), key)[0]
 

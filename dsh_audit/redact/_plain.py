@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ._derivation import derived, subkey
 from ._shifts import (_ACTING, _ASCII, _ASCII_BREAKS, _ASCII_SHIFTS, _FIXED, _RUNS, _SHORT_RUN, _SPACES, _WIDE_BREAKS,
                       _SPACE_BYTES, _ascii_run, _lead, _shown)
 
@@ -37,9 +38,11 @@ class PlainPlaceholders:
     def __init__(self, salt: bytes) -> None:
         if not salt:
             raise ValueError("the salt must not be empty")
-        self._hash = hashlib.blake2b(b"dsh-audit redact v1", key=hashlib.sha256(salt).digest(), digest_size=8)
-        self._image_key = hashlib.sha256(b"dsh-audit redact image\0" + salt).digest()
-        self._digits_key = hashlib.sha256(b"dsh-audit redact digits\0" + salt).digest()
+        # bytes (a bytearray is no memo key); slow (scrypt), once per salt: each guess at a salt costs as much
+        key = derived(bytes(salt))[1]
+        self._hash = hashlib.blake2b(b"dsh-audit redact v2", key=subkey(key, b"texts"), digest_size=8)
+        self._image_key = subkey(key, b"images")
+        self._digits_key = subkey(key, b"digits")
         self._memo: dict[str, str] = {}  # :meth:`._placeholder.Placeholders.text`'s, per text
         self._short: dict[str, str] = {}  # the same for texts of at most 32 characters (a body repeats its roles)
         self._identifiers: re.Pattern[str] | None = None

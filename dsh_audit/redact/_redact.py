@@ -40,6 +40,7 @@ from ._log import LogRewriter, drain, name_compression, teed
 from ._notes import compression_note, left_out_note, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
+from ._derivation import KEY_DERIVATION
 from ._manifest import salt_id
 from ._routes import redacted_routes
 from ._staging import (commit_capture, drop_stale, output_targets, read_rewritable, refuse_generation, stale_capture,
@@ -384,5 +385,7 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         # the salt's id (never the salt): a family redacted again needs one salt, given, for every member
         "salt": "random" if result.salt_random else "given",
         "salt_id": result.salt_id,
+        # how the placeholders' key comes from the salt: a child's parent redacted with another has other placeholders
+        "key_derivation": KEY_DERIVATION,
         "verdicts": {c: {"count": len(before[c]), "digest": result.verdicts[c]} for c in result.verdicts},
     }

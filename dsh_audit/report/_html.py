@@ -58,6 +58,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from .._listing import billed_model_text
 from .._version import __version__
 from ..cache import PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_tables
 from ._html_assets import CSS, SCRIPT
@@ -206,14 +207,14 @@ def _totals(ledgers: Sequence[SessionLedger], failed: int = 0) -> dict[str, Any]
     """What the page's logs add up to, as ``dsh-audit usage --json`` gives it for the same logs
     (every request of each log that was read, whatever the ``--since`` window that chose the logs):
     :func:`dsh_audit.cache.usage_tables` of their priced requests, its ``total`` and its rows
-    ``by_model`` and ``by_day``, each row its ``usage --json`` object and ``shown``, each amount
-    as ``usage`` shows it (``$x``, a lower bound ``≥$x``, unknown ``$?``: :meth:`UsageRow.shown`);
+    ``by_model`` and ``by_day``, each row its ``usage --json`` object and ``shown``, its key and each
+    amount as ``usage`` shows them (``$x``, a lower bound ``≥$x``, unknown ``$?``: :meth:`UsageRow.shown`);
     ``logs_failed``, the ``failed`` logs the check could not read, left out of every sum: the
     total's amounts are then lower bounds (``cost_complete`` false, ``≥$x``), as ``usage``'s are.
 
     Example:
         >>> _totals([])["total"]["shown"]
-        {'cost': '$0.0000', 'no_cache': '$0.0000', 'off_peak': '$0.0000', 'lost': '$0.0000', 'break': '$0.0000'}
+        {'key': 'total', 'cost': '$0.0000', 'no_cache': '$0.0000', 'off_peak': '$0.0000', 'lost': '$0.0000', 'break': '$0.0000'}
         >>> _totals([], 1)["total"]["shown"]["cost"], _totals([], 1)["total"]["cost_complete"]
         ('≥$0.0000', False)
     """
@@ -225,8 +226,11 @@ def _totals(ledgers: Sequence[SessionLedger], failed: int = 0) -> dict[str, Any]
 
 def _usage_row(row: UsageRow, *, failed: int = 0) -> dict[str, Any]:
     """A row of :func:`_totals`: its ``usage --json`` object (:meth:`UsageRow.to_json`; ``failed``:
-    the logs a total left out) and ``shown``, each amount as ``usage`` shows it."""
-    return {**row.to_json(failed=failed), "shown": {name: row.shown(name, bound=bool(failed)) for name in _AMOUNTS}}
+    the logs a total left out) and ``shown``, its key and each amount as ``usage`` shows them (a model
+    the price table bills with the other names its requests logged: :func:`billed_model_text`)."""
+    key = billed_model_text(row.key, row.logged_models) if row.models is not None else row.key
+    return {**row.to_json(failed=failed),
+            "shown": {"key": key, **{name: row.shown(name, bound=bool(failed)) for name in _AMOUNTS}}}
 
 
 def build_report_data(result: Any, *, prices: PriceBook | None = None) -> dict[str, Any]:

@@ -194,7 +194,7 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
   var table=add(add(groups,el("div",{cls:"scroll"})),el("table",{cls:g[1]}));var h=add(table,el("tr"));
   [g[0],"requests"].concat(AMOUNTS.map(function(a){return a[1];}),["lost tokens (cost)","breaks cost","unpriced"]).forEach(function(c){
    add(h,el("th",null,c));});
-  t[g[1]].forEach(function(row){var tr=add(table,el("tr",{"data-key":row.key}));add(tr,el("td",{cls:"key"},row.key));
+  t[g[1]].forEach(function(row){var tr=add(table,el("tr",{"data-key":row.key}));add(tr,el("td",{cls:"key"},row.shown.key));
    add(tr,el("td",{cls:"num"},fmt(row.requests)));AMOUNTS.forEach(function(a){add(tr,el("td",{cls:"num"},row.shown[a[0]]));});
    add(tr,el("td",{cls:"num"},lostText(row)));add(tr,el("td",{cls:"num"},row.shown["break"]));
    add(tr,el("td",{cls:"num"},row.unpriced_requests?fmt(row.unpriced_requests):""));});});

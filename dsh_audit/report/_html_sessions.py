@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..cache import iso_utc
@@ -138,10 +138,16 @@ def _verdict(check: Any) -> str:
         ...     failed, transitions, findings = True, (), (F("DSH815", True), F("DSH815", True), F("DSH811", False))
         >>> _verdict(C())
         'failed: 2 unrendered request(s), 1 baselined'
+
+    The capture found beside the log that cannot be read fails it too (its DSH802, the log's
+    ``capture_refusal``): counted as that capture, ``failed: 1 unreadable capture(s)``.
     """
-    baselined = sum(1 for f in check.findings if getattr(f, "baselined", False))
+    refusal = getattr(check, "capture_refusal", None)
+    capture = () if refusal is None else (refusal,)
+    findings = (*check.findings, *capture)
+    baselined = sum(1 for f in findings if getattr(f, "baselined", False))
     if check.failed:
-        causes = _failed_by_cause(check.findings)[1]
+        causes = _failed_by_cause(findings, captures=capture)[1]
         return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else [])])
     return "passed: " + (", ".join(_passing(check.transitions, baselined=baselined)) or "no breaks")
 
@@ -174,23 +180,31 @@ _FAILED_AS = {"DSH801": "unreadable log(s)", "DSH802": "log(s) that cannot be re
               "DSH821": "unexplained break(s)", "DSH822": "break(s) of a cause the policy does not allow",
               "DSH831": "log(s) below the cache-hit ratio bound",
               "DSH832": "log(s) whose cache-hit ratio cannot be measured"}
+#: What the DSH802 of a capture found beside logs counts (the run's finding, at the capture): its
+#: logs were replayed, checked without it, so it is no log that cannot be replayed.
+_CAPTURE_REFUSAL = "unreadable capture(s)"
 
 
-def _failed_by_cause(findings: Iterable[Any]) -> tuple[Counter[str], list[str]]:
+def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ()) -> tuple[Counter[str], list[str]]:
     """The failing ones of ``findings``, counted as ``check --json-report`` counts them: by rule,
-    and in words by cause (:data:`_FAILED_AS`), the page's headline and each session's verdict.
+    and in words by cause (:data:`_FAILED_AS`), the page's headline and each session's verdict; a
+    DSH802 among ``captures`` (the run's findings of no log) is a capture's (:data:`_CAPTURE_REFUSAL`).
 
     Example:
         >>> class F:
         ...     def __init__(self, rule): self.rule, self.fails = rule, True
         >>> _failed_by_cause([F("DSH815"), F("DSH203"), F("DSH815"), F("DSH101")])
         (Counter({'DSH815': 2, 'DSH101': 1, 'DSH203': 1}), ['2 validation finding(s)', '2 unrendered request(s)'])
+        >>> capture = F("DSH802")
+        >>> _failed_by_cause([F("DSH802"), capture], captures=[capture])[1]
+        ['1 log(s) that cannot be replayed', '1 unreadable capture(s)']
     """
-    failed = Counter(sorted(f.rule for f in findings if f.fails))
+    failing = sorted((f for f in findings if f.fails), key=lambda f: f.rule)
     words: Counter[str] = Counter()
-    for rule, n in failed.items():
-        words[_FAILED_AS.get(rule, "validation finding(s)")] += n
-    return failed, [f"{n} {what}" for what, n in words.items()]
+    for f in failing:
+        at_capture = f.rule == "DSH802" and any(f is c for c in captures)
+        words[_CAPTURE_REFUSAL if at_capture else _FAILED_AS.get(f.rule, "validation finding(s)")] += 1
+    return Counter(f.rule for f in failing), [f"{n} {what}" for what, n in words.items()]
 
 
 def _headline(result: Any) -> dict[str, str]:
@@ -206,7 +220,7 @@ def _headline(result: Any) -> dict[str, str]:
     """
     if not result.sessions:
         return {"state": "none", "text": "no log to check"}
-    failed, parts = _failed_by_cause(result.findings)
+    failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()))
     parts += _passing((t for c in result.sessions for t in c.transitions), baselined=len(result.baselined), failed=failed)
     state = "passed" if result.passed else "failed"
     return {"state": state, "text": f"check {state}: " + (" \u00b7 ".join(parts) or "no breaks")}

@@ -93,11 +93,23 @@ def _level(finding: Any) -> str:
     return "error" if fails else ("note" if finding.severity == "info" else "warning")
 
 
-def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bool) -> dict[str, Any]:
-    artifact: dict[str, Any] = {"uri": _uri(finding.path, base)}
+def _artifact(path: str, base: str | None) -> dict[str, Any]:
+    """The ``artifactLocation`` of ``path``: relative to ``%SRCROOT%`` when it is under ``base``."""
+    artifact: dict[str, Any] = {"uri": _uri(path, base)}
     if base is not None and _relative(artifact["uri"]):
         artifact["uriBaseId"] = SRCROOT
-    location: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact}}
+    return artifact
+
+
+def _notification(path: str, why: str, base: str | None) -> dict[str, Any]:
+    """A ``toolExecutionNotification`` (SARIF 2.1.0 §3.20.21): an input the run left out (another
+    agent's log), at its file: not a result, as nothing in it was analysed."""
+    return {"level": "error", "message": {"text": f"not checked: {why}"},
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(path, base)}}]}
+
+
+def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bool) -> dict[str, Any]:
+    location: dict[str, Any] = {"physicalLocation": {"artifactLocation": _artifact(finding.path, base)}}
     if finding.line is not None and not finding.path.lower().endswith(_COMPRESSED):
         location["physicalLocation"]["region"] = {"startLine": finding.line}
     seq = getattr(finding, "seq", None)
@@ -125,7 +137,7 @@ def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bo
 
 def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_version: str,
                 base: str | None = None, invocation_ok: bool | None = None,
-                baselined: bool = False) -> dict[str, Any]:
+                baselined: bool = False, not_checked: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every rule in ``tool.driver.rules``, one result per finding.
 
     Args:
@@ -137,6 +149,8 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
         invocation_ok: when given, adds an ``invocations`` entry with ``executionSuccessful``.
         baselined: the findings were compared with a baseline: each result has a ``baselineState``
             (``unchanged`` for a finding whose ``baselined`` is true, else ``new``).
+        not_checked: inputs left out, as ``(path, why)``: with ``invocation_ok``, each a
+            notification of the invocation (``toolExecutionNotifications``).
 
     Example:
         >>> build_sarif([], rules=[], tool_version="0.1.0")["version"]
@@ -148,11 +162,13 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
                             "rules": [rule.to_json() for rule in rules]}},
         "results": [_result(f, index, base, baselined) for f in findings],
     }
+    notes = [_notification(path, why, base) for path, why in not_checked] if invocation_ok is not None else []
     if base is not None and any("uriBaseId" in location["physicalLocation"]["artifactLocation"]
-                                for result in run["results"] for location in result["locations"]):
+                                for said in (*run["results"], *notes) for location in said["locations"]):
         run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(os.path.abspath(base)).as_uri().rstrip("/") + "/"}}
     if invocation_ok is not None:
-        run["invocations"] = [{"executionSuccessful": invocation_ok}]
+        run["invocations"] = [{"executionSuccessful": invocation_ok, **({"toolExecutionNotifications": notes}
+                                                                         if notes else {})}]
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
@@ -197,10 +213,13 @@ def format_sarif(result: Any, *, base: str | None = None) -> str:
     Every validation rule and gate rule is described (id, name, help text); each finding is a
     result at its log file and line, with ``seq``, ``session_id``, ``request`` and ``fails``
     as properties; with a baseline, its ``baselineState``. Paths under ``base`` (default: the
-    working folder) are relative to ``%SRCROOT%``, as in :func:`validation_sarif`.
+    working folder) are relative to ``%SRCROOT%``, as in :func:`validation_sarif`. Another agent's
+    logs left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`) are the invocation's
+    ``toolExecutionNotifications``, each at its file.
     """
     from ._json import dumps_pretty
 
     log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=_run_base(base),
-                      invocation_ok=True, baselined=getattr(result, "baseline", None) is not None)
+                      invocation_ok=True, baselined=getattr(result, "baseline", None) is not None,
+                      not_checked=getattr(result, "not_checked", ()))
     return dumps_pretty(log) + "\n"

@@ -290,8 +290,8 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
 
 
 def short_needed(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
-                 short: Mapping[str, str] | None = None) -> bool:
-    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``) would draw the
+                 short: Mapping[str, str] | None = None, least: Mapping[str, int] | None = None) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``least``) would draw the
     table in its short form on this terminal: a command printing several tables asks it of each,
     and draws them all in the short form when one needs it (``in_short``)."""
     headers = [stdout_text(terminal_text(column)) for column in columns]
@@ -302,7 +302,7 @@ def short_needed(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, dropp
     empty, order = _left_out_order(columns, cells, droppable)
     chosen = _layout(headers, cells, order, output_width(), current(),
                      form=short_form(columns, headers, short=short), valued=len(empty),
-                     measured=measured)
+                     least=_by_place(columns, least), measured=measured)
     return chosen is not None and chosen.short
 
 

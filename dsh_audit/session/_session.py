@@ -70,7 +70,8 @@ class Session:
         evidence: the events attribution quotes (empty for imported logs).
         warnings: torn tails, dropped damaged records, importer warnings.
         upgrades: the legacy and version upgrades applied, counted.
-        title: the session's latest ``session/title`` (None when it has none).
+        title: the session's latest ``session/title`` (None when it has none); an imported log's,
+            the title its agent gives it (:attr:`~dsh_audit.importers.ImportedSession.title`).
         first_time, last_time: the log's earliest and latest own timestamps (the header's
             ``createdAt`` and event times), in seconds since the epoch; None when unknown.
         validation: the findings of every validation rule (:func:`dsh_audit.validate.validate`'s,
@@ -236,7 +237,8 @@ def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
     times = {i: RequestTime(*t) for i, t in imported.times().items()}
     return Session(path=path, header=header, format=imported.format, format_version=0, lenient=lenient,
                    requests=list(imported.requests), result=ReplayResult(notes=list(imported.notes)),
-                   evidence=LogEvidence(imported.session_id), warnings=list(imported.warnings), times_given=times)
+                   evidence=LogEvidence(imported.session_id), warnings=list(imported.warnings), times_given=times,
+                   title=imported.title)
 
 
 def validator(path: str, *, lenient: bool, max_version: int) -> LineValidator:

@@ -305,8 +305,11 @@ _ALL = [
          "so a missing usage is no finding (requests shows its counts as ?).",
          "write the provider's counts as integers", '{"chunk":{"type":"usage","usage":{"inputTokens":"12"}}}'),
     Rule("DSH702", "warning", "usage-optional",
-         "cacheReadTokens, cacheWriteTokens and reasoningTokens are non-negative safe integers (≤ 2^53 − 1) when present.",
-         "omit a bucket the provider did not report", '{"usage":{"inputTokens":1,"outputTokens":2,"cacheReadTokens":-64}}'),
+         "cacheReadTokens, cacheWriteTokens and reasoningTokens are non-negative safe integers (≤ 2^53 − 1) when present; "
+         "reasoningTokens, a part of outputTokens on every route, is at most outputTokens (a request is unpriced "
+         "when the usage it is priced from, its attempt's chunk's, else its assistant/message's, breaks this).",
+         "omit a bucket the provider did not report, and count reasoning within outputTokens",
+         '{"usage":{"inputTokens":1,"outputTokens":2,"cacheReadTokens":-64}}'),
     Rule("DSH703", "warning", "usage-unknown-key", "TokenUsage has only inputTokens, outputTokens and the optional cache and reasoning buckets.",
          "keep provider-specific counts elsewhere", '{"usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3}}'),
     Rule("DSH704", "warning", "usage-mismatch", "assistant/message usage copies its attempt's usage chunk.",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import as_object
+from .._usage_rule import MAX_SAFE, reasoning_excess
 from ..jsjson import stringify
 from ..log import CHUNK_ROW_TYPES, Event, RowError, expand_row, is_safe_int
 from .._show import MISSING, Opaque, member, shown
@@ -31,7 +32,9 @@ _NOT_COUNT = "is not a non-negative safe integer (≤ 2^53 − 1)"
 def usage_problems(usage: Any) -> list[tuple[str, str]]:
     """``(rule, message)`` for every way ``usage`` is not a TokenUsage (spec §5.6). Only a usage the
     log holds is checked: DSH writes none when the provider reported none (``assistant/message``'s
-    ``usage?``, spec §7.4), so a step without one is no finding of DSH701."""
+    ``usage?``, spec §7.4), so a step without one is no finding of DSH701. A ``reasoningTokens``
+    above its ``outputTokens``, which holds it on every route (:func:`~dsh_audit._usage_rule.reasoning_excess`),
+    is DSH702: no count the ledger prices."""
     if not isinstance(usage, dict):
         return [("DSH701", f"usage {shown(usage)} is not an object")]
     out = []
@@ -43,6 +46,8 @@ def usage_problems(usage: Any) -> list[tuple[str, str]]:
     for key in _USAGE_OPTIONAL:
         if key in usage and not (is_safe_int(usage[key]) and usage[key] >= 0):
             out.append(("DSH702", f"usage {key} {shown(usage[key])} {_NOT_COUNT}"))
+    if (excess := reasoning_excess(usage, most=MAX_SAFE)) is not None:
+        out.append(("DSH702", f"usage reasoningTokens {excess[0]} is above outputTokens {excess[1]}, which holds it"))
     if not _USAGE_KEYS.issuperset(usage):  # a set pass; the names only for the finding
         extra = sorted(k for k in usage if k not in _USAGE_KEYS)
         out.append(("DSH703", f"usage has unknown key(s) {', '.join(extra)}"))

@@ -29,7 +29,7 @@ from ..replay import Request
 from ..session import Bodies, RouteEvidence, Session, find_parent, open_session, request_route, window_conflicts
 from ..wire import PiRoutes
 from ._captured import CapturedUsage
-from ._model import WatchItem, WatchNote, WatchRequest
+from ._model import CaptureNote, WatchItem, WatchNote, WatchRequest
 from ._tail import LogReplaced, TailStream
 
 __all__ = ["follow_log"]
@@ -116,7 +116,10 @@ class _Awaited:
     one the log held when watching began: priced from the capture as it was first found). One the
     log held when watching began that a capture there does not report (a proxy that writes its
     file late, an empty ``wire.jsonl`` at start) is kept the same way, until the capture changes
-    once: priced then, as an update, when the capture reports it, else left unpriced."""
+    once: priced then, as an update, when the capture reports it, else left unpriced. So is one
+    judged or held while the capture cannot be read (:attr:`CapturedUsage.broken`, said once as
+    ``usage`` says it): it is not awaited (it was shown provisional for ever, fuzz round 31), and is
+    priced as an update if the capture is readable again within :data:`_LOOKS` changes."""
 
     def __init__(self, usage: CapturedUsage) -> None:
         self.usage = usage
@@ -137,9 +140,10 @@ class _Awaited:
         held too); whether it was held."""
         if entry_usage(request, found)[2] is not None or _failed(request):
             return False  # the log or the capture priced the request, or no response reports usage
-        if self.usage.mark is None or not _may_come(request, history):
-            # no capture yet, or one silent on a request answered before the watch: shown unpriced
-            # now, looked at again once the capture is found or changes (:meth:`_found`)
+        if self.usage.mark is None or self.usage.broken or not _may_come(request, history):
+            # no capture yet, one that cannot be read (said: it is not awaited), or one silent on a
+            # request answered before the watch: shown unpriced now, looked at again once the
+            # capture is found or changes (:meth:`_found`)
             if not (self.usage.mark is None and self.usage.capture is None and captures_ignored()):
                 slim = replace(request, messages=(), message_seqs=())  # what pricing it again reads
                 self.unfound[request.index] = (slim, transition, verdict, history, self.usage.reads)
@@ -158,6 +162,10 @@ class _Awaited:
             if entry_usage(request, tokens)[2] == "capture":
                 del self.held[index]
                 yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
+            elif self.usage.broken:  # it cannot be read now (said): priced once it is repaired (:meth:`_found`)
+                del self.held[index]
+                slim = replace(request, messages=(), message_seqs=())
+                self.unfound[index] = (slim, transition, verdict, history, self.usage.reads)
             elif self.usage.reads - reads >= _LOOKS:
                 del self.held[index]  # the capture changed again and again without it: it will not come
 
@@ -165,18 +173,19 @@ class _Awaited:
         """The requests judged while no capture was there, or while it was silent on them, that the
         capture found or changed since reports, each with its price; the others it may still report
         are held (:meth:`wait`'s rule), the rest dropped. One the capture was not read again for
-        (none found yet, its file unchanged: a ``stat``) stays."""
+        (none found yet, its file unchanged: a ``stat``) stays, and so does one while the capture
+        cannot be read, until it has changed :data:`_LOOKS` times (each change read it whole)."""
         for index, (request, transition, verdict, history, reads) in list(self.unfound.items()):
             tokens = self.usage(request)
             if self.usage.mark is None:
                 return  # still no capture: looked for once, not per request
-            if self.usage.reads == reads:
+            if self.usage.reads == reads or self.usage.broken and self.usage.reads - reads < _LOOKS:
                 continue
             del self.unfound[index]
             source = entry_usage(request, tokens)[2]
             if source == "capture":
                 yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
-            elif source is None and _may_come(request, history):
+            elif source is None and not self.usage.broken and _may_come(request, history):
                 self.held[index] = (request, transition, verdict, history, self.usage.reads)
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
@@ -289,6 +298,15 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         for request, transition, verdict, entry, history in awaited.priced(prices, look=look):
             yield replace(_describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
                                     history=history), update=True)
+        yield from said()
+
+    def said() -> Iterator[WatchNote]:
+        """What the capture could not be read for, once each (:attr:`CapturedUsage.said`): a found
+        one's warning, a given one's error, a line of either that is no record (a warning), said as
+        ``usage`` says them; once per capture file however many logs it prices (:func:`watch`)."""
+        while captured.said:
+            level, place, text = captured.said.pop(0)
+            yield CaptureNote(time.time(), place, level, text, sid)
 
     def settled() -> Iterator[WatchItem]:
         if pending and awaited.due():
@@ -308,6 +326,7 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             entry = price_entry(request, prices, verdict, captured=tokens)
             history = request.first_chunk_seq <= history_seq[0]
             held = awaited.wait(request, transition, verdict, history, tokens)
+            yield from said()  # before the line it leaves unpriced
             yield _describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
                             history=history, awaited=held)
 

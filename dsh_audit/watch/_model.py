@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cache import Costs, iso_utc, usd_total
 
-__all__ = ["WatchItem", "WatchNote", "WatchRequest", "WatchSummary", "clock_at"]
+__all__ = ["CaptureNote", "WatchItem", "WatchNote", "WatchRequest", "WatchSummary", "clock_at"]
 
 
 def clock_at(seconds: float) -> str | None:
@@ -155,6 +155,16 @@ class WatchNote:
                 "session_id": self.session_id, "message": self.message}
 
 
+@dataclass(frozen=True, slots=True)
+class CaptureNote(WatchNote):
+    """What a capture could not be read for, said as ``usage`` says it, once per capture file in the
+    whole watch (the text names the file; several logs it prices say it once): the ``error`` of a
+    capture given with ``--capture`` that cannot be read (``path``: the capture), counted among the
+    summary's errors as an unreadable capture, not a log or folder (the log is followed, its
+    requests unpriced); the ``warning`` of a found one left out, or of a line that is no capture
+    record, skipped (``path``: the log it prices)."""
+
+
 WatchItem = WatchRequest | WatchNote
 
 @dataclass(slots=True)
@@ -205,6 +215,9 @@ class WatchSummary:
     # each log or folder an error was said of: whether it was read fine since (a log replaced by a whole
     # one, a folder one of whose logs is followed), which the last line says apart from the unreadable
     failed: dict[str, bool] = field(default_factory=dict, repr=False)
+    # each capture an error was said of (:class:`CaptureNote`), and how many such errors were said
+    captures: set[str] = field(default_factory=set, repr=False)
+    capture_errors: int = 0
 
     def add(self, item: WatchItem) -> None:
         if isinstance(item, WatchNote):
@@ -217,7 +230,11 @@ class WatchSummary:
                         self.failed[place] = True
             elif item.level == "error":
                 self.errors += 1
-                self.failed[item.path] = False
+                if isinstance(item, CaptureNote):
+                    self.captures.add(item.path)
+                    self.capture_errors += 1
+                else:
+                    self.failed[item.path] = False
             return
         key = (item.session_id, item.index)
         shown = self.provisional.get(key)
@@ -295,10 +312,11 @@ class WatchSummary:
             '1 unreadable log(s) or folder(s), 1 log(s) or folder(s) unreadable for a while, read again'
         """
         again = sum(self.failed.values())
-        unreadable = len(self.failed) - again if self.failed else self.errors
+        unreadable = len(self.failed) - again if self.failed else self.errors - self.capture_errors
         return (f"watched {self.sessions} session(s): {self.requests} request(s), {self.breaks} break(s), "
                 f"{Costs.shown(self.cost, requests=self.requests, unpriced=self.unpriced)}"
                 + (f" ({self.unpriced} unpriced)" if self.unpriced else "")
                 + (f", {unreadable} unreadable log(s) or folder(s)" if unreadable else "")
                 + (f", {again} log(s) or folder(s) unreadable for a while, read again" if again else "")
+                + (f", {len(self.captures)} unreadable capture(s)" if self.captures else "")
                 + (f", {self.failed_runs} failed --on-break run(s)" if self.failed_runs else ""))

@@ -58,7 +58,7 @@ from ..wire import PiRoutes
 from ._finder import Finder, Sessions, identity
 from ._follow import follow_log
 from ._history import History
-from ._model import WatchItem, WatchNote, WatchRequest
+from ._model import CaptureNote, WatchItem, WatchNote, WatchRequest
 from ._notify import Notifier
 from ._readers import Done, Entry, Follow, Readers, Shown
 from ._tail import TailStream
@@ -509,6 +509,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     state = _Watch(roots, stop=stop, since=since, rescan=rescan, poll=poll, notifications=notifications,
                    limit=readers, follow=follow, settle=settle)
     caveats = 0  # the price caveats said so far (each once, when first met)
+    told: set[tuple[str, str]] = set()  # what the captures could not be read for, said so far (each once)
     try:
         refused_at_start = state.scan(existing=True)
         followed, method = len(state.readers.entries), state.notifier.method
@@ -518,6 +519,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         for item in state.items(began=began, exit_after=exit_after, idle_exit=idle_exit):
             if until is not None and isinstance(item, WatchRequest) and item.moment >= until:
                 continue  # after the window, by the log's own time
+            if _told_before(item, told):
+                continue
             yield item
             # a note for each price caveat first met by the price of a request shown (what it could not know)
             met = book.caveats_met() if isinstance(item, WatchRequest) else []
@@ -528,3 +531,19 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         stop.set()
         state.notifier.wake_all()
         state.notifier.close()
+
+
+def _told_before(item: WatchItem, told: set[tuple[str, str]]) -> bool:
+    """Whether ``item`` says what a capture could not be read for (:class:`CaptureNote`) that was
+    said already, by any followed log: each log prices its requests from the capture on its own, and
+    a capture several logs share (``--capture``, a ``wire.jsonl`` beside a folder of logs), or a log
+    followed again (replaced), said it once per log, in ``--json`` and in the summary's errors
+    (issue 15); text mode said it once (stderr says a line once per run). Its text names the
+    capture file: once per capture file, in both modes."""
+    if not isinstance(item, CaptureNote):
+        return False
+    key = (item.level, item.message)
+    if key in told:
+        return True
+    told.add(key)
+    return False
