@@ -63,7 +63,7 @@ def test_a_baselined_finding_does_not_fail_and_every_report_says_so(
     assert not [line for line in err if "no longer occur" in line]
     report = json.loads((tmp_path / "r.json").read_text("utf-8"))
     assert report["counts"] == {"error": 0, "warning": 0, "info": 2, "failing": 1, "baselined": 1, "sessions": 2,
-                                "requests": 2}
+                                "requests": 2, "logs_not_checked": 0}
     assert [(f["session_id"], f["fails"], f.get("baselined")) for f in report["findings"]] == [
         ("s-a", False, True), ("s-b", True, None)]
     assert report["notes"] == []

@@ -46,9 +46,9 @@ def test_usage_by_request(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     code, out, err = invoke(monkeypatch, capsys, "usage", "--capture", WIRE, LOGS)
     total = next(line for line in out.splitlines() if line.startswith("│ total"))
     assert (code, err) == (0, [NOTE])
-    # no off-peak column: Anthropic bills one rate all day (session 38)
+    # off-peak is the cost: Anthropic bills one rate all day (session 43, issue 13)
     assert total == ("│ total                                        │       11 │        110 │ 8927 ($0.0308)     │      "
-                     "67968 │       18655 │    234 │ $0.0942 │  $0.2637 │          │")
+                     "67968 │       18655 │    234 │ $0.0942 │  $0.2637 │  $0.0942 │          │")
 
 
 @needs_c1

@@ -96,7 +96,7 @@ def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
                                      "line": None, "seq": None, "session_id": None, "request": None, "fails": True,
                                      "hint": hint}
     assert (report["passed"], report["counts"]) == (False, {"error": 1, "warning": 0, "info": 1, "failing": 1,
-                                                            "sessions": 2, "requests": 3})
+                                                            "sessions": 2, "requests": 3, "logs_not_checked": 0})
     junit = Path("j.xml").read_text(encoding="utf-8")
     assert (f'  <testsuite name="{BAD}" file="{BAD}" tests="1" failures="1" errors="0" skipped="0" time="0">\n'
             f'    <testcase name="log" classname="dsh-audit.{BAD}" time="0">\n'

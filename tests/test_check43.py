@@ -182,6 +182,10 @@ REFUSALS: dict[str, tuple[str, Change | str]] = {
     "scan-seq-gap": ("v0 v4", _drop_step),
     "scan-seq-repeat": ("v0 v4", _seq_repeat),
     "scan-seq-string": ("v0 v4", _envelope("S", seq="1")),
+    # an integer that is no position: validate's DSH111 as a string's, not a gap (fuzz 32's D1)
+    "scan-seq-negative": ("v0 v4", _envelope("S", seq=-1)),
+    "scan-seq-unsafe": ("v0 v4", _envelope("S", seq=2**53)),
+    "scan-seq-unsafe-last": ("v0 v4", lambda lines, _: _put(lines[-1], {"seq": 2**60})),
     "scan-not-an-object": ("v0 v4", _line("S", "[1]")),
     "scan-body-older": ("v0", "older"),
     "retired-header-delta": ("v0 v4", _after("R", "request/header-delta", {"header": {}})),
@@ -277,8 +281,9 @@ Found = list[tuple[Any, ...]]
 #: Each refusal's findings in the v0 log (and the v4 log but where :data:`EXPECTED_V4` says), as
 #: (check's, validate's): check's the refusal (DSH801, or DSH802 for the surface fold) at the place of
 #: validate's finding of the fault, then every other finding validate lists. Before, check listed
-#: validate's finding of the fault too in every row but a seq's, a header field's written as another
-#: JSON type (v0), one of a v4 header and the version against the file name.
+#: validate's finding of the fault too in every row but a seq's (not a negative or unsafe integer's:
+#: fuzz 32's D1), a header field's written as another JSON type (v0), one of a v4 header and the
+#: version against the file name.
 EXPECTED: dict[str, tuple[Found, Found]] = {
     "decode-zstd-reserved-bit": ([("DSH801", 2, None)], [("DSH101", 2, None)]),
     "decode-zstd-trailing-bytes": ([("DSH801", 11, None)], [("DSH101", 11, None)]),
@@ -310,6 +315,9 @@ EXPECTED: dict[str, tuple[Found, Found]] = {
     "scan-seq-gap": ([("DSH801", 3, 2), ("DSH405", 5, 4)], [("DSH107", 3, 2), ("DSH405", 5, 4)]),
     "scan-seq-repeat": ([("DSH801", 3, 0), ("DSH405", 6, 4)], [("DSH108", 3, 0), ("DSH405", 6, 4)]),
     "scan-seq-string": ([("DSH801", 3, 1), ("DSH405", 6, 4)], [("DSH111", 3, 1), ("DSH405", 6, 4)]),
+    "scan-seq-negative": ([("DSH801", 3, 1), ("DSH405", 6, 4)], [("DSH111", 3, 1), ("DSH405", 6, 4)]),
+    "scan-seq-unsafe": ([("DSH801", 3, 1), ("DSH405", 6, 4)], [("DSH111", 3, 1), ("DSH405", 6, 4)]),
+    "scan-seq-unsafe-last": ([("DSH801", 10, 8), ("DSH407", 9, 7)], [("DSH407", 9, 7), ("DSH111", 10, 8)]),
     "scan-not-an-object": ([("DSH801", 3, 1), ("DSH405", 6, 4)], [("DSH112", 3, 1), ("DSH405", 6, 4)]),
     "scan-body-older": ([("DSH801", 5, 3)], [("DSH114", 5, 3)]),
     "retired-header-delta": ([("DSH801", 6, 4)], [("DSH501", 6, 4)]),
@@ -348,6 +356,7 @@ EXPECTED_V4: dict[str, tuple[Found, Found]] = {
     "header-version-unreleased": ([("DSH801", 1, None), ("DSH506", 6, 4)], [("DSH205", 1, None), ("DSH506", 6, 4)]),
     "header-version-string": ([("DSH801", 1, None), ("DSH506", 6, 4)], [("DSH203", 1, None), ("DSH506", 6, 4)]),
     "event-model-source": ([("DSH801", 7, 5)], [("DSH120", 7, 5)]),
+    "scan-seq-unsafe-last": ([("DSH801", 9, 7), ("DSH407", 8, 6)], [("DSH407", 8, 6), ("DSH111", 9, 7)]),
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from dsh_audit.cache import iso_utc, summarize_session
-from dsh_audit.cli import cli
+from dsh_audit.cli import _sessions_fit, cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import UsageError
 from dsh_audit.log import resolve_session
@@ -260,3 +260,41 @@ def test_a_session_id_in_two_differing_files_is_refused_naming_both(tmp_path, mo
     with pytest.raises(UsageError):
         resolve_session("latest", root=root)
     assert resolve_session(str(plain), root=root) == plain  # the path the hint asks for is read
+
+
+#: The table of a 1 MB title of newlines, as it was before only its start was measured (fuzz 32's D4).
+LONG_TITLE = {
+    80: ["1 session(s), newest first",
+         "when (UTC)        title         reqs    hit  breaks      cost  id",
+         "─" * 80,
+         "2027-01-15 08:00  line\\u000al…     3  26.9%       0  ≥$0.0001  session-sample-c…",
+         "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
+         "narrow terminal: project not shown (widen it, or use --json)"],
+    200: ["1 session(s), newest first",
+          "when (UTC)        title" + " " * 92 + "project                  requests  hit ratio  breaks      cost  id",
+          "─" * 198,
+          "2027-01-15 08:00  " + "line\\u000a" * 9 + "line…  /home/dev/projects/demo         3      26.9%       0  "
+          "≥$0.0001  session-sample-chat",
+          "title: cut to fit (--json for whole titles)"],
+}
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_a_1_mb_title_of_newlines_is_cut_as_before_from_its_start(tmp_path, monkeypatch, columns):
+    """200k newlines (a Claude Code summary or a DSH session/title alike) took 8-16 s: the 2 MB
+    escaped title was measured and cut at each width tried (fuzz 32's D4). Only a start of it is
+    cut now, and the table is the one it was, line for line."""
+    lines = (SAMPLES / "chat" / "session.jsonl").read_text("utf-8").splitlines()
+    log = tmp_path / "session.jsonl"
+    log.write_text("\n".join(line.replace('"title":"Who are you"', '"title":"' + "line\\n" * 200_000 + '"')
+                             for line in lines) + "\n", "utf-8")
+    cut, longest = _sessions_fit._title_cut, [0]
+
+    def measured(title: str, width: int) -> str:
+        longest[0] = max(longest[0], len(title))
+        return cut(title, width)
+
+    monkeypatch.setattr(_sessions_fit, "_title_cut", measured)
+    code, out = invoke("sessions", str(log), columns=columns)
+    # cut: its first 4 * columns characters, "line\\n" shown as 10 cells ("line\\u000a") for 5
+    assert (code, [line.rstrip() for line in out.splitlines()], longest) == (0, LONG_TITLE[columns], [2 * 4 * columns])

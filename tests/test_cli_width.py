@@ -87,19 +87,20 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
 @needs_corpus
 def test_cache_at_60_columns_leaves_out_lesser_columns_before_a_block_per_request(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Before session 43: one block of lines per request. Now "reusable" and "prompt" go (named
-    below), and only a classification too long for what is left wraps, at its space."""
+    """Before session 43: one block of lines per request. Now "reusable", "prompt" and "kind" go
+    (named below: kind too, as at 70 columns, fuzz 32 D5), and only then a classification too long
+    for what is left wraps, at its space."""
     monkeypatch.chdir(CORPUS.parent)
     code, lines = invoke("cache", RELATIVE, columns=60)
     assert code == 0
     assert lines[:2] == [RELATIVE, "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
     start = lines.index("timeline")
     assert lines[start + 1:start + 6] == [
-        "#  kind   t/s/a  expected  actual  classification       lost", "─" * 60,
-        "0  title  -             0      0*  as_expected", "1  loop   1/1/1         0       0  as_expected",
-        "2  loop   2/1/1         0       0  break_explained      7936"]
+        "#  t/s/a  expected  actual  classification              lost", "─" * 60,
+        "0  -             0      0*  as_expected", "1  1/1/1         0       0  as_expected",
+        "2  2/1/1         0       0  break_explained             7936"]
     assert lines[-4:] == ["the request and judged its cache", "t/s/a: turn/step/attempt",
-                          "narrow terminal: reusable, prompt not shown (widen it, or", "use --json)"]
+                          "narrow terminal: reusable, prompt, kind not shown (widen it,", "or use --json)"]
 
 
 @needs_corpus

@@ -41,12 +41,14 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
     rate-limit update; 15: a call's end): its total's ``input_tokens`` deleted or made ``damage``'s
     JSON, or the total (``info``) made the JSON after ``total=`` (``info=``), or given a key
     ``new_tokens`` of the JSON after ``gained=``, or its ``last_token_usage`` made the total
-    (``last=total``); ``then-intact``: deleted, and with `` then-intact`` after another damage, the
-    token_count resent whole after it (line 10's for 12); ``; N last=total``: the token_count of
-    line N after it made so too (`` then-intact`` after it: and resent whole). `` repeated``: the
-    damaged event repeated word for word right after it (as Codex repeats one with a rate-limit
+    (``last=total``), times N (``last*N``), or given a key ``extra_tokens`` (``last+extra``);
+    ``then-intact``: deleted, and with `` then-intact`` after another damage, the token_count resent
+    whole after it (line 10's for 12); ``; N last=total``: the token_count of line N after it made so
+    too (`` then-intact`` after it: and resent whole; `` since 15``: made the rise since line 15's
+    total instead, both calls'). `` repeated``: the damaged event repeated word for word right after it (as Codex repeats one with a rate-limit
     update); `` then-last=J``: resent with its ``last_token_usage`` the JSON ``J``; `` alone``: line
-    12, line 10's resend, holds no ``info`` (a rate-limit update alone)."""
+    12, line 10's resend, holds ``info`` null (damage after a usage: Codex writes it null only before
+    its first, fuzz 43)."""
     records = [json.loads(text) for text in CODEX.read_text(encoding="utf-8").splitlines()]
     damage, _, after = damage.partition("; ")
     if after:
@@ -54,7 +56,9 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
         if after.endswith(" then-intact"):
             records.insert(at, json.loads(json.dumps(records[at - 1])))
         later = records[at - 1]["payload"]["info"]
-        later["last_token_usage"] = dict(later["total_token_usage"])
+        since = records[14]["payload"]["info"]["total_token_usage"] if after.endswith(" since 15") else {}
+        later["last_token_usage"] = {key: count - since.get(key, 0)
+                                     for key, count in later["total_token_usage"].items()}
         if after.endswith(" repeated"):
             records.insert(at, json.loads(json.dumps(records[at - 1])))
     if damage.endswith(" alone"):
@@ -72,6 +76,10 @@ def _codex(tmp_path: Path, damage: str, line: int) -> Path:
         records[line - 1]["payload"]["info"] = json.loads(damage.removeprefix("info="))
     elif damage == "last=total":
         info["last_token_usage"] = dict(info["total_token_usage"])
+    elif damage.startswith("last*"):
+        info["last_token_usage"] = {key: count * int(damage[5:]) for key, count in info["last_token_usage"].items()}
+    elif damage == "last+extra":
+        info["last_token_usage"]["extra_tokens"] = 7
     elif damage.startswith("gained="):
         info["total_token_usage"]["new_tokens"] = json.loads(damage.removeprefix("gained="))
     elif damage in ("deleted", "then-intact"):
@@ -102,7 +110,8 @@ _LOST = {("info={}", 15): (4, 170, 0.006937, 1), ("info={}", 16): (4, 82, 0.0059
          ("info=[]; 16 last=total", 15): (4, 70, 0.005249, 2), ("deleted; 15 last=total", 12): (4, 170, 0.006937, 1),
          ('info="x"; 15 last=total', 12): (4, 170, 0.006937, 1), ("deleted; 24 last=total", 16): (4, 152, 0.006521, 1),
          ("last=total repeated", 15): (4, 182, 0.00762, 0), ("deleted; 16 last=total repeated", 15): (4, 82, 0.005932, 1),
-         ("deleted alone; 15 last=total", 10): (4, 170, 0.006937, 1)}
+         ("deleted alone; 15 last=total", 10): (4, 170, 0.006937, 1), ("info=null", 15): (4, 170, 0.006937, 1),
+         ("info=null", 16): (4, 82, 0.005932, 1), ("last*2; 24 last=total since 15", 16): (4, 152, 0.006521, 1)}
 
 
 @pytest.mark.parametrize(("damage", "line", "why"), [
@@ -144,7 +153,14 @@ _LOST = {("info={}", 15): (4, 170, 0.006937, 1), ("info={}", 16): (4, 82, 0.0059
     ('last=total then-last="x"', 15, _MOVED + ": the call it ends is priced from the totals' difference"),
     ("last=total then-last=[]", 15, _MOVED + ": the call it ends is priced from the totals' difference"),
     ("deleted alone", 10, _TOTAL + "lacks input_tokens"),
-    ("deleted alone; 15 last=total", 10, _TOTAL + "lacks input_tokens")])
+    ("deleted alone; 15 last=total", 10, _TOTAL + "lacks input_tokens"),
+    ("last+extra", 10, _TOTAL + "lacks extra_tokens"), ("1.5", 12, _TOTAL + "input_tokens is a number 1.5, not a count"),
+    ("-1", 10, _TOTAL + "input_tokens is a number -1, not a count"), ("last*0", 10, _MOVED + _RESENT),
+    ("last*0", 24, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("info=null", 15, "info is null, not an object"), ("info=null", 16, "info is null, not an object"),
+    ("last*2; 24 last=total since 15", 16, _MOVED + ": the call it ends is priced from the totals' difference"),
+    ("deleted repeated", 12, _TOTAL + "lacks input_tokens"), ('total="x" repeated', 15, _TOTAL + 'is a string "x", not an object'),
+    ('info="x" repeated', 12, 'info is a string "x", not an object')])
 def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned_of(
         damage: str, line: int, why: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,7 +186,11 @@ def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned
     unpriced, said again); resent with a ``last_token_usage`` that is no object it is a repeat (it was
     an AttributeError, exit 3); and a first total damaged, its resend lost, then a ``last_token_usage``
     made the total is unpriced, said, as the rise must hold the call priced before it too (it was
-    priced from the total, unsaid: $0.01177)."""
+    priced from the total, unsaid: $0.01177). Fuzz 43 (re-read F): a call priced from the totals'
+    difference is held by a later total too (counted twice, +22 %); the first call's resend after a
+    ``last_token_usage`` that gained a key, or a total count ``1.5`` (a fifth call); a
+    ``last_token_usage`` of zeros (priced $0, unsaid); ``info`` null after a usage (two calls merged,
+    unsaid); a damaged event repeated word for word (said twice)."""
     log = _codex(tmp_path, damage, line)
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     totals = json.loads(out)["totals"]
@@ -179,7 +199,8 @@ def test_a_total_that_lost_a_count_neither_splits_nor_merges_calls_and_is_warned
     assert [request.kind for request in import_codex(log).requests] == ["loop", "loop", "compaction", "loop"]
     then = "" if why is None or ": " in why else f": {UNSURE}"
     later = damage.partition("; ")[2].split(" ")[0]
-    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}{then}"]) + (
+    null = [f"warning: {log}:12: token_count info is null, not an object: {UNSURE}"] if " alone" in damage else []
+    assert err == ([] if why is None else [f"warning: {log}:{line}: token_count {why}{then}"]) + null + (
         [f"warning: {log}:{later}: token_count {_HELD}"] if later else [])
 
 

@@ -149,6 +149,25 @@ def test_reasoning_above_its_output_leaves_the_request_unpriced_in_every_view(
         assert (code, page.read_text(encoding="utf-8").count(f'"unpriced":"{_ABOVE}"')) == (0, expected)
 
 
+_IMPORTED = Path(__file__).resolve().parent / "data" / "importers"
+
+
+@pytest.mark.parametrize(("source", "old", "new", "why"), [
+    ("codex/rollout-2026-01-05T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+     '"output_tokens":40,"reasoning_output_tokens":20', '"output_tokens":40,"reasoning_output_tokens":400',
+     "request 0, line 10: reasoningTokens 400 above outputTokens 40"),
+    ("claude-code/7d3c6a52-1f0e-4c2b-9a8e-2b1f5c0d9e11.jsonl", '"input_tokens":8,', '"input_tokens":2000000000,',
+     "request 1, line 8: inputTokens past 1,000,000,000 tokens")])
+def test_an_imported_logs_damaged_usage_is_said_at_its_line(source, old, new, why, tmp_path, monkeypatch, capsys):
+    """Fuzz 32's D6: a Codex rollout's was said at "seq 8", a number it has no field for (its first
+    response line): an imported log's usage is said at the line of the record holding it."""
+    log = tmp_path / Path(source).name
+    log.write_text((_IMPORTED / source).read_text("utf-8").replace(old, new), "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "usage", str(log))
+    assert (code, [line for line in err if "unpriced" in line]) == (
+        0, [f"warning: 1 request(s) unpriced: the log's usage is damaged ({why})"])
+
+
 def _two_requests(tmp_path: Path, second: dict[str, Any]) -> Path:
     """A two-turn log: request 0 logs cacheReadTokens 0, request 1 logs ``second`` as its usage."""
     b = LogBuilder(session_id="s-zero")

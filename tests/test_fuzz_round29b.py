@@ -144,6 +144,6 @@ def test_check_lists_a_version_mismatch_refusal_once(
     report = json.loads(out)
     findings = [(f["rule"], f["line"], f["seq"], f["message"]) for f in report["findings"]]
     assert (code, findings, report["counts"]) == (1, [found], {
-        "error": 1, "warning": 0, "info": 0, "failing": 1, "sessions": 1, "requests": 0})
+        "error": 1, "warning": 0, "info": 0, "failing": 1, "sessions": 1, "requests": 0, "logs_not_checked": 0})
     assert invoke(monkeypatch, capsys, "validate", log)[2][-1] == (
         f"1 error(s), 0 warning(s), 0 info in 1 file(s): {validated} x1")

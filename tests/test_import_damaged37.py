@@ -94,7 +94,7 @@ def test_check_names_the_damaged_log(tmp_path: Path, monkeypatch: pytest.MonkeyP
     found = [{"rule": r, "severity": "error", "message": message, "path": name, "line": 1, "seq": None,
               "session_id": None, "request": None, "fails": True, "hint": hint} for r in ("DSH801", rule)]
     assert (report["passed"], report["counts"]) == (False, {"error": 2, "warning": 0, "info": 0, "failing": 2,
-                                                            "sessions": 1, "requests": 0})
+                                                            "sessions": 1, "requests": 0, "logs_not_checked": 0})
     assert report["findings"] == found
     [session] = report["sessions"]
     assert (session["error"], session["findings"]) == (f"{name}:1: {message} (hint: {hint})", found)

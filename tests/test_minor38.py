@@ -243,28 +243,27 @@ def test_usage_by_model_is_one_row_per_model_billed_and_the_rows_add_up(monkeypa
     assert usd_total(r["off_peak_cost_usd"] for r in table["rows"]) == table["totals"]["off_peak_cost_usd"] == 0.10699332
 
 
-# -- 2. off-peak only where a provider has a peak window -------------------------------------------
+# -- 2. off-peak: a one-rate provider's requests at their cost, in every view (session 43, issue 13) --
 
 @needs_corpus
-def test_usage_of_a_claude_session_has_no_off_peak(monkeypatch, capsys, logs: Path) -> None:
+def test_usage_of_a_claude_session_has_its_cost_off_peak(monkeypatch, capsys, logs: Path) -> None:
     log = str(logs / C1.name)
     code, lines, err = _run(monkeypatch, capsys, 200, "usage", log)
     assert (code, err) == (0, UNPRICED)
     assert lines[2] == ("┃ session                                      ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ "
-                        "cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ unpriced ┃")
+                        "cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃")
     code, out, err = invoke(monkeypatch, capsys, "usage", log, "--json")
     table = json.loads(out)
-    assert [sorted(row) for row in (*table["rows"], table["totals"]) if "off_peak_cost_usd" in row] == []
+    assert [row["off_peak_cost_usd"] for row in (*table["rows"], table["totals"])] == [0.0934629] * 2
     assert (table["totals"]["cost_usd"]["total"], table["totals"]["no_cache_cost_usd"]) == (0.0934629, 0.263109)
-    # CSV keeps its columns: the off-peak cell is empty, as an unknown is
     code, lines, err = _run(monkeypatch, capsys, 80, "usage", log, "--format", "csv")
     assert lines == [
         "table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,"
         "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced",
         "usage by session,session-514c4bc2-e0ec-419e-84d4-2f666d536239,11,100,8927,0.03079065,67968,18490,229,"
-        "0.0934629,0.0003,0.0203904,0.0693375,0.003435,0.263109,,1",
+        "0.0934629,0.0003,0.0203904,0.0693375,0.003435,0.263109,0.0934629,1",
         "usage by session,total,11,100,8927,0.03079065,67968,18490,229,0.0934629,0.0003,0.0203904,0.0693375,"
-        "0.003435,0.263109,,1"]
+        "0.003435,0.263109,0.0934629,1"]
 
 
 @needs_corpus
@@ -282,13 +281,19 @@ def test_usage_json_has_off_peak_for_deepseek_and_the_mixed_total(monkeypatch, c
     assert [(row["window"], "off_peak_cost_usd" in row) for row in rows] == [
         ("peak", True)] * 4 + [("standard", True)] * 11  # #0: the unpriced title call ($?), the others their cost
     assert rows[4]["off_peak_cost_usd"] is None
+    # a window split adds up to the whole (issue 13: the side of Claude's requests alone was null)
+    halves = [json.loads(invoke(monkeypatch, capsys, "usage", str(logs), "--json", option, "2027-01-01")[1])["totals"]
+              for option in ("--until", "--since")]
+    assert [(half["requests"], half["off_peak_cost_usd"]) for half in halves] == [(11, 0.0934629), (4, 0.00015492)]
+    assert usd_total(half["off_peak_cost_usd"] for half in halves) == table["totals"]["off_peak_cost_usd"]
 
 
 @needs_corpus
-def test_cache_says_all_off_peak_only_for_deepseek(monkeypatch, capsys, logs: Path) -> None:
-    code, lines, _ = _run(monkeypatch, capsys, 200, "cache", str(logs / C1.name))
-    assert lines[6] == ("with no cache ≥$0.2631; breaks cost $0.0308 (the part of the cost lost that breaks caused); "
-                        "1 request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check your contract)")
+def test_cache_says_all_off_peak_for_every_provider(monkeypatch, capsys, logs: Path) -> None:
+    code, lines, _ = _run(monkeypatch, capsys, 240, "cache", str(logs / C1.name))
+    assert lines[6] == ("with no cache ≥$0.2631; all off-peak ≥$0.0935; breaks cost $0.0308 (the part of the cost lost "
+                        "that breaks caused); 1 request(s) unpriced (≥$: a sum over the priced ones only) (list prices, "
+                        "check your contract)")
     code, lines, _ = _run(monkeypatch, capsys, 200, "cache", str(logs / "tools.jsonl"))
     assert lines[6] == ("with no cache $0.0005; all off-peak $0.0002; breaks cost $0.0000 (the part of the cost lost "
                         "that breaks caused) (list prices, check your contract)")
@@ -296,11 +301,11 @@ def test_cache_says_all_off_peak_only_for_deepseek(monkeypatch, capsys, logs: Pa
     for name in (C1.name, "tools.jsonl"):
         code, out, _ = invoke(monkeypatch, capsys, "cache", str(logs / name), "--json")
         costs.append(json.loads(out.splitlines()[0])["cost"])
-    assert [cost.get("off_peak_cost_usd", "absent") for cost in costs] == ["absent", 0.00015492]
+    assert [cost.get("off_peak_cost_usd", "absent") for cost in costs] == [0.0934629, 0.00015492]
 
 
 @needs_corpus
-def test_stats_shows_off_peak_only_where_a_model_has_a_window(monkeypatch, capsys, logs: Path,
+def test_stats_shows_off_peak_for_every_model(monkeypatch, capsys, logs: Path,
                                                                tmp_path: Path) -> None:
     both, claude = str(tmp_path / "both.sqlite"), str(tmp_path / "claude.sqlite")
     assert invoke(monkeypatch, capsys, "index", "--db", both, str(logs))[0] == 0
@@ -336,11 +341,18 @@ def test_stats_shows_off_peak_only_where_a_model_has_a_window(monkeypatch, capsy
         " $0.0001 │  $0.0003 │    $0.0005 │    $0.0002 │  $0.0000 │          │",
         "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            4 │   1388 │        640 │     46.1% │ "
         "   46.1% │           0 │ $0.0000 │"]
+    # at 160 columns the token table had the room for the logged names and the cost table not: neither has them
+    # now, one key for both tables of a run (issue 13, D7), each caption naming them
+    code, lines, _ = _run(monkeypatch, capsys, 160, "stats", "--db", both)
+    assert [line.split("│")[1] for line in lines if line.startswith("│ deepseek")] == [" deepseek-flash    "] * 2
+    assert lines.count("model as billed: deepseek-flash (logged as deepseek-v4-flash)") == 2
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", claude, "--json")
     stats = json.loads(out)
-    assert "off_peak_cost_usd" not in stats["cost"] and all("off_peak_cost_usd" not in r for r in stats["cost_by_model"])
+    assert [stats["cost"]["off_peak_cost_usd"], *(r["off_peak_cost_usd"] for r in stats["cost_by_model"])] == [
+        0.0934629, 0.0562116, 0.0372513]
     code, lines, _ = _run(monkeypatch, capsys, 200, "stats", "--db", claude)
-    assert code == 0 and [line for line in lines if "off-peak" in line] == []
+    assert code == 0 and [line.split("│")[1:3] for line in lines if "all off-peak" in line] == [
+        [" all off-peak                                   ", " ≥$0.0935                                  "]]
 
 
 @needs_corpus
@@ -355,18 +367,18 @@ def test_check_markdown_gives_the_claude_session_its_cost_off_peak(monkeypatch, 
         "| 11 | none | 1 | 78.5% | ≥$0.0935 (breaks $0.0308) (1 unpriced) | ≥$0.2631 | ≥$0.0935 | 1 |",
         "| ✅ pass | logs/tools.jsonl | session-sample-tools | 4 | none | 0 | 46.1% | $0.0003 | $0.0005 | $0.0002 | 1 |",
         "| **total** | 2 log(s) | | 15 | | 1 | | ≥$0.0938 (breaks $0.0308) (1 unpriced) | ≥$0.2636 | ≥$0.0936 | 2 |"]
-    assert "_off-peak: a log with one rate all day (no peak window) at its cost._" in summary.read_text().splitlines()
+    # the Claude log alone: the same off-peak cell as among the others (issue 13: it was n/a)
     code, _, _ = invoke(monkeypatch, capsys, "check", "logs/" + C1.name, "--markdown", str(summary))
-    assert [line.rsplit(" | ", 3)[1:] for line in summary.read_text().splitlines() if line.startswith("| **total")] == [
-        ["≥$0.2631", "n/a", "1 |"]]
+    assert [line.rsplit(" | ", 3)[1:] for line in summary.read_text().splitlines()
+            if line.startswith(("| **total", "| ✅"))] == [["≥$0.2631", "≥$0.0935", "1 |"]] * 2
 
 
 @needs_corpus
-def test_the_report_page_has_no_off_peak_figure_for_a_claude_session(browser, logs: Path, tmp_path: Path,
+def test_the_report_page_has_an_off_peak_figure_for_a_claude_session(browser, logs: Path, tmp_path: Path,
                                                                        monkeypatch, capsys) -> None:
     from selenium.webdriver.common.by import By
 
-    for name, figures in ((C1.name, []), ("tools.jsonl", ["all off-peak $0.0002"])):
+    for name, figures in ((C1.name, ["all off-peak ≥$0.0935"]), ("tools.jsonl", ["all off-peak $0.0002"])):
         page = tmp_path / f"{name}.html"
         code, _, _ = invoke(monkeypatch, capsys, "report", str(logs / name), "-o", str(page))
         assert code == 0

@@ -15,7 +15,7 @@ import zstandard
 
 from _cli import chat_log, invoke
 from dsh_audit.errors import UsageError
-from dsh_audit.redact import Placeholders, check_bundle, redact, session_verdicts
+from dsh_audit.redact import Placeholders, Redaction, check_bundle, redact, session_verdicts
 from dsh_audit.redact._family import salt_cause
 from dsh_audit.session import open_session
 
@@ -120,24 +120,58 @@ def test_a_child_beside_its_parent_needs_the_parent_redacted_beside_it_or_alone(
     assert sorted(p.name for p in out.iterdir()) == []
 
 
+@pytest.fixture(scope="module")
+def family(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Redaction]:
+    """The subagent family redacted with the salt "s" (the parent first), in a folder of its own two deep (a
+    parent is looked for one folder up too), and the child's redaction: read, or copied, by the tests below."""
+    folder = tmp_path_factory.mktemp("family") / "a" / "b"
+    folder.mkdir(parents=True)
+    redact(PARENT, folder / PARENT.name, salt="s")
+    return folder, redact(CHILD, folder / CHILD.name, salt="s")
+
+
+@pytest.fixture(scope="module")
+def other_parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The subagent's parent redacted with the salt "another" (the folder holding it and its manifest)."""
+    folder = tmp_path_factory.mktemp("other")
+    redact(PARENT, folder / PARENT.name, salt="another")
+    return folder
+
+
+def _bundle_copy(source: Path, folder: Path, *logs: str) -> Path:
+    """``folder`` (made) holding a copy of the bundles of ``logs`` (each log and its manifest) from ``source``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in logs:
+        for file in (name, f"{name}.manifest.json"):
+            shutil.copyfile(source / file, folder / file)
+    return folder
+
+
 @needs_corpus
 def test_a_child_redacted_beside_its_redacted_parent_proves_its_verdicts_with_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    tmp_path = tmp_path / "a" / "b"  # a parent is looked for one folder up too: only this test's logs there
-    tmp_path.mkdir(parents=True)
-    redact(PARENT, tmp_path / PARENT.name, salt="s")
-    child = redact(CHILD, tmp_path / CHILD.name, salt="s")
+        family: tuple[Path, Redaction], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder, child = family
     assert (child.mismatched, child.parent) == ((), "session-70444d8d-ee1d-43e9-8341-470b57f1019c")
     assert child.notes == ("verdicts compared with the parent session session-70444d8d-ee1d-43e9-8341-470b57f1019c on "
-                           f"both sides: {PARENT} and its redaction {tmp_path / PARENT.name}",)
-    assert _breaks(monkeypatch, capsys, tmp_path / CHILD.name) == _breaks(monkeypatch, capsys, CHILD)
-    assert check_bundle(tmp_path / CHILD.name).ok
+                           f"both sides: {PARENT} and its redaction {folder / PARENT.name}",)
+    assert _breaks(monkeypatch, capsys, folder / CHILD.name) == _breaks(monkeypatch, capsys, CHILD)
+    assert check_bundle(folder / CHILD.name).ok
     # the same child compared alone records other verdicts: its bundle proves what it was compared with
     alone = redact(CHILD, tmp_path / "alone.jsonl", salt="s", alone=True)
     assert alone.verdicts["breaks"] != child.verdicts["breaks"] and alone.parent is None
+    # a bundle whose parent is gone is a usage error of --check, not a mismatch
+    with pytest.raises(UsageError, match="whose redacted log is not beside it"):
+        check_bundle(_bundle_copy(folder, tmp_path / "x" / "y", CHILD.name) / CHILD.name)
+
+
+@needs_corpus
+def test_a_child_and_a_parent_of_another_salt_are_refused_by_redact_and_said_by_check(
+        family: tuple[Path, Redaction], other_parent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     # a parent redacted with another salt is not the child's: the verdicts move, redact says why (the parent's
     # manifest records its salt's id, never the salt), and writes nothing (session 42: the bundle was written)
-    other = tmp_path.parent.parent / "other"
+    other = tmp_path / "other"
     other.mkdir()
     redact(PARENT, other / PARENT.name)  # the default: a random salt
     manifest = json.loads((other / f"{PARENT.name}.manifest.json").read_text("utf-8"))
@@ -149,37 +183,69 @@ def test_a_child_redacted_beside_its_redacted_parent_proves_its_verdicts_with_it
         "(hint: redact the parent again with --force, then this child, with one salt you choose: the same --salt S, "
         "or DSH_AUDIT_REDACT_SALT=S, for both)"])
     assert sorted(p.name for p in other.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
-    redact(PARENT, other / PARENT.name, salt="another", force=True)  # a salt given: recorded as given
-    moved = redact(CHILD, other / CHILD.name, salt="s")
+    given = _bundle_copy(other_parent, tmp_path / "given", PARENT.name)  # a salt given: recorded as given
+    moved = redact(CHILD, given / CHILD.name, salt="s")
     assert moved.cause == (
-        f"the parent's redaction {other / PARENT.name} was made with another salt than this run's (another given salt)")
+        f"the parent's redaction {given / PARENT.name} was made with another salt than this run's (another given salt)")
     # session 42b: the id is slow to make (scrypt, N=2**14, r=8, p=1, a fixed salt: each guess at a short salt costs
     # as much); review E: no dsh-audit wrote another id (a blake2b: one is refused: test_redact_manifest38)
-    parent_manifest = other / f"{PARENT.name}.manifest.json"
-    recorded = json.loads(parent_manifest.read_text("utf-8"))
+    recorded = json.loads((given / f"{PARENT.name}.manifest.json").read_text("utf-8"))
     identity = "scrypt:" + hashlib.scrypt(b"another", salt=b"dsh-audit-salt-id", n=2 ** 14, r=8, p=1, dklen=16).hex()
     assert recorded["salt_id"] == identity
-    assert salt_cause(other / PARENT.name, identity) is None
-    assert salt_cause(other / PARENT.name, moved.salt_id) == (
-        f"the parent's redaction {other / PARENT.name} was made with another salt than this run's (another given salt)")
-    # issue 17: the placeholders' key comes from the same scrypt, its derivation recorded; a parent an older
+    assert salt_cause(given / PARENT.name, identity) is None
+    assert salt_cause(given / PARENT.name, moved.salt_id) == (
+        f"the parent's redaction {given / PARENT.name} was made with another salt than this run's (another given salt)")
+    # re-read E of session 43: a child bundle beside a parent redacted again with another salt says so on --check
+    _bundle_copy(family[0], given, CHILD.name)
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(given / CHILD.name))[:2] == (1, (
+        "requests: match (2 request(s))\nbreaks: MISMATCH (2 request(s), 1 break(s))\ncache: MISMATCH (2 request(s))\n"
+        f"FAILED: breaks, cache verdicts differ from the manifest of {given / CHILD.name}\n"
+        f"cause: the parent's redaction {given / PARENT.name} was made with another salt than this child's bundle's "
+        "(another given salt) (hint: redact the parent again with this dsh-audit and --force, then this child, with "
+        "one salt you choose: the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both)\n"))
+
+
+@needs_corpus
+def test_a_family_of_two_key_derivations_is_refused_by_redact_and_said_by_check(
+        family: tuple[Path, Redaction], other_parent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 17: the placeholders' key comes from the salt's scrypt, its derivation recorded; a parent an older
     # dsh-audit redacted (no key_derivation: a SHA-256 of the salt) is refused whatever the salt, nothing written
+    folder = _bundle_copy(other_parent, tmp_path, PARENT.name)
+    parent_manifest = folder / f"{PARENT.name}.manifest.json"
+    recorded = json.loads(parent_manifest.read_text("utf-8"))
     assert recorded["key_derivation"] == 2
     parent_manifest.write_text(json.dumps({k: v for k, v in recorded.items() if k != "key_derivation"}), "utf-8")
-    assert check_bundle(other / PARENT.name).ok  # --check of an older bundle needs no key
-    assert invoke(monkeypatch, capsys, "redact", str(CHILD), "-o", str(other / CHILD.name), "--salt", "another") == (
-        2, "", [f"error: {CHILD}: the parent's redaction {other / PARENT.name} was made by an older dsh-audit, whose "
+    assert check_bundle(folder / PARENT.name).ok  # --check of an older bundle needs no key
+    assert invoke(monkeypatch, capsys, "redact", str(CHILD), "-o", str(folder / CHILD.name), "--salt", "another") == (
+        2, "", [f"error: {CHILD}: the parent's redaction {folder / PARENT.name} was made by an older dsh-audit, whose "
                 "placeholders (key derivation 1) are not this one's (key derivation 2) for any salt (hint: redact the "
                 "parent again with this dsh-audit and --force, then this child, with one salt you choose (the same "
                 "--salt S, or DSH_AUDIT_REDACT_SALT=S, for both); or pass --alone to compare this child's verdicts "
                 "without its parent)"])
-    assert sorted(p.name for p in other.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
+    # re-read E of session 43: a child whose verdicts moved beside a parent of another derivation says so on
+    # --check, whichever is the older (the derivation said first: the salts' ids compare across derivations)
+    _bundle_copy(family[0], folder, CHILD.name)
+    failed = (f"requests: match (2 request(s))\nbreaks: MISMATCH (2 request(s), 1 break(s))\ncache: MISMATCH (2 "
+              f"request(s))\nFAILED: breaks, cache verdicts differ from the manifest of {folder / CHILD.name}\ncause: ")
+    hint = (" for any salt (hint: redact the parent again with this dsh-audit and --force, then this child, with one "
+            "salt you choose: the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both)\n")
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(folder / CHILD.name)) == (1, (
+        f"{failed}the parent's redaction {folder / PARENT.name} was made by an older dsh-audit, whose placeholders "
+        f"(key derivation 1) are not this child's (key derivation 2){hint}"), [])
     parent_manifest.write_text(json.dumps(recorded), "utf-8")
-    assert redact(CHILD, other / CHILD.name, salt="another").mismatched == ()  # the family again, with one salt
-    # a bundle whose parent is gone is a usage error of --check, not a mismatch
-    (tmp_path / PARENT.name).unlink()
-    with pytest.raises(UsageError, match="whose redacted log is not beside it"):
-        check_bundle(tmp_path / CHILD.name)
+    child_manifest = folder / f"{CHILD.name}.manifest.json"
+    child_recorded = json.loads(child_manifest.read_text("utf-8"))
+    child_manifest.write_text(json.dumps({k: v for k, v in child_recorded.items() if k != "key_derivation"}), "utf-8")
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(folder / CHILD.name)) == (1, (
+        f"{failed}this child's bundle was made by an older dsh-audit, whose placeholders (key derivation 1) are not "
+        f"those of its parent's redaction {folder / PARENT.name} (key derivation 2){hint}"), [])
+    # the family again, with one salt
+    assert redact(CHILD, folder / CHILD.name, salt="another", force=True).mismatched == ()
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(folder / CHILD.name))[:2] == (
+        0, f"requests: match (2 request(s))\nbreaks: match (2 request(s), 1 break(s))\ncache: match (2 request(s))\n"
+           f"OK: every verdict of {folder / CHILD.name} matches its manifest\n")
 
 
 # -- 3. line breaks stay, and a system prompt's diff keeps its hunks -----------------------------

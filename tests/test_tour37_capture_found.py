@@ -69,7 +69,8 @@ def test_check_a_found_capture_is_no_capture_of_a_session_it_holds_nothing_of(
     assert isinstance(sessions, list)
     assert [(s["path"], s["capture"], s["failed"]) for s in sessions] == [(CHAT, None, False), (CHANGE, WIRE, False)]
     assert report["findings"] == [DSH810]
-    assert report["counts"] == {"error": 0, "warning": 0, "info": 1, "failing": 0, "sessions": 2, "requests": 11}
+    assert report["counts"] == {"error": 0, "warning": 0, "info": 1, "failing": 0, "sessions": 2, "requests": 11,
+                                "logs_not_checked": 0}
     code, out, err = invoke(monkeypatch, capsys, "check", "home/sessions", "--format", "csv")
     assert code == 0
     rows = [line.split(",") for line in out.splitlines()]

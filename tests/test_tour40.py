@@ -57,8 +57,8 @@ def test_usage_at_80_columns_keeps_the_cache_writes_that_carry_the_cost(tmp_path
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 10 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: cache miss, output, cache read not shown (widen it, or use",
-        "--json)"]
+        "narrow terminal: off-peak, cache miss, output, cache read not shown (widen it,",
+        "or use --json)"]  # off-peak: the cost (Anthropic bills one rate all day, session 43)
 
 
 @needs_corpus

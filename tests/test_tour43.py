@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from rich.cells import cell_len
 
-from dsh_audit.cli import cli
+from dsh_audit.cli import _cache, cli
 from dsh_audit.importers._claude_code import _title
 from dsh_audit.report import _table_draw
 from dsh_audit.report import _tables as layout
@@ -99,14 +99,72 @@ def test_cache_of_a_compaction_and_a_long_verdict_leaves_out_reusable() -> None:
 
 def test_a_run_of_timelines_shares_one_header() -> None:
     """The Claude Code timeline fits with "turn/step/attempt"; the Codex one after it needs
-    "t/s/a": both say "t/s/a", as `requests` does (no run switches headers)."""
+    "t/s/a": both say "t/s/a", as `requests` does (no run switches headers). The Claude Code one's
+    "lost" (no values), left out for its long headers, stays out for "t/s/a" (fuzz 32 D5: no
+    column comes back on a narrower terminal)."""
     result = CliRunner().invoke(cli, ["cache", str(IMPORTED / "claude-code"), str(IMPORTED / "codex")],
                                 env={"COLUMNS": "80"})
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     assert [lines[at + 1] for at, line in enumerate(lines) if line == "timeline"] == [
-        "#  kind  t/s/a  prompt  reusable  expected  actual  classification  lost",
+        "#  kind  t/s/a  prompt  reusable  expected  actual  classification",
         "#  kind        t/s/a  prompt  expected  actual  classification      lost"]
 
+
+
+#: The timeline's columns as the --help names them (a layout may say "t/s/a" for "turn/step/attempt").
+_TIMELINE = ["#", "kind", "turn/step/attempt", "prompt", "reusable", "expected", "actual", "classification", "lost"]
+
+
+def _shown_columns(monkeypatch: pytest.MonkeyPatch, log: Path, widths: range) -> dict[int, list[str]]:
+    """The timeline's columns `cache` of ``log`` shows at each of ``widths`` (COLUMNS), as a table or
+    a block of lines a request: the log accounted once (a `cache` run), then its timeline laid out
+    at each width as cache_command lays it out (nothing drawn), fast enough for 81 widths."""
+    reports: list[Any] = []
+    real: Callable[..., list[Any]] = getattr(_cache, "run_priced")
+
+    def accounted(*args: Any, **options: Any) -> list[Any]:
+        reports.extend(real(*args, **options))
+        return reports
+
+    monkeypatch.setattr(_cache, "run_priced", accounted)
+    tables: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    monkeypatch.setattr(_cache, "print_table", lambda *args, **options: tables.append((args, options)))
+    result = CliRunner().invoke(cli, ["cache", str(log)], env={"COLUMNS": "80"}, catch_exceptions=False)
+    assert (result.exit_code, len(reports), len(tables)) == (0, 1, 1), result.stderr
+    drawn: list[list[str]] = []
+    monkeypatch.setattr(layout, "_draw_table", lambda console, title, headers, *rest, **options: drawn.append(
+        [{"t/s/a": "turn/step/attempt"}.get(header, header) for header in headers]))
+    monkeypatch.setattr(layout, "_draw_records", lambda console, title, headers, *rest, **options: drawn.append(
+        list(headers)))
+    (title, columns, _), options = tables[0]
+    for width in widths:
+        monkeypatch.setenv("COLUMNS", str(width))
+        timelines, options["in_short"] = _cache._tables(reports)  # the run's short form at this width
+        layout.print_table(title, columns, timelines[id(reports[0])], **options)
+    assert len(drawn) == len(widths)
+    return dict(zip(widths, drawn))
+
+
+@pytest.mark.skipif(not (CORPUS / "live").is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize("name, left_out", [
+    ("live/c-change", {80: "reusable", 70: "reusable prompt kind", 64: "reusable prompt kind",
+                       60: "reusable prompt kind"}),
+    # "lost" has no value in any row: it goes first, and never comes back for "t/s/a"
+    ("live/e-compaction", {80: "lost reusable", 70: "lost reusable prompt", 64: "lost reusable prompt kind",
+                           60: "lost reusable prompt kind"}),
+    ("live-pi/c1-anthropic-tools", {80: "reusable prompt", 70: "reusable prompt kind", 64: "reusable prompt kind",
+                                    60: "reusable prompt kind"})])
+def test_a_narrower_terminal_never_shows_a_column_a_wider_one_left_out(
+        monkeypatch: pytest.MonkeyPatch, name: str, left_out: dict[int, str]) -> None:
+    """Fuzz 32 D5: at 70 and 66 columns "kind", "prompt" and "reusable" were left out, at 64 "kind"
+    and "prompt" came back (a classification wrapped for them), and "kind" at 60; "lost" (no
+    values) came back at 97 for "t/s/a". Now, from 120 columns down to 40 (a block of lines a
+    request too), each width shows the columns of the next wider one or fewer, left out in the
+    --help's order (reusable, prompt, kind) before a classification wraps."""
+    shown = _shown_columns(monkeypatch, CORPUS / name, range(120, 39, -1))
+    assert [width for width in range(119, 39, -1) if not set(shown[width]) <= set(shown[width + 1])] == []
+    assert {width: shown[width] for width in left_out} == {
+        width: [column for column in _TIMELINE if column not in names.split()] for width, names in left_out.items()}
 
 # --- 2. a Claude Code session's title: the summary of its conversation's leaf -----------------------
 

@@ -277,10 +277,10 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 15 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: requests, cache miss, output, cache read not shown (widen it,",
-        "or use --json)"]
-    monkeypatch.setenv("COLUMNS", "100")  # room for every token column: only requests left out
+        "narrow terminal: off-peak, requests, cache miss, output, cache read not shown",
+        "(widen it, or use --json)"]  # off-peak: the cost in every row (one rate all day, session 43)
+    monkeypatch.setenv("COLUMNS", "100")  # every token column: only off-peak (the cost), requests left out
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request", str(C1), str(C3))
     assert out.splitlines()[2].rstrip() == ("request                 miss  (cost)              read   write  output"
                                             "      cost  no cache  unpriced")
-    assert out.splitlines()[-1].rstrip() == "narrow terminal: requests not shown (widen it, or use --json)"
+    assert out.splitlines()[-1].rstrip() == "narrow terminal: off-peak, requests not shown (widen it, or use --json)"

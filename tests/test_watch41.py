@@ -17,6 +17,7 @@ Real file reading, no mocks: a copy of the corpus session and its capture.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -29,6 +30,7 @@ from test_watch_fixes import SAFETY, _append
 from dsh_audit.cache import Tokens
 from dsh_audit.capture import NO_CAPTURE_ENV
 from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary, watch
+from dsh_audit.watch._model import CaptureNote
 
 CHAT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "a-chat"
 WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling", "--json")
@@ -261,7 +263,7 @@ NOT_UTF8 = b'{"method":"POST","path":"/x","body":"\xff\xfe"}\n'
 
 
 @needs_corpus
-@pytest.mark.parametrize("case", ["recorded-first", "found-unreadable", "given-unreadable"])
+@pytest.mark.parametrize("case", ["recorded-first", "found-unreadable", "given-unreadable", "given-repaired"])
 def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Fuzz round 31, a-chat with loop #2's usage not logged, its turn 2 written after the watch
@@ -273,7 +275,9 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
     #0 and #2 provisional for ever: found beside the log, it is said once as ``usage`` says it (a
     warning); given (``--capture``), as ``usage``'s error (which exits 2: the watch goes on, the
     error counted, as an unreadable capture); either way #0 and #2 are unpriced, not provisional, as
-    ``usage`` prices them."""
+    ``usage`` prices them. Re-read E of session 43 (``given-repaired``): the given capture replaced by a
+    whole one before the watch ends prices #0 and #2 (updates), a note says it was read again, and the
+    summary said "1 unreadable capture(s)" still: now as a log read again."""
     from test_watch_captured42 import _unlogged
 
     logs = _copy(tmp_path)
@@ -286,7 +290,7 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
     start = next(i for i, line in enumerate(lines) if b'"turn/start"' in line and b'"turn": 2' in line) \
         if case == "recorded-first" else 13  # the title call and loop #1 (history), or no request yet
     log.write_bytes(b"".join(lines[:start]))
-    given = str(wire) if case == "given-unreadable" else None
+    given = str(wire) if case.startswith("given") else None
     stop, items = threading.Event(), []
     for item in watch([logs], stop=stop, since=0, exit_after=SAFETY, poll=0.02, notifications=False, capture=given):
         items.append(item)
@@ -294,6 +298,9 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
                                   or isinstance(item, WatchRequest) and item.index == 1 and start != 13):
             _append(log, b"".join(lines[start:]))()  # recorded-first: once the history's requests were judged
         if isinstance(item, WatchRequest) and item.index == 2:
+            if case == "given-repaired":  # the whole capture, read when the watch ends
+                (logs.parent / "whole").write_bytes(b"".join(records))
+                os.replace(logs.parent / "whole", wire)
             stop.set()
     shown = [(i.index, i.provisional, i.update, i.usage_source, i.cost) for i in items if isinstance(i, WatchRequest)]
     said = [(i.level, i.path, i.message) for i in items if isinstance(i, WatchNote) and i.level in ("warning", "error")]
@@ -302,7 +309,14 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
         summary.add(item)
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json", str(logs))
     assert code == 0
-    assert _totals(summary.to_json()) == _totals(json.loads(out)["totals"])
+    assert _totals(summary.to_json()) == _totals(json.loads(out)["totals"])  # given-repaired: the whole capture's
+    if case == "given-repaired":
+        assert (shown[3:], summary.errors, summary.to_json()["errors"], summary.text()) == (
+            [(0, False, True, "capture", 0.000024), (2, False, True, "capture", 0.000048258)], 1, 1,
+            "watched 1 session(s): 3 request(s), 0 break(s), $0.0013, 1 capture(s) unreadable for a while, read again")
+        notes = [(i.level, i.path, i.message) for i in items if isinstance(i, CaptureNote) and i.level == "note"]
+        assert notes == [("note", str(wire), f"{wire}: read again: the requests it reports are priced from it")]
+        return
     if case == "recorded-first":
         assert shown == [(0, False, False, "capture", 0.000024), (1, False, False, "log", 0.00121275),
                          (2, False, False, "capture", 0.000048258)], shown
@@ -410,3 +424,27 @@ def test_what_a_capture_several_logs_share_cannot_read_is_said_once(
     said = [(line["type"], line["message"]) for line in lines if line["type"] in ("warning", "error")]
     assert said == [("error" if given else "warning", text)]
     assert (lines[-1]["sessions"], lines[-1]["errors"]) == (2, 1 if given else 0)
+
+
+def test_a_capture_s_errors_count_once_by_path_and_are_said_again_after_it_was_read_again() -> None:
+    """Re-read E of session 43: a --capture bad at line 3, then rewritten bad at line 2, said two error lines
+    (each distinct message once), and the text summary counted 1 unreadable capture, --json's errors 2: now
+    the capture once in both. Read again (a note), its errors are forgotten: a relapse is said again, and the
+    summary says it unreadable again."""
+    from dsh_audit.watch._watch import _told_before
+
+    bad3, bad2 = (CaptureNote(0, "w.jsonl", "error", f"w.jsonl: line {n}: not valid UTF-8") for n in (3, 2))
+    again = CaptureNote(0, "w.jsonl", "note", "w.jsonl: read again: the requests it reports are priced from it",
+                        again=True)
+    told: dict[tuple[str, str], str] = {}
+    steps = [bad3, bad2, bad3, again, again, bad3, again]
+    said = [item for item in steps if not _told_before(item, told)]
+    assert said == [bad3, bad2, again, bad3, again]
+    summary = WatchSummary()
+    words = []
+    for item in said:
+        summary.add(item)
+        words.append((summary.to_json()["errors"], summary.text().partition("$0.0000")[2]))
+    assert words == [(1, ", 1 unreadable capture(s)"), (1, ", 1 unreadable capture(s)"),
+                     (1, ", 1 capture(s) unreadable for a while, read again"), (1, ", 1 unreadable capture(s)"),
+                     (1, ", 1 capture(s) unreadable for a while, read again")]

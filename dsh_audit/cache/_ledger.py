@@ -47,7 +47,6 @@ from ..replay import Request
 from ..session import Session, open_session
 from ._logged_usage import entry_usage, logged_tokens, priced_prompt, request_route_model, unpriced_usage
 from ._money import Tokens, usd_cost, usd_total, write_rate
-from ._price_window import OFF_PEAK, PEAK
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 from ._sums import CostSums, Costs
@@ -134,8 +133,8 @@ class LedgerEntry:
                 "tokens": None if self.tokens is None else self.tokens.to_json(),
                 "cost_usd": None if self.cost is None else self.cost.to_json(), "unpriced": self.unpriced,
                 "no_cache_cost_usd": self.no_cache_cost,
-                # what it would have cost off-peak: only where its provider has a peak window in force
-                **({"off_peak_cost_usd": self.off_peak_cost} if self.window in (PEAK, OFF_PEAK) else {}),
+                # what it would have cost off-peak: its cost where its provider bills one rate all day
+                "off_peak_cost_usd": self.off_peak_cost,
                 "classification": self.classification,
                 "lost_tokens": None if self.lost_unknown else dict(self.lost),
                 "lost_cost_usd": None if self.lost_unknown else dict(self.lost_cost), "rate_source": self.rate_source,

@@ -99,7 +99,7 @@ def priced_prompt(tokens: Tokens | None, unlogged: tuple[str, ...]) -> int | Non
 
 def unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
     """Why a request whose usage lacks the fields ``unlogged`` is not priced: a count past
-    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with the request's log seq, as an
+    :data:`~dsh_audit._usage_rule.MAX_TOKENS` is damaged, and said with its place (:func:`_usage_place`), as an
     ``outputTokens`` below its own ``reasoningTokens`` is (:func:`~dsh_audit._usage_rule.reasoning_excess`); DSH's
     native DeepSeek adapter's cache reads are "not logged" only when it logged none (one it logged
     that is no count, ``"8000"``, is a usage without a valid one, as on every route)."""
@@ -114,9 +114,22 @@ def unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
     if "outputTokens" in unlogged and (excess := reasoning_excess(usage)) is not None:
         damage.append(f"reasoningTokens {excess[0]} above outputTokens {excess[1]}")
     if damage:
-        return (f"the log's usage is damaged (request {request.index}, seq {request.first_chunk_seq}: "
-                f"{'; '.join(damage)})")
+        return f"the log's usage is damaged (request {request.index}, {_usage_place(request)}: {'; '.join(damage)})"
     return "usage without a valid " + ", ".join(unlogged)
+
+
+def _usage_place(request: Request) -> str:
+    """Where ``request``'s usage is in its log: the seq of its first chunk in a DSH log; in one
+    imported from another agent's (``extra.format``: a Codex rollout, a Claude Code file, which
+    have no seq), the line of the record that holds it (Codex's ``token_count``, Claude Code's last
+    response record), as the importers' warnings name a line. The counts keep DSH's names there:
+    the importer keeps none of the log's own (Codex's ``inputTokens`` is two of its fields)."""
+    extra = request.extra
+    if not isinstance(extra.get("format"), str):
+        return f"seq {request.first_chunk_seq}"
+    lines = extra.get("response_seqs")
+    found = extra.get("token_count_seq", lines[-1] if isinstance(lines, list) and lines else None)
+    return f"line {found if isinstance(found, int) else request.first_chunk_seq}"
 
 
 def unpriced_usage(request: Request, tokens: Tokens | None, unlogged: tuple[str, ...],

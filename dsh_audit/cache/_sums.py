@@ -16,8 +16,9 @@ from ._money import _DIGITS, Priced, Rates, Tokens, group_unpriced, usd_cost, us
 
 __all__ = ["CostSums", "Costs", "ExactSum"]
 
-#: How a table shows an amount that does not apply to its requests: the off-peak cost of requests
-#: none of which was priced where a peak window is in force (:meth:`CostSums.applies`).
+#: How a view shows an amount that does not apply (``check``'s reports of an amount a session's
+#: summary lacks). Every amount of :class:`CostSums` applies to every request: the off-peak cost
+#: of a request with one rate all day is what it cost.
 NOT_APPLICABLE = "n/a"
 #: The billing buckets of :class:`Costs`, in its order: amounts :meth:`CostSums.priced` names too.
 _BUCKETS = ("cache_miss", "cache_read", "cache_write", "output")
@@ -211,13 +212,23 @@ class CostSums:
         ``from_capture``: its ``tokens`` are a captured response's (its log holds no usage);
         ``usage_differs``: its logged usage and a captured response's disagree (the log's is kept);
         ``window``: the window it was priced in (``peak``, ``off-peak``: its provider has a peak
-        window in force then; ``standard`` or None: one rate all day, no time, or unpriced), which
-        says whether an off-peak cost applies to it (:meth:`applies`).
+        window in force then; ``standard`` or None: one rate all day, no time, or unpriced): one
+        priced with one rate all day would have cost off-peak what it cost, so its off-peak cost is
+        its cost, and every view shows the off-peak cost of any requests (a window, a folder, one
+        log) as the same sum, splits adding up to the whole (:attr:`windowed` counts the others).
 
         Every request owes its cost, its no-cache and off-peak cost; only one that lost tokens owes
         a lost cost (per cause: one that lost tokens to it), and only such a break a break cost. A
         request whose loss is unknown owes both (if a break) an unknown amount: a sum it is in is
-        a lower bound, or unknown, never an exact figure made of a guessed 0."""
+        a lower bound, or unknown, never an exact figure made of a guessed 0.
+
+        Example:
+            >>> sums = Costs.sums()
+            >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=None, lost={},
+            ...                  lost_cost={}, is_break=False, unpriced=None, window="standard")
+            >>> sums.known("off_peak"), sums.shown("off_peak"), sums.windowed
+            (0.5, '$0.5000', 0)
+        """
         self.requests += 1
         self.windowed += window in _WINDOWED
         if window is not None and window not in _WINDOWED:  # one rate all day: off-peak costs what it cost
@@ -260,45 +271,17 @@ class CostSums:
         if unpriced:
             self._unpriced[unpriced] += 1
 
-    def applies(self, amount: str, within: CostSums | None = None) -> bool:
-        """Whether ``amount`` (one of :data:`AMOUNTS`) means something for these requests: every
-        amount does but ``off_peak``, which applies only where a provider has a peak window (DeepSeek's,
-        with its off-peak rates; never Anthropic's or OpenAI's, one rate all day, where it would
-        only repeat the cost): False when some of the requests were priced and none of them in a
-        window. A sum of no request is 0, as every amount's; of requests none of which was priced
-        (whose window no rate says) unknown, ``$?``, as every amount's. ``within``: the sums of the
-        table these requests are a row of (its total): where the off-peak cost applies to the table
-        it applies to each row, a row of one-rate requests showing what they cost (what they would
-        have cost off-peak, as the total counts them), so the rows add up to the total.
-
-        Example:
-            >>> sums, mixed = Costs.sums(), Costs.sums()
-            >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.5, lost={},
-            ...                  lost_cost={}, is_break=False, unpriced=None, window="standard")
-            >>> sums.applies("off_peak"), sums.known("off_peak"), sums.shown("off_peak"), sums.applies("cost")
-            (False, None, 'n/a', True)
-            >>> mixed.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.25, lost={},
-            ...                   lost_cost={}, is_break=False, unpriced=None, window="peak")
-            >>> sums.known("off_peak", within=mixed), sums.shown("off_peak", within=mixed)
-            (0.5, '$0.5000')
-        """
-        return amount != "off_peak" or any(
-            sums.windowed or sums._amounts["off_peak"][2] == sums.requests for sums in (self, within) if sums is not None)
-
-    def known(self, amount: str, *, within: CostSums | None = None) -> float | None:
+    def known(self, amount: str) -> float | None:
         """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) as JSON gives it: None
-        when no request that owes it was priced, or it does not apply (:meth:`applies`, ``within``
-        its table: the JSON then leaves its key out), else the sum over the priced ones (a lower
-        bound when ``unpriced_requests``)."""
-        return self.priced(amount).known if self.applies(amount, within) else None
+        when no request that owes it was priced, else the sum over the priced ones (a lower bound
+        when ``unpriced_requests``)."""
+        return self.priced(amount).known
 
-    def shown(self, amount: str, digits: int = 4, *, failed: bool = False, within: CostSums | None = None) -> str:
+    def shown(self, amount: str, digits: int = 4, *, failed: bool = False) -> str:
         """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) for people: ``$x``,
         ``≥$x`` (a request that owes it unpriced, or ``failed``: :meth:`Priced.shown`), ``$?``
-        (unknown), ``n/a`` (:data:`NOT_APPLICABLE`: it does not apply, :meth:`applies`, ``within``
-        its table)."""
-        return (self.priced(amount).shown(digits, failed=failed) if self.applies(amount, within)
-                else NOT_APPLICABLE)
+        (unknown)."""
+        return self.priced(amount).shown(digits, failed=failed)
 
     def priced(self, amount: str) -> Priced:
         """``amount`` (one of :data:`AMOUNTS`, or a bucket of :class:`Costs`: ``cache_miss``, ...)
@@ -391,26 +374,17 @@ class CostSums:
         unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``;
         ``usage_from_capture_requests`` counts the requests whose log holds no usage that were priced
         from the capture's (``--capture``), ``usage_differs_requests`` those whose logged usage the
-        capture's contradicts (the log's is kept). ``off_peak_cost_usd`` is left out when it does
-        not apply (:meth:`applies`: no request priced where a provider has a peak window)."""
+        capture's contradicts (the log's is kept). ``off_peak_cost_usd`` is always there (a request
+        with one rate all day at its cost: :meth:`add_request`)."""
         unpriced = self.unpriced_requests
         return {"requests": self.requests, "tokens": self.tokens.to_json(),
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
-                "no_cache_cost_usd": self.known("no_cache"), **self.off_peak_json(),
+                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
                 "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
                 "cost_complete": not unpriced, **_owing(self.priced("lost"), self.priced("break")),
                 "lost_unknown_requests": self.lost_unknown, "usage_from_capture_requests": self.usage_from_capture,
                 "usage_differs_requests": self.usage_differs}
-
-
-    def off_peak_json(self, within: CostSums | None = None) -> dict[str, float | None]:
-        """``{"off_peak_cost_usd": ...}`` (:meth:`known`), or nothing when the off-peak cost does not
-        apply to these requests (:meth:`applies`, ``within`` the table they are a row of: a row of
-        one-rate requests in a table with a peak window has the key, at their cost): the JSON leaves
-        the key out, never null (unknown)."""
-        return ({"off_peak_cost_usd": self.known("off_peak", within=within)} if self.applies("off_peak", within)
-                else {})
 
 
 def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:

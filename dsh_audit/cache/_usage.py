@@ -62,10 +62,7 @@ class UsageRow:
     JSON has them after ``key``, to join with ``requests``, ``cache`` or ``breaks --json``.
     ``unlogged``: by token bucket, how many of its requests logged usage without a valid count of
     it (:attr:`tokens_unknown`), and under ``requests`` how many lacked one or more, each once
-    (:attr:`usage_partial`). ``within``: the total of the table the row is in (None: the total
-    itself), which says whether the off-peak cost applies to the row (:meth:`CostSums.applies`: a
-    row of one-rate requests in a table with a peak window shows what they cost, so the rows add
-    up to the total). ``models``: in a row by model (keyed by the model the price table bills),
+    (:attr:`usage_partial`). ``models``: in a row by model (keyed by the model the price table bills),
     the models its requests logged (a dated snapshot and its alias in one row); None in any other.
     """
 
@@ -75,7 +72,6 @@ class UsageRow:
     entry: LedgerEntry | None = field(default=None, compare=False)
     joins: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
     unlogged: Counter[str] = field(default_factory=Counter, compare=False)
-    within: LedgerTotals | None = field(default=None, compare=False, repr=False)
     models: set[str] | None = field(default=None, compare=False)
 
     def add(self, entry: LedgerEntry) -> None:
@@ -127,7 +123,7 @@ class UsageRow:
         token bucket cost: ``cache_miss``, ``cache_read``, ``cache_write``, ``output``) as JSON gives
         it: None when no request that owes it was priced, else the sum over the priced ones
         (:meth:`LedgerTotals.known`)."""
-        value = self.totals.known(amount, within=self.within)
+        value = self.totals.known(amount)
         return None if value is None else round(value, 9)
 
     def shown(self, amount: str, *, bound: bool = False) -> str:
@@ -141,7 +137,7 @@ class UsageRow:
             >>> total.shown("cost"), total.shown("cost", bound=True), total.shown("lost", bound=True)
             ('$0.0000', '≥$0.0000', '≥$0.0000')
         """
-        return self.totals.shown(amount, failed=bound, within=self.within)
+        return self.totals.shown(amount, failed=bound)
 
     @property
     def usage_from_capture(self) -> int:
@@ -233,7 +229,7 @@ class UsageRow:
                 "tokens": self.tokens.to_json() if self.tokens_known else None,
                 "usage_unknown_requests": self.usage_unknown, "tokens_unknown_requests": self.tokens_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
-                "no_cache_cost_usd": self.known("no_cache"), **self.totals.off_peak_json(self.within),
+                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 **(lost if losses else dict.fromkeys(lost)), "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced and not failed, **({"tier": self.tier} if tier else {}),
                 **self.request_details()}
@@ -379,21 +375,19 @@ def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: 
             if not sent_in_window(entry, since, until):
                 continue
             for group, key, rows in groupings:
-                _row(rows, key(ledger, entry), group, entry, ledger, total).add(entry)
+                _row(rows, key(ledger, entry), group, entry, ledger).add(entry)
             total.add(entry)
     return tuple(_table(group, rows, total, sessions, found or prices or {}, sort, losses)
                  for group, _, rows in groupings)
 
 
-def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry, ledger: SessionLedger,
-         total: UsageRow) -> UsageRow:
-    """The row ``name`` of ``rows``, made for ``entry`` of ``ledger`` when it is the first of it, a
-    row of the table whose ``total`` it is summed into too (:attr:`UsageRow.within`)."""
+def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry, ledger: SessionLedger) -> UsageRow:
+    """The row ``name`` of ``rows``, made for ``entry`` of ``ledger`` when it is the first of it."""
     row = rows.get(name)
     if row is None:
         row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None,
                                     entry=entry if by == "request" else None, joins=_joins(by, entry, ledger),
-                                    within=total.totals, models=set() if by == "model" else None)
+                                    models=set() if by == "model" else None)
     return row
 
 

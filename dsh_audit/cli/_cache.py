@@ -56,7 +56,8 @@ _CSV_SOURCE = "usage source"
 #: The timeline's lesser columns, left out in this order on a narrow terminal (the caption names
 #: them) before a classification wraps or the table turns into a block of lines a request: what
 #: "lost" is measured from (the summary totals it), the prompt's size, and the request's kind (its
-#: place still tells a compaction, "N/-", and a call of no turn, "-").
+#: place still tells a compaction, "N/-", and a call of no turn, "-"). A narrower terminal never
+#: shows one a wider one left out (print_table's ``wrap_last``: fuzz 32 D5).
 _DROPPABLE = ("reusable", "prompt", "kind")
 #: A classification is kept on one line (columns are left out before it wraps, print_table's
 #: ``least``): the verdict and its cause in brackets are the row a user looks for. Wider than the
@@ -219,8 +220,8 @@ def _cost(report: SessionCacheReport, rates: str = "list prices, check your cont
             ("output", "output"))) + ")"
     return (f"session cost {_shown(report, None if buckets is None else buckets['total'])}{parts}\n"
             f"with no cache {_shown(report, cost['no_cache_cost_usd'])}; "
-            # what it would have cost off-peak: only where a provider has a peak window (else no key)
-            + (f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; " if "off_peak_cost_usd" in cost else "")
+            # what it would have cost off-peak (a one-rate provider's requests at their cost)
+            + f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; "
             + f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')} {_BREAK_COST}"
             + (f"; {report.lost_unknown} break(s) lost an unknown amount" if report.lost_unknown else "")
             + (f"; {unpriced} request(s) unpriced" if unpriced else "")
@@ -269,7 +270,8 @@ def _tables(reports: Sequence[SessionCacheReport | Failure]) -> tuple[dict[int, 
     measures each table's cells once for print_table), so that no run switches headers from one
     table to the next, as `requests` does."""
     timelines = {id(report): _timeline(report, False) for report in reports if not isinstance(report, Failure)}
-    in_short = any(short_needed(_COLUMNS, rows, droppable=_DROPPABLE, short=PLACE_SHORT, least=_LEAST)
+    in_short = any(short_needed(_COLUMNS, rows, droppable=_DROPPABLE, short=PLACE_SHORT, least=_LEAST,
+                                wrap_last=True)
                    for rows in timelines.values())
     return timelines, in_short
 
@@ -333,8 +335,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
-    what the session cost (with no cache; all off-peak only where its provider has a peak window,
-    DeepSeek's) and what its breaks cost, and a timeline with each request's classification: as_expected,
+    what the session cost (with no cache; all off-peak, a provider's with one rate all day at its
+    cost) and what its breaks cost, and a timeline with each request's classification: as_expected,
     break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
     $DSH_HOME/sessions are read, newest first by the log file's modification time; the logs of PATHS are
@@ -437,7 +439,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 print_table(_timeline_title(report), _columns(csv), rows,
                             about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
                             legend=PLACE_LEGEND, caption=_captured_note(report), droppable=_DROPPABLE,
-                            least=_LEAST, in_short=in_short)
+                            least=_LEAST, in_short=in_short, wrap_last=True)
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
             costs.append(report.cost)

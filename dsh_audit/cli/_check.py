@@ -170,7 +170,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
     does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
-    in the --since/--until window: a gate that checked nothing does not pass). The table, and every
+    in the --since/--until window: a gate that checked nothing does not pass). The last line says
+    PASSED, FAILED, or INCOMPLETE when none fails but a Claude Code or Codex log found in a folder
+    was not checked (exit 2; every report names it). The table, and every
     report of the run, lists the logs newest
     first by the log file's modification time when no PATH is given (equal ones by path; ordering
     reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
@@ -291,11 +293,13 @@ def _print_check_on_stderr(result: CheckResult, *, after: str = "") -> None:
 
 def _verdict(result: CheckResult) -> str:
     """What ``report`` says the check of its page found, in check's words (``check passed``, ``1
-    failing finding(s)``, and with a baseline ``, 3 baselined``)."""
+    failing finding(s)``, ``check incomplete`` when logs of another agent were left out, and with a
+    baseline ``, 3 baselined``)."""
     if not result.sessions:
         return "no log to check"
     baselined = "" if result.baseline is None else f", {len(result.baselined)} baselined"
-    return ("check passed" if result.passed else f"{len(result.failing)} failing finding(s)") + baselined
+    said = {"PASSED": "check passed", "INCOMPLETE": "check incomplete"}
+    return said.get(result.verdict, f"{len(result.failing)} failing finding(s)") + baselined
 
 
 #: The most hints ``report`` says of its failing findings (:func:`_echo_hints`); `check` says every one.

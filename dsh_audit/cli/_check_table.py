@@ -31,7 +31,7 @@ _TABLE_LIMIT = 50
 # Under the table only the verdict starts a line with its word: a path on a line of its own and
 # every wrapped line's rest are indented (a folder named "FAILED: 9 log(s), …" reads as no verdict).
 _INDENT = "  "
-_VERDICTS = ("PASSED", "FAILED")
+_VERDICTS = ("PASSED", "FAILED", "INCOMPLETE")
 
 def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
     """A log's cells: its cost as ``$x``, ``≥$x`` (some requests unpriced) or ``$?`` (none priced),
@@ -254,10 +254,10 @@ def print_check(result: CheckResult, *, after: str = "") -> None:
             echo(line)
     counts = result.counts()
     baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
-    status = (f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
+    status = (f"{result.verdict}: {len(result.sessions)} log(s), {result.request_count} "
               f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
               f"{counts['failing']} failing{baselined} (policy: {result.policy.source}){after}")
     # wrapped here, at spaces, as the findings are (its rest indented as theirs: only the verdict
     # starts a line with its word): rich's own wrap would end a line with its space
     for line in [status] if width is None else fit_lines(terminal_text(status), width, hanging=len(_INDENT)):
-        print_status(line, ok=result.passed)
+        print_status(line, ok=result.verdict == "PASSED")

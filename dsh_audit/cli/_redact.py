@@ -25,7 +25,7 @@ SALT_ENV = "DSH_AUDIT_REDACT_SALT"
 #: A salt given shorter than this (in characters) is warned of: the salt undoes every placeholder, and a short one
 #: is found from any known text of the bundle (a fixed DSH line) by trying salts: each guess costs a scrypt since
 #: session 43 (issue 17: :mod:`dsh_audit.redact._derivation`; before, a fast hash, a 5-character salt in about a
-#: minute), which slows the search of a short salt (some 15 guesses a second a core), never stops it.
+#: minute), which slows the search of a short salt (some 15-20 guesses a second a core), never stops it.
 SHORT_SALT = 16
 #: The views that price a log, each finding its capture beside it unless given one (every command with --capture
 #: but check, diff and breaks without --accounting): a bundle's capture they do not find is named for them.
@@ -72,6 +72,9 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
         return EXIT_OK
     why = "" if result.capture_note is None else f": {result.capture_note}"
     echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ from the manifest of {path}{why}")
+    if result.family_note is not None:  # a child's parent redacted again (another derivation or salt)
+        echo(f"cause: {result.family_note} (hint: redact the parent again with this dsh-audit and --force, then "
+             f"this child, with one salt you choose: the same --salt S, or {SALT_ENV}=S, for both)")
     return EXIT_FINDINGS
 
 

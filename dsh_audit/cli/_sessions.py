@@ -90,8 +90,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
     (else ~/.dsh/sessions) is read. Columns: "when (UTC)" is the log's own latest
-    timestamp (UTC, not the file's mtime); "title" the session's latest session/title; "project" the
-    header's cwd; "requests" the LLM requests; "hit ratio" the share of prompt tokens read from the
+    timestamp (UTC, not the file's mtime); "title" the session's latest session/title (a Claude Code
+    transcript's own title: its last custom-title, else the summary of its conversation's end; a Codex
+    rollout has none); "project" the header's cwd; "requests" the LLM requests; "hit ratio" the share of prompt tokens read from the
     cache (cache reads over prompt tokens, of the requests that logged both; --format csv: the
     ratio from 0 to 1 with every digit);
     "breaks" prefix-cache breaks ("-" for an imported log: break attribution needs a DSH log);

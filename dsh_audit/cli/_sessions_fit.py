@@ -5,12 +5,12 @@ last; and the captions that say so. The rows themselves: :mod:`dsh_audit.cli._se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache, partial
 
 from ..cache import SessionSummary
-from ..report.terminal import (cell_len, id_prefixes, middle_cut, rows_fit, short_ids, shown_chars, stdout_text,
-                               table_cell)
+from ..report.terminal import (cell_len, id_prefixes, middle_cut, output_width, rows_fit, short_ids, shown_chars,
+                               stdout_text, table_cell)
 from ._output import COUNT_SHORT
 from ._table_ids import id_caption, id_cell, id_names, widest
 
@@ -32,6 +32,10 @@ PROJECT_MIN = 20
 TITLE_MIN = 20
 # The narrowest a title is cut to (with its "…") before a number column is left out for it.
 _TITLE_CUT = 8
+# How many terminal widths of a title's start are measured and cut (:func:`_bounded`): more than any room
+# a layout tries can take (a title that fits is narrower than the terminal; one cut after a word keeps
+# two thirds of its room at least).
+_MEASURED_WIDTHS = 4
 _CUT_NOTE = "title: cut to fit (--json for whole titles)"
 # Both, as one line of 80 columns.
 _SHORT_CUT_NOTE = id_caption("id", cut="title")
@@ -66,26 +70,28 @@ def narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], c
     only when not even that leaves room for them all (then as print_table leaves columns out,
     :data:`DROPPABLE`). A terminal too narrow for any table (a block of lines a row) has a line's
     room for an id: only one holding a UUID is cut there, as every table cuts one (:func:`short_ids`)."""
-    titles = [_shown(row[1]) for row in rows]  # escaped once: every width below is the shown text's
-    longest = max(map(cell_len, titles))
+    bound = _MEASURED_WIDTHS * output_width()
+    measured = [_bounded(row[1], bound) for row in rows]  # escaped once: every width below is the shown text's
+    titles, widths = [shown for shown, _ in measured], [width for _, width in measured]
+    longest = max(widths)
     prefixed = cache(partial(_prefixed, rows, listed, copies))  # made once, when a layout first needs it
-    kept = _kept(rows, prefixed, titles, min(longest, TITLE_MIN))
+    kept = _kept(rows, prefixed, titles, widths, min(longest, TITLE_MIN))
     if kept is not None:  # "project" and the headers' own words kept, the ids whole or cut
         fitted, space, said = kept
         width = _project_room(fitted, titles, space)
         fitted = [(*row[:2], middle_cut(_shown(row[2]), width), *row[3:]) for row in fitted]
-        return _titled(fitted, titles, space, said, ())
-    room = _title_room(rows, titles, min(longest, TITLE_MIN))
+        return _titled(fitted, titles, space, said, (), bound)
+    room = _title_room(rows, titles, widths, min(longest, TITLE_MIN))
     captions: list[str] = []
     if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
         whole = rows
         rows, captions = prefixed()
-        room = _title_room(rows, titles, min(longest, _TITLE_CUT))
+        room = _title_room(rows, titles, widths, min(longest, _TITLE_CUT))
         if room is None and not _tabled(rows):  # a block a row: an id has a line's room
             rows, captions = _with_ids(whole, listed, copies, id_names((s.session_id for s in listed), short_ids))
     if room is None:  # no room for every number beside a title: columns are left out for the title
         return rows, DROPPABLE, {"title": TITLE_MIN}, captions
-    return _titled(rows, titles, room, captions, _KEPT_NUMBERS)
+    return _titled(rows, titles, room, captions, _KEPT_NUMBERS, bound)
 
 
 def short_headers(droppable: tuple[str, ...]) -> dict[str, str] | None:
@@ -95,16 +101,17 @@ def short_headers(droppable: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def _kept(rows: list[tuple[object, ...]], prefixed: Callable[[], tuple[list[tuple[object, ...]], list[str]]],
-          titles: Sequence[str], least: int) -> tuple[list[tuple[object, ...]], int, list[str]] | None:
+          titles: Sequence[str], widths: Sequence[int], least: int
+          ) -> tuple[list[tuple[object, ...]], int, list[str]] | None:
     """The rows (each id whole, else its shortest unique prefix: ``prefixed()``, the rows and their
     caption as :func:`narrowed` made them), the title's room and the captions of a table that keeps
     "project" (:data:`PROJECT_MIN` columns of it at least) and every header's own words
     (:func:`_title_room`'s ``whole``); None when neither id leaves it."""
-    room = _title_room(rows, titles, least, whole=True)
+    room = _title_room(rows, titles, widths, least, whole=True)
     if room is not None:
         return rows, room, []
     cut, said = prefixed()
-    room = _title_room(cut, titles, least, whole=True) if said else None
+    room = _title_room(cut, titles, widths, least, whole=True) if said else None
     return None if room is None else (cut, room, said)
 
 
@@ -125,12 +132,14 @@ def _project_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], roo
 
 
 def _titled(rows: list[tuple[object, ...]], titles: Sequence[str], room: int, captions: list[str],
-            droppable: tuple[str, ...]) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
-    """The rows with each title in ``room`` columns: wrapped between its words when that room is
-    :data:`TITLE_MIN` or more, else cut at its end (:func:`_title_cut`, the caption saying so)."""
+            droppable: tuple[str, ...], bound: int
+            ) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
+    """The rows with each title in ``room`` columns: wrapped between its words (the whole title, its
+    row's own) when that room is :data:`TITLE_MIN` or more, else cut at its end (:func:`_title_cut`,
+    the caption saying so). ``titles`` are as :func:`_bounded` measured them (``bound``)."""
     cut = [_title_cut(title, room) for title in titles]
     shown = max(map(cell_len, cut))  # the title column's width (a title cut after a word: narrower)
-    if shown >= TITLE_MIN and _longest_word(titles) <= shown:  # room to wrap each title between its words
+    if shown >= TITLE_MIN and _words_fit(rows, titles, shown, bound):  # room to wrap each title between its words
         return rows, droppable, {"title": shown}, captions
     if cut != titles:
         captions = [_SHORT_CUT_NOTE] if captions else [_CUT_NOTE]
@@ -164,12 +173,58 @@ def _shown(title: object) -> str:
     return stdout_text(table_cell(title))
 
 
-def _longest_word(titles: Sequence[str]) -> int:
-    """The widest word of ``titles`` (as shown): a title wraps between its words, never inside one."""
-    return max((cell_len(word) for title in titles for word in title.split()), default=0)
+def _bounded(title: object, bound: int) -> tuple[str, int]:
+    """A title cell as a table measures it (:func:`_shown`) and its width; of a title longer than
+    ``bound`` characters, only a start wider than ``bound`` cells, its characters cut before
+    escaping multiplies them (a newline is ``\\u000a``), an escape never split. No layout gives a
+    title that much room: its cuts (:func:`_title_cut`) are the whole title's, and it never fits
+    whole. A 1 MB title was escaped, then measured and cut at each width tried, 8-16 s for 200k
+    newlines (fuzz 32's D4). The width is the whole title's (:func:`_rest_width`): the widths
+    :func:`_title_room` tries, halving the range up to it, stay those tried before.
+
+    Example:
+        >>> _bounded("a\\nb", 80), _bounded("\\n" * 10**6, 80)[1]
+        (('a\\\\u000ab', 8), 6000000)
+    """
+    if not isinstance(title, str):
+        shown = _shown(title)
+        return shown, cell_len(shown)
+    size = bound
+    while True:  # a start of zero-width characters (combining marks) is taken longer
+        shown = _shown(title[:size])
+        width = cell_len(shown)
+        if size >= len(title) or width > bound:
+            break
+        size *= 2
+    if not shown.strip():  # a CI command after spaces is escaped by the whole title: measured whole
+        return shown, cell_len(_shown(title))
+    return shown, width + _rest_width(title[size:])
 
 
-def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], least: int, *,
+def _rest_width(rest: str) -> int:
+    """The cells ``rest``, a title's end after a start that holds more than spaces, takes as
+    shown: each character's, counted once a kind (a title is escaped a character at a time, but
+    for a CI command at its start). Rich measures an emoji's variation selector by the character
+    before it: such a title may be a cell or two off, which moves only the widths tried
+    (:func:`_title_room`), not whether one fits."""
+    if rest.isascii() and rest.isprintable():
+        return len(rest)
+    from collections import Counter
+
+    return sum(count * cell_len(_shown(char)) for char, count in Counter(rest).items())
+
+
+def _words_fit(rows: Sequence[tuple[object, ...]], titles: Sequence[str], width: int, bound: int) -> bool:
+    """Whether no word of a title (as shown) is wider than ``width``: a title wraps between its
+    words, never inside one. A title :func:`_bounded` measured by its start (``titles``) is looked
+    at whole only when the words of that start fit: a word past it may not."""
+    def fit(shown: Iterable[str]) -> bool:
+        return all(cell_len(word) <= width for title in shown for word in title.split())
+
+    return fit(titles) and fit(_shown(row[1]) for row in rows if isinstance(row[1], str) and len(row[1]) > bound)
+
+
+def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], widths: Sequence[int], least: int, *,
                 whole: bool = False) -> int | None:
     """The widest the titles of ``rows`` (``titles``, as shown) may be, cut with :func:`_title_cut` to a width from
     ``least`` up to the widest title, for every row to fit on one line with every column but
@@ -194,22 +249,22 @@ def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], least
             low, high = (middle, high) if fits(middle, among) else (low, middle - 1)
         return low
 
-    every, probe = range(len(rows)), _probe(rows, titles)
-    high = max(least, max(map(cell_len, titles)))
+    every, probe = range(len(rows)), _probe(rows, titles, widths)
+    high = max(least, max(widths))
     room = widest_fit(least, high, every) if len(probe) == len(rows) else widest_fit(least, high, probe)
     if room is not None and len(probe) < len(rows) and not fits(room, every):
         room = widest_fit(least, room - 1, every)  # a row the probe did not hold needs more room
     return room
 
 
-def _probe(rows: Sequence[tuple[object, ...]], titles: Sequence[str]) -> list[int]:
+def _probe(rows: Sequence[tuple[object, ...]], titles: Sequence[str], widths: Sequence[int]) -> list[int]:
     """A few of ``rows`` (their places) that lay a table out as all of them do, as far as the
     widths go: the one with each column's widest cell, the longest titles (the widest once cut),
     the longest title of up to 24 cells and the title with the longest word."""
     chosen = {max(range(len(rows)), key=lambda k: cell_len(_shown(rows[k][at])))
               for at in range(len(COLUMNS)) if at != 1}
-    chosen.update(sorted(range(len(rows)), key=lambda k: -cell_len(titles[k]))[:8])
-    chosen.add(max(range(len(rows)), key=lambda k: (cell_len(titles[k]) <= 24, cell_len(titles[k]))))
+    chosen.update(sorted(range(len(rows)), key=lambda k: -widths[k])[:8])
+    chosen.add(max(range(len(rows)), key=lambda k: (widths[k] <= 24, widths[k])))
     chosen.add(max(range(len(rows)), key=lambda k: max(map(cell_len, titles[k].split()), default=0)))
     return sorted(chosen)
 

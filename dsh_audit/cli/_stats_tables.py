@@ -93,17 +93,11 @@ def _priced(row: dict[str, Any], value: float | None, owed: str | None = None) -
     return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=row["unpriced_requests"], **owing))
 
 
-def _off_peak(row: dict[str, Any]) -> Amount:
-    """What ledger sums ``row`` would have cost all off-peak (:func:`_priced`), ``n/a`` where no
-    request of it was priced in a provider's peak window (the JSON has no ``off_peak_cost_usd`` then)."""
-    return _priced(row, row["off_peak_cost_usd"]) if "off_peak_cost_usd" in row else Amount(None, Costs.NOT_APPLICABLE)
-
-
 def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
     cost = row["cost_usd"] or {}
     return (row["requests"], *(_priced(row, cost.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output",
                                                                    "total")),
-            _priced(row, row["no_cache_cost_usd"]), _off_peak(row),
+            _priced(row, row["no_cache_cost_usd"]), _priced(row, row["off_peak_cost_usd"]),
             _priced(row, row["break_cost_usd"], "break"),
             Amount(row["unpriced_requests"], str(row["unpriced_requests"] or "")))
 
@@ -143,12 +137,20 @@ def model_keys(models: Sequence[tuple[str, Sequence[str]]],
     return bare, "model as billed: " + ", ".join(key for key, model in zip(whole, bare) if key != model)
 
 
-def _keyed(models: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str], rows: Sequence[tuple[Any, ...]],
-           droppable: Sequence[str]) -> tuple[list[tuple[Any, ...]], str | None]:
+def _fits_whole(models: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str], rows: Sequence[tuple[Any, ...]],
+                droppable: Sequence[str]) -> bool:
+    """Whether a table by model fits ``rows`` (their key cell left out) keyed with the logged names
+    too (:func:`billed_model_text`), leaving out only ``droppable`` columns."""
+    whole = [billed_model_text(model, logged) for model, logged in models]
+    return rows_fit(columns, [(key, *row) for key, row in zip(whole, rows)], droppable=droppable, spare=droppable)
+
+
+def _keyed(models: Sequence[tuple[str, Sequence[str]]], rows: Sequence[tuple[Any, ...]],
+           whole: bool) -> tuple[list[tuple[Any, ...]], str | None]:
     """``rows`` (their key cell left out) with the key cells of :func:`model_keys`, the logged names
-    in them when the table fits them whole leaving out only ``droppable`` columns; and the note."""
-    keys, note = model_keys(models, lambda whole: rows_fit(
-        columns, [(key, *row) for key, row in zip(whole, rows)], droppable=droppable, spare=droppable))
+    in them when ``whole`` (every table by model of the run fits them: :func:`_fits_whole`, so one
+    model is named alike in each); and the note."""
+    keys, note = model_keys(models, lambda _: whole)
     return [(key, *row) for key, row in zip(keys, rows)], note
 
 
@@ -264,7 +266,7 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
                    csv=csv, names=("billed at long-context tier rates", "requests at long-context tier rates"),
                    form="{} ({})") if cost["tier_requests"] else ()),
         ("with no cache", _priced(cost, cost["no_cache_cost_usd"])),
-        *((("all off-peak", _off_peak(cost)),) if "off_peak_cost_usd" in cost else ()),
+        ("all off-peak", _priced(cost, cost["off_peak_cost_usd"])),
         *_measure("cache losses / of which breaks",  # owed by the requests that lost tokens only
                   (_priced(cost, cost["lost_cost_usd"], "lost"), _priced(cost, cost["break_cost_usd"], "break")),
                   csv=csv),
@@ -272,22 +274,23 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
         *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
     ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
-    # no request had a peak window (the fleet's cost has no off_peak_cost_usd): no off-peak column but in CSV
-    keep = [at for at, c in enumerate(_COST_COLUMNS) if csv or c != "off-peak $" or "off_peak_cost_usd" in cost]
-    columns = ("model", *(_COST_COLUMNS[at] for at in keep))
-    # the model the price table bills, with the other names its requests logged (as usage --by model)
+    columns = ("model", *_COST_COLUMNS)
+    # the model the price table bills, with the other names its requests logged (as usage --by model),
+    # in both tables by model or in neither: one model is named alike in one run
     droppable = _cost_droppable(columns, list(stats.cost_by_model))
-    rows, note = _keyed(_models(stats.cost_by_model), columns,
-                        [tuple(cells[at] for at in keep) for cells in map(_costs, stats.cost_by_model)], droppable)
+    costs, models = [_costs(r) for r in stats.cost_by_model], _models(stats.cost_by_model)
+    measures = _CSV_MEASURE_COLUMNS if csv else _MEASURE_COLUMNS
+    measured, measured_models = [_measures(r) for r in stats.by_model], _models(stats.by_model)
+    whole = (_fits_whole(models, columns, costs, droppable)
+             and _fits_whole(measured_models, ("model", *measures), measured, _MEASURE_DROPPABLE))
+    rows, note = _keyed(models, costs, whole)
     print_table("cost by model", columns, rows, droppable=droppable, caption=note)
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
                 ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
                   _priced({**cost, **r}, r["break_cost_usd"], "break")) for r in stats.cost_by_cause))
-    measures = _CSV_MEASURE_COLUMNS if csv else _MEASURE_COLUMNS
-    columns = ("model", *measures)
-    rows, note = _keyed(_models(stats.by_model), columns, [_measures(r) for r in stats.by_model], _MEASURE_DROPPABLE)
-    print_table("by model", columns, rows, droppable=_MEASURE_DROPPABLE, caption=note)
+    rows, note = _keyed(measured_models, measured, whole)
+    print_table("by model", ("model", *measures), rows, droppable=_MEASURE_DROPPABLE, caption=note)
     print_table("by day (UTC, request time)", ("day", *measures),
                 ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),

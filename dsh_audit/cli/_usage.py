@@ -155,9 +155,10 @@ def _model_keys(columns: list[str], rows: list[tuple[object, ...]], table: Usage
 
 
 def _off_peak_caption(total: UsageRow) -> str:
-    """The caption's words on the off-peak column when some priced request had no peak window (a
-    provider with one rate all day): such requests count at what they cost, in their row and the
-    total alike (:meth:`dsh_audit.cache.CostSums.applies`); empty when every priced one had one."""
+    """The caption's words on the off-peak column when some priced requests had a peak window and
+    some had none (a provider with one rate all day): the latter count at what they cost, in every
+    row, total, window and view alike (:meth:`dsh_audit.cache.CostSums.add_request`); empty when
+    none had one (off-peak is then the cost in every row, which says so itself) or every one had."""
     sums = total.totals
     return ("; off-peak: one-rate providers' requests at their cost"
             if 0 < sums.windowed < sums.requests - sums.unpriced_requests else "")
@@ -245,10 +246,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     a table shows them only when it has the room for every other column too, and leaves them out
     first, as it leaves out a request's details, unsaid); "no cache" and "off-peak" what the same requests
     would have cost with no cache and all off-peak (a request with one rate all day, Anthropic's
-    and OpenAI's, at its cost, in its row and the total alike, so the rows add up to the total; when
-    no request was priced where its provider has a peak window, DeepSeek's, off-peak is "n/a": no
-    column, and --json has no off_peak_cost_usd); "unpriced" the requests with no price (no
-    usage logged, a usage missing a count, or a model the table does not know). Tokens a request
+    and OpenAI's, at its cost, in every row, window and command alike, so rows, --since and
+    --until splits add up to the whole; "$?" only when no request of the row was priced);
+    "unpriced" the requests with no price (no usage logged, a usage missing a count, or a model
+    the table does not know). Tokens a request
     did not log (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests),
     and a sum counts the requests that logged them; a request whose usage lacks a count (a
     DeepSeek usage without cacheReadTokens: its hits are unknown) is unpriced, its other tokens
@@ -278,7 +279,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     session-sample-co…: `show` takes either; --json and --format csv keep them whole),
     then leaves out, as few as it needs (the caption names them): a column with no value in any row
     (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then off-peak or no cache where
-    it equals cost (or is n/a) in every row (by request, requests too), then the token columns
+    it equals cost in every row (by request, requests too), then the token columns
     whose tokens cost the least (output, cache read, cache write, cache miss: the cheapest first), then
     off-peak and no cache, then the costliest token column (where the money went: an Anthropic
     session's cache writes, a DeepSeek one's misses), and last requests (lost tokens (cost), cost, and
@@ -360,14 +361,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
         columns.extend(REQUEST if csv else REQUEST_TABLE)
     cells = partial(_row, tier=tier, csv=csv, request=request, unknown=unknown, losses=accounting)
     rows = [*(cells(r) for r in table.rows), cells(table.total, bound=bool(failed))]
-    if not csv and not table.total.totals.applies("off_peak"):  # no request had a peak window: no column
-        at = columns.index("off-peak")
-        columns, rows = columns[:at] + columns[at + 1:], [row[:at] + row[at + 1:] for row in rows]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
-    if "off-peak" in columns:
-        caption += _off_peak_caption(table.total)
+    caption += _off_peak_caption(table.total)
     if table.total.unpriced:
         caption += "; ≥$: a lower bound (unpriced requests left out), $?: no request priced"
     if table.total.usage_unknown:

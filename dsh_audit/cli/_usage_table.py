@@ -21,7 +21,7 @@ REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retenti
 REQUEST_TABLE = REQUEST[:4]
 # The columns a narrow terminal may leave out (after a request's details, which --json and
 # --format csv keep), in this order, but a column with no value in any row first and a what-if
-# that says what "cost" says (or n/a) in every row next (:func:`_droppable`): the tokens, those
+# that says what "cost" says in every row next (:func:`_droppable`): the tokens, those
 # that cost the least first (:data:`_TOKEN_COLUMNS`), then what the same requests would have cost
 # all off-peak and with no cache, the README's headline figures, then the tokens that cost the
 # most (an Anthropic session's cache writes, a DeepSeek one's misses: where the money went), and
@@ -114,8 +114,8 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
     """The columns a narrow terminal may leave out, in order: a request's details first
     (``request``), then those of :data:`_DROPPABLE` with no value in any row (:func:`_blank`: a
     DeepSeek fleet's cache writes, "unpriced" when every request was priced), then a what-if
-    (:data:`_WHAT_IF`) that says what "cost" says or n/a in every row (one rate all day: off-peak
-    is the cost, or does not apply), then the others in :data:`_DROPPABLE`'s order: no column that
+    (:data:`_WHAT_IF`) that says what "cost" says in every row (one rate all day: off-peak is the
+    cost), then the others in :data:`_DROPPABLE`'s order: no column that
     carries money is left out before one that says nothing, the tokens go before the money, those
     whose tokens cost the least over all the rows (``total``'s costs) first, but the costliest
     bucket only after the what-ifs, so that where the money went stays in sight (an Anthropic
@@ -127,7 +127,7 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
     blank = set(_blank(columns, rows))
     cost = [table_cell(row[columns.index("cost")]) for row in rows]
     same = {c for c in _WHAT_IF if c in columns and all(
-        table_cell(row[columns.index(c)]) in (shown, Costs.NOT_APPLICABLE) for row, shown in zip(rows, cost))}
+        table_cell(row[columns.index(c)]) == shown for row, shown in zip(rows, cost))}
     spent = {column: getattr(total.cost, bucket) for column, bucket in _TOKEN_COLUMNS.items()}
     order = ("unpriced", *bucket_drop_order(spent, _WHAT_IF), "requests")
     kept = [c for c in order if c in columns and (c != "unpriced" or not total.unpriced)]

@@ -268,13 +268,14 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     not report yet (a proxy that writes the response after DSH logged the request) is
     "provisional", and printed again as an "update", priced, once the capture reports it: looked
     at whenever the log shows more and when the watch ends, so the summary counts it. A capture
-    that cannot be read is said once per capture file, in `usage`'s words, when the watch reads it:
-    a found one as a warning (left out), a --capture one as an error line (with --json also a
-    {"type":"error"} line) counted in the summary's errors as "N unreadable capture(s)" (where
-    `usage` exits 2), and a line of either that is no capture record as a warning (skipped, the
-    rest read). The watch goes on: the requests an unreadable capture would price are unpriced
-    (not "provisional") until it can be read again, and a price given before it turned unreadable
-    is kept.
+    that cannot be read is said in `usage`'s words when the watch reads it, each distinct message
+    once: a found one as a warning (left out), a --capture one as an error line (with --json also
+    a {"type":"error"} line; the summary's errors count each such capture once, however many
+    messages, as "N unreadable capture(s)" in text, where `usage` exits 2), and a line of either
+    that is no capture record as a warning (skipped, the rest read). The watch goes on: the
+    requests an unreadable capture would price are unpriced (not "provisional") until it can be
+    read again, which a note says (the text summary then says "N capture(s) unreadable for a
+    while, read again"), and a price given before it turned unreadable is kept.
 
     \b
     Example:

@@ -65,12 +65,11 @@ class Ledger:
             if cost is not None:
                 self.tier_costs.append(cost.total)
 
-    def to_json(self, within: Ledger | None = None) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The group's ``cost`` object: the ledger summary's amounts (sums over the priced
         requests: None when no request that owes one was priced, never $0 for unknown; lower
-        bounds when ``cost_complete`` is False), what the cache losses cost, and the tier;
-        ``within``: the fleet's, whose off-peak cost, where it applies, each group has too (a group
-        of one-rate requests at its cost: :meth:`dsh_audit.cache.CostSums.applies`)."""
+        bounds when ``cost_complete`` is False; the off-peak cost of one-rate requests is their
+        cost, so the groups add up to the fleet's), what the cache losses cost, and the tier."""
         sums = self.sums
         summary = sums.summary()
         # a sum of no request's usage is unknown (null), as ``usage --json`` has it: never 0
@@ -78,7 +77,7 @@ class Ledger:
         return {"requests": sums.requests, "unpriced_requests": summary["unpriced_requests"],
                 "cost_complete": summary["cost_complete"], "tokens": summary["tokens"] if known else None,
                 "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
-                **sums.off_peak_json(None if within is None else within.sums), "lost_cost_usd": sums.known("lost"),
+                "off_peak_cost_usd": summary["off_peak_cost_usd"], "lost_cost_usd": sums.known("lost"),
                 "break_cost_usd": summary["break_cost_usd"],
                 **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced",
                                            "lost_unknown_requests")},
@@ -116,11 +115,10 @@ def fleet_cost(connection: sqlite3.Connection, total: Ledger) -> dict[str, Any]:
     return {**total.to_json(), "sessions_unpriced": missing}
 
 
-def cost_by_model(by_model: dict[str | None, Ledger], total: Ledger | None = None) -> tuple[dict[str, Any], ...]:
+def cost_by_model(by_model: dict[str | None, Ledger]) -> tuple[dict[str, Any], ...]:
     """``cost`` per model the price table bills (``logged_models``: the models its requests logged,
-    as ``usage --by model --json`` has them), costliest first; ``total``: the fleet's, which says
-    whether each has an off-peak cost (:meth:`Ledger.to_json`: the rows then add up to the fleet's)."""
-    rows = [{"model": model, "logged_models": sorted(ledger.models), **ledger.to_json(total)}
+    as ``usage --by model --json`` has them), costliest first."""
+    rows = [{"model": model, "logged_models": sorted(ledger.models), **ledger.to_json()}
             for model, ledger in by_model.items()]
     return tuple(sorted(rows, key=lambda r: (-(r["cost_usd"] or {}).get("total", 0.0), -r["requests"],
                                              r["model"] or "")))

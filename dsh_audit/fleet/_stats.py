@@ -220,7 +220,7 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
                            by_model=_by_model(connection),
                            by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
                            top_sessions=top_sessions(connection, top, by_path, sort), cost=fleet_cost(connection, total),
-                           cost_by_model=cost_by_model(by_model, total), cost_by_cause=cost_by_cause(connection, total),
+                           cost_by_model=cost_by_model(by_model), cost_by_cause=cost_by_cause(connection, total),
                            prices=price_sources(connection), sort=sort, since=since, until=until,
                            caveats=stats_caveats(connection))
         breaks, free = costliest_breaks(connection, top)

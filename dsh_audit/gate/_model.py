@@ -109,10 +109,9 @@ def _count(value: Any) -> int:
 
 
 def _applies(cost: Any, amount: str) -> bool:
-    """Whether ``amount`` (a key of :data:`_AMOUNTS`) applies to a session's priced summary ``cost``
-    (the off-peak cost does only where its provider has a peak window: the summary has no
-    ``off_peak_cost_usd`` otherwise, :meth:`dsh_audit.cache.CostSums.applies`); True when the
-    session was not priced (:func:`_owed` says so)."""
+    """Whether ``amount`` (a key of :data:`_AMOUNTS`) is in a session's priced summary ``cost`` (every
+    one is since session 43: a one-rate provider's off-peak cost is its cost; a summary made before
+    may lack ``off_peak_cost_usd``); True when the session was not priced (:func:`_owed` says so)."""
     return not isinstance(cost, dict) or _AMOUNTS[amount][0] in cost
 
 
@@ -205,6 +204,9 @@ class SessionCheck:
             capture, not the log: the run's finding, not among ``findings``), or None: the log is
             checked without it; when that finding fails the gate, so does the log (:attr:`failed`:
             its row said ``ok`` under ``FAILED`` and exit 1).
+        capture_unreadable: the capture found beside the log cannot be read: the fact, whatever the
+            policy made of its DSH802 (``ignore = ["DSH802"]`` drops :attr:`capture_refusal`, yet the
+            log's DSH810 still says the capture cannot be read), which :attr:`capture_cell` says.
     """
 
     path: str
@@ -226,6 +228,7 @@ class SessionCheck:
     unreadable: bool = False
     captured_usage: Mapping[int, Any] = field(default_factory=dict)
     capture_refusal: Finding | None = None
+    capture_unreadable: bool = False
 
     @property
     def failed(self) -> bool:
@@ -237,14 +240,17 @@ class SessionCheck:
         """The log's capture as every listing's capture column says it (check's table and CSV, the
         Markdown summary): one rule, so no view says ``none`` where another says ``unreadable``:
         ``N/M identical`` of the requests compared (a retry's send aside), ``unreadable`` when the
-        capture found beside it cannot be read (:attr:`capture_refusal`), else ``none``.
+        capture found beside it cannot be read (:attr:`capture_unreadable`, even when the policy
+        ignores its DSH802: the row's DSH810 says so), else ``none``.
 
         Example:
             >>> SessionCheck("a.jsonl", None).capture_cell, SessionCheck("a.jsonl", None, capture_path="w").capture_cell
             ('none', '0/0 identical')
+            >>> SessionCheck("a.jsonl", None, capture_unreadable=True).capture_cell
+            'unreadable'
         """
         if self.capture_path is None:
-            return "unreadable" if self.capture_refusal is not None else "none"
+            return "unreadable" if self.capture_unreadable or self.capture_refusal is not None else "none"
         rows = [r for r in self.captures if not r.pairing.retry]
         return f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
 
@@ -321,16 +327,29 @@ class CheckResult:
         """True when no finding fails the policy."""
         return not any(f.fails for f in self.findings)
 
+    @property
+    def verdict(self) -> str:
+        """The verdict's word: ``FAILED`` when a finding fails, else ``INCOMPLETE`` when logs were
+        left out (:attr:`not_checked`: the run exits 2, so no report may read as a clean pass),
+        else ``PASSED``.
+
+        Example:
+            >>> two = CheckResult((), (), None, not_checked=(("c.jsonl", "this is a codex session"),) * 2)
+            >>> CheckResult((), (), None).verdict, two.verdict
+            ('PASSED', 'INCOMPLETE')
+        """
+        return "FAILED" if not self.passed else "INCOMPLETE" if self.not_checked else "PASSED"
+
     def not_checked_said(self) -> str:
         """What a verdict adds for the logs left out (:attr:`not_checked`), in one wording for the
-        text verdict and the Markdown summary's heading: nothing when none.
+        text verdict, the Markdown summary's heading and the HTML page's headline: nothing when none.
 
         Example:
             >>> two = CheckResult((), (), None, not_checked=(("c.jsonl", "this is a codex session"),) * 2)
             >>> CheckResult((), (), None).not_checked_said(), two.not_checked_said()
-            ('', '; 2 log(s) of another agent not checked')
+            ('', '; 2 log(s) of another agent not checked (exit 2)')
         """
-        return f"; {len(self.not_checked)} log(s) of another agent not checked" if self.not_checked else ""
+        return f"; {len(self.not_checked)} log(s) of another agent not checked (exit 2)" if self.not_checked else ""
 
     @property
     def unattached(self) -> tuple[Finding, ...]:

@@ -118,7 +118,8 @@ class _Checker(CaptureCompare):
                                        seed_length=session.header.seed_length, cwd=session.header.cwd,
                                        captured_usage=captured.get(session.id, {}),
                                        first_time=first, last_time=last,
-                                       capture_refusal=self.refusal_of(others.get(session.id))))
+                                       capture_refusal=self.refusal_of(others.get(session.id)),
+                                       capture_unreadable=self.unread(others.get(session.id))))
         return checks
 
     def streamed(self, log: SessionLog, routes: str | None) -> tuple[SessionCheck, dict[str, tuple[str, ...]]]:

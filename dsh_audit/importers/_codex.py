@@ -48,7 +48,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._show import typed
-from .._usage_rule import MAX_TOKENS
+from .._usage_rule import MAX_SAFE, MAX_TOKENS, count_of
 from ..errors import MalformedRecordError
 from ..replay import Digest, Request
 from ._base import ImporterBase
@@ -88,8 +88,9 @@ class _Importer(ImporterBase):
         self.open: dict[str, Any] | None = None
         self.total: Any = None
         self.last: Any = None  # the last_token_usage of the last call
-        #: a damaged token_count taken as a repeat: its line, time and what is to say of it (None: said)
-        self.unsure: tuple[int, float | None, str | None] | None = None
+        #: a damaged token_count taken as a repeat: its line, time and the warning to give (None: said),
+        #: and the usage and what it was priced from (:meth:`on_token_count`) where it may be a call
+        self.unsure: tuple[int, float | None, str | None, Any, Any] | None = None
         self.lost = False  # the last total was missing or damaged (total_moved)
         self.disagrees = False  # the last total moved by other than its last_token_usage (total_moved)
         self.difference: dict[str, Any] | None = None  # then the usage it is priced from (disagreed)
@@ -97,6 +98,8 @@ class _Importer(ImporterBase):
         #: request index -> the last_token_usage it was priced from with its total not kept, since the
         #: last whole total (what a later total must have risen by: :meth:`total_moved`)
         self.priced: dict[int, Any] = {}
+        self.info: Any = None  # the last token_count's info (a repeat of it word for word is said once)
+        self.counted = False  # a token_count held info: Codex writes it null only before its first usage
         self.turn = 0
         self.step = 0
         self.meta_count = 0
@@ -208,8 +211,12 @@ class _Importer(ImporterBase):
         compaction's too). A missing total alone is unsaid (the call is priced from its
         ``last_token_usage``); a missing ``last_token_usage`` is said where it ends a call, as there
         the usage is lost."""
-        if info is None:
-            return  # an estimate before the first call, or a rate-limit update
+        if info is None and not self.counted:
+            return  # a rate-limit update before the first call (Codex's info is null only then)
+        if info == self.info and self.open is None:
+            self.repeated(line, info, time)
+            return  # the last event word for word (a rate-limit update): judged and said once
+        self.info, self.counted = info, True
         warned = len(self.warnings)
         said = not isinstance(info, dict)
         if said:
@@ -220,16 +227,21 @@ class _Importer(ImporterBase):
         if unkept is not None and total == unkept and last == self.last:
             self.unkept = unkept  # the event that disagreed, repeated word for word (a rate-limit update)
             return
+        if self.open is None and self.lost and self.resends(previous, total, last, unkept=unkept):
+            self.last, self.lost, self.disagrees, self.total, self.priced = last, False, False, total, {}
+            usage = self.usage(line, responses_usage(last))
+            if self.unsure is not None:  # a call if a compacted record follows: its usage if so
+                self.unsure = (*self.unsure[:3], usage, None)
+            else:
+                self.requests[-1] = replace(self.requests[-1], usage=usage)
+            return  # the event a damaged one ended its call with, resent whole: that call's usage
+        after_loss = self.lost
         moved = self.total_moved(line, total, last)
-        if moved is None and self.open is None and self.resends(previous, total, last, unkept=unkept):
-            self.last = last  # the event a damaged one ended its call with, resent whole: that call's usage
-            self.requests[-1] = replace(self.requests[-1], usage=self.usage(line, responses_usage(last)))
-            return
         known = isinstance(last, dict)  # none: a damaged event (info "x", {}) that cannot tell a call
         if moved is False or (moved is None and self.open is None and (last == self.last or not known)):
             if moved is None and not known:
-                unsaid = None if len(self.warnings) > warned else _no_last(info, last)
-                self.unsure = (line, time, unsaid)  # a call if a compacted record follows (on_compacted)
+                unsaid = None if len(self.warnings) > warned else f"{_no_last(info, last)}: {_RESENT}"
+                self.unsure = (line, time, unsaid, None, None)  # a call if a compacted record follows (on_compacted)
             return  # a repeat sent with a rate-limit update, or a context estimate
         self.last = last
         usage = None
@@ -241,25 +253,51 @@ class _Importer(ImporterBase):
             self.damaged(line, _no_last(info, last), _UNPRICED)
         elif not known and not said:  # info {}: the usage is lost where a call ends, never silently
             self.damaged(line, _no_last(info, last), _RESENT)
-        if self.lost and known and not self.disagrees:  # priced from it, its total not kept
-            self.priced[len(self.requests)] = last
+        priced = (self.difference if self.disagrees else last if known else None) or _A_CALL
+        if self.open is None and (after_loss or moved is None) and self.closed_at_line is not None:
+            self.unsure = (line, time, None, usage, priced)  # the last call's event resent damaged, or a
+            return  # compaction's call: a call only if a compacted record follows (fuzz 43: a fifth call)
+        self.end(line, usage, time, priced)
+
+    def repeated(self, line: int, info: Any, time: float | None) -> None:
+        """Take a ``token_count`` that repeats the last one word for word, none open, as a repeat
+        (a rate-limit update), unsaid: its damage was said once (fuzz 43: twice). Where the first
+        ended the call before it and neither tells a call (no whole total, no ``last_token_usage``
+        object), it may end a compaction's call: said only if a compacted record follows
+        (:meth:`on_compacted`), as the first was."""
+        ended = self.unsure is None and self.lost and self.requests and self.requests[-1].extra["response_seqs"]
+        if not ended or isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
+            return
+        why = (f"{_no_last(info, info.get('last_token_usage'))}: {_RESENT}" if isinstance(info, dict)
+               else f"token_count info is {typed(info)}, not an object: {_UNSURE}")
+        self.unsure = (line, time, why, None, None)
+
+    def end(self, line: int, usage: dict[str, Any] | None, time: float | None, priced: Any) -> None:
+        """End the call a ``token_count`` ends (the open one, or one with no output item logged),
+        keeping what it was priced from while its total is not kept (:meth:`earlier`)."""
+        if self.lost and priced is not None:  # its total not kept: a later whole one holds it too
+            self.priced[len(self.requests)] = priced
         if self.open is None:
             self.begin(line)
         self.close(line, usage, time)
 
     def resends(self, previous: Any, total: Any, last: Any, *, unkept: Any) -> bool:
-        """Whether a ``token_count`` with none open is the one a damaged event ended the last call
-        with, resent whole: no output item was logged since that call closed (a tool's output may
-        be: Codex resends after it), and either that event held this very total, not kept as its
-        ``last_token_usage`` disagreed (``unkept``: :meth:`disagreed`) and this one's holds
-        (:func:`_holds_call`), or the call has no usage (the event held no ``info`` object, no
-        total, or a damaged one) and this total is the last whole one (``previous``) plus this
-        ``last_token_usage`` (:func:`_one_call`)."""
+        """Whether a ``token_count`` with none open, after a damaged one, is the one a damaged event
+        ended the last call with, resent whole: no output item was logged since that call closed (a
+        tool's output may be: Codex resends after it), and either that event held this very total,
+        not kept as its ``last_token_usage`` disagreed (``unkept``: :meth:`disagreed`) and this one's
+        holds (:func:`_holds_call`), or the call has no usage or one priced with its total not kept
+        (the event held no ``info`` object, no total, a damaged one, or a damaged count of the first
+        call's ``last_token_usage``) and this whole total is the last whole one (``previous``) plus
+        this ``last_token_usage`` (:func:`_one_call`). Told before the total is judged (fuzz 43: it
+        was held to less than a call as one after a loss, and the resend became a new call)."""
         if self.closed_at_line is None or not self.requests:
             return False
         if unkept is not None and total == unkept:
             return _holds_call(previous, total, last)
-        return self.requests[-1].usage is None and _one_call(previous, total, last)
+        ended = (self.requests[-1].usage is None or len(self.requests) - 1 in self.priced) if self.unsure is None \
+            else self.unsure[3] is None or self.unsure[4] is not None
+        return ended and _total_fault(total, previous, last) is None and _one_call(previous, total, last)
 
     def total_moved(self, line: int, total: Any, last: Any) -> bool | None:
         """Whether a ``token_count``'s cumulative ``total_token_usage`` moved since the last whole
@@ -280,8 +318,9 @@ class _Importer(ImporterBase):
         fault = None if total is None else _total_fault(total, previous, last)
         self.disagrees = (fault is None and total is not None and total != previous
                           and isinstance(last, dict) and all(_number(count) for count in last.values())
-                          and not (_holds_call(previous, total, last, self.earlier(last)) if after_loss
-                                   else _adds_up(previous, total, last)))
+                          and (last.get("input_tokens") == 0  # no prompt sent: no call (fuzz 43: $0, unsaid)
+                               or not (_holds_call(previous, total, last, self.earlier(last)) if after_loss
+                                       else _adds_up(previous, total, last))))
         if self.disagrees:  # damaged last counts (a string, null) are said as usage, not here
             self.lost = True
             return self.disagreed(line, previous, total, after_loss=after_loss)
@@ -336,11 +375,10 @@ class _Importer(ImporterBase):
 
     def on_compacted(self, line: int, payload: dict[str, Any]) -> None:
         if self.unsure is not None and self.open is None:  # a damaged token_count ended the summarising call
-            line_ended, time, unsaid = self.unsure
+            line_ended, time, unsaid, usage, priced = self.unsure
             if unsaid is not None:  # info {}: the summarising call's usage is lost, never silently
-                self.damaged(line_ended, unsaid, _RESENT)
-            self.begin(line_ended)
-            self.close(line_ended, None, time)
+                self.warn(line_ended, unsaid)
+            self.end(line_ended, usage, time, priced)
         last = self.requests[-1] if self.requests else None
         if self.closed_at_line is not None and last is not None and not last.extra["response_seqs"]:
             # the summarisation call: answered (token_count) with no output item logged
@@ -420,6 +458,8 @@ class _Importer(ImporterBase):
         return self.session(sid, requests, cwd=self.cwd, created=self.created)
 
 
+#: The least a call priced with no usage adds to a later whole total: it sent a prompt.
+_A_CALL = {"input_tokens": 1}
 #: What the warning of a token_count that ends a call with no last_token_usage says is done.
 _RESENT = "the call it ends is kept with no usage (the event resent whole right after gives it its usage)"
 #: What the warning of a token_count whose call's usage nothing logged tells says is done.
@@ -441,7 +481,8 @@ def _total_fault(total: Any, previous: Any, last: Any = None) -> str | None:
     """Why a ``total_token_usage`` is damaged, or None: it is no object, lost a count the last
     whole total had (:func:`_lost_count`; the first total, a count its own call's ``last``
     holds, so the first call's is judged too), gained one it did not hold (Codex writes every count of
-    ``TokenUsage``, always), a count went down (a cumulative count only adds up), or
+    ``TokenUsage``, always), one is no count by the project's rule (:func:`~dsh_audit._usage_rule.count_of`,
+    bounded by a safe integer: ``1.5`` or ``-1``, fuzz 43), a count went down (a cumulative count only adds up), or
     one rose by more than one call can hold (:data:`~dsh_audit._usage_rule.MAX_TOKENS`; the first
     total is not judged so: its ``last_token_usage``, the same call's, is). Every such total is
     alike: not kept, never compared with the next.
@@ -457,13 +498,20 @@ def _total_fault(total: Any, previous: Any, last: Any = None) -> str | None:
         'gained new_tokens, which the last total did not hold'
         >>> _total_fault({"input_tokens": None}, None, {"input_tokens": 3000})
         'input_tokens is null, not a number'
+        >>> _total_fault({"input_tokens": 3000, "cached_input_tokens": 1.5}, {"input_tokens": 3000})
+        'cached_input_tokens is a number 1.5, not a count'
     """
     if not isinstance(total, dict):
         return f"is {typed(total)}, not an object"
     before = previous if isinstance(previous, dict) else {}
-    lost = _lost_count(total, before or (last if isinstance(last, dict) else {}))
+    own = before or (last if isinstance(last, dict) else {})  # the first total: its own call's
+    lost = _lost_count(total, own)
     if lost is not None:
         return lost
+    wrong = next((key for key, count in total.items() if count_of(count, most=MAX_SAFE) is None
+                  and (before or count_of(own.get(key), most=MAX_SAFE) is not None)), None)
+    if wrong is not None:  # a cumulative count is one by DSH's rule (validate's), bounded by a safe integer
+        return f"{wrong} is {typed(total[wrong])}, not a count"
     gained = [key for key in total if before and key not in before]
     if gained:
         return f"gained {gained[0]}, which the last total did not hold"

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptLogError, DshAuditError, UnsupportedFormatError
-from ._shapes import envelope_error, envelope_fault, message_shape_error
+from ._shapes import envelope_error, envelope_fault, is_safe_int, message_shape_error
 from ._types import KNOWN_EVENT_TYPES
 from .._json import json_type
 from .._show import MISSING, member, missing_or, shown
+from .._usage_rule import js_integer
 
 __all__ = ["DAMAGED_HINT", "LEGACY_HINT", "META", "RETIRED_TYPES", "SEED", "UPGRADE", "Candidate", "event_refusal",
            "retired_refusal", "seq_refusal"]
@@ -170,10 +171,14 @@ def _unskippable(record: str, fix: str, listed: str) -> str:
 
 #: The hint of a damaged record (not JSON, a packed row DSH's row validation refuses).
 DAMAGED_HINT = _unskippable("a damaged record", "repair or remove the line", "every damaged line")
-#: The hints of a record whose seq is not its place: a number (validate: DSH107 a gap, DSH108 a
-#: repeat or two events in each other's place), or no number (validate: DSH111, DSH112).
+#: The hints of a record whose seq is not its place: a position (validate: DSH107 a gap, DSH108 a
+#: repeat or two events in each other's place), an integer that is no position (negative or past
+#: 2**53-1) or no integer (validate: DSH111 for both), or no event (DSH112). The rule a hint names is
+#: the one check folds into the refusal (:func:`dsh_audit.gate.refusal_rules`).
 _SEQ_HINT = _unskippable("a record out of seq", "seqs must run 0, 1, 2, … with no gap or repeat",
                          "every seq out of place (DSH107, DSH108)")
+_SEQ_RANGE_HINT = _unskippable("a record out of seq", "write each seq as the record's place 0, 1, 2, …",
+                               "every seq that is no non-negative safe integer (DSH111)")
 _SEQ_TYPE_HINT = _unskippable("a record out of seq", "write each seq as an integer, the record's place 0, 1, 2, …",
                               "every seq that is no integer (DSH111)")
 _NO_EVENT_HINT = _unskippable("a record out of seq", "write each event as a JSON object with its seq",
@@ -186,9 +191,11 @@ def seq_refusal(record: Any, expected: int, line: int) -> tuple[str, int, str]:
 
     DSH's words (``SessionLogScanner``) name the line before (it counts event lines, the header
     not among them) and print the seq as JavaScript does, a string bare: the refusal is at the
-    record's own seq when it is a number, else at its place; a seq that is no number is said so,
-    as validate says it (DSH111), not only as a gap ``(expected 31, got 31)``. DSH's line number
-    is labelled as DSH's: the error's own location is the file's line, one more.
+    record's own seq when it is a position (a non-negative safe integer), else at its place, where
+    validate's DSH111 is; a seq that is no position is said so, as validate says it (DSH111), not
+    only as a gap ``(expected 31, got 31)``, and its hint names DSH111, the rule check folds into
+    the refusal. DSH's line number is labelled as DSH's: the error's own location is the file's
+    line, one more.
 
     Example:
         >>> message, seq, _ = seq_refusal({"seq": 34}, 33, 32)
@@ -199,14 +206,21 @@ def seq_refusal(record: Any, expected: int, line: int) -> tuple[str, int, str]:
         >>> message, seq, _ = seq_refusal({"seq": "31"}, 31, 30)
         >>> message.split("(")[1].split("; ")[0], seq
         ('expected 31, got "31"): seq is a string, not an integer', 31)
+        >>> message, seq, hint = seq_refusal({"seq": -1}, 31, 30)
+        >>> message.split("(")[1].split("; ")[0], seq
+        ('expected 31, got -1): seq is not a non-negative safe integer', 31)
+        >>> hint.rsplit("lists ", 1)[1]
+        'every seq that is no non-negative safe integer (DSH111)'
         >>> seq_refusal({}, 2, 4)[0].split("; ")[0]
         'corrupt session log: seq gap in committed region at line 3 (expected 2, got undefined): the event has no seq'
     """
     seq = member(record, "seq")
     gap = f"corrupt session log: seq gap in committed region at line {line - 1} (expected {expected}, got "
     counted = f'; "line {line - 1}" is DSH\'s count of event lines (the header is not one)'
-    if type(seq) is int or type(seq) is float and seq.is_integer():
+    if is_safe_int(seq) and seq >= 0:
         return f"{gap}{shown(seq)}){counted}", int(seq), _SEQ_HINT
+    if js_integer(seq) is not None:
+        return f"{gap}{shown(seq)}): seq is not a non-negative safe integer{counted}", expected, _SEQ_RANGE_HINT
     if not isinstance(record, dict):
         return f"{gap}undefined): the record is a JSON {json_type(record)}{counted}", expected, _NO_EVENT_HINT
     if seq is MISSING:

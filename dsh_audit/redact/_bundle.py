@@ -19,7 +19,7 @@ from ..errors import DshAuditError, UsageError
 from ..log import is_zstd_head, open_regular
 from ..session import Headers, Session, find_parent, open_session, routes_from
 from ..wire import PiRoutes, load_routes
-from ._family import parent_log, parent_session
+from ._family import family_cause, parent_log, parent_session
 from ._manifest import _TAMPERED_HINT, Manifest, read_manifest
 from ._notes import Unproven
 from ._verdicts import digest, session_verdicts
@@ -46,6 +46,7 @@ class BundleCheck:
     recorded_counts: dict[str, int] = field(default_factory=dict)  # each category's row count, as the manifest says
     found_unrendered: int = 0  # the captured requests no render was compared with, here
     other_log: str | None = None  # the manifest's log name, when it is not the file checked (a note: renamed?)
+    family_note: str | None = None  # why a child's verdicts moved: its parent's redaction's derivation or salt
 
     @property
     def miscounted(self) -> tuple[str, ...]:
@@ -208,8 +209,8 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     captures: list[CapturedRequest] | None = None
     if capture_name is not None:  # named exactly when there are diff verdicts (read_manifest)
         captures = _bundle_capture(log, capture_name, manifest_file)
-    parent = None if manifest.parent is None else _bundle_parent(log, manifest_file, session, manifest.parent,
-                                                                  lenient=lenient, config=config)
+    parent, parent_path = (None, None) if manifest.parent is None else _bundle_parent(
+        log, manifest_file, session, manifest.parent, lenient=lenient, config=config)
     found = session_verdicts(session, captures, parent=parent)
     breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
     digests = {c: digest(found[c]) for c in recorded if c in found}
@@ -217,8 +218,11 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     if captures is not None and capture_name is not None and digests.get("diff") != recorded["diff"]:
         note = _foreign_capture(capture_name, captures, session.id, found["diff"])
     unrendered = sum(1 for row in found.get("diff", ()) if row[3] == "unrendered")
+    moved = parent_path is not None and any(digests.get(c) != recorded.get(c) for c in ("breaks", "cache"))
     return BundleCheck(log, recorded, digests, {c: len(found[c]) for c in found}, manifest.unrendered, breaks,
-                       route_file, note, manifest.counts, unrendered, _other_log(log, manifest.log))
+                       route_file, note, manifest.counts, unrendered, _other_log(log, manifest.log),
+                       family_cause(parent_path, salt_id=manifest.salt_id, key_derivation=manifest.key_derivation)
+                       if moved and parent_path is not None else None)
 
 
 def _other_log(log: Path, name: str) -> str | None:
@@ -255,9 +259,10 @@ def _same_log(manifest: Manifest, session: Session) -> None:
 
 
 def _bundle_parent(log: Path, manifest_file: Path, session: Session, parent_id: str, *, lenient: bool,
-                   config: PiRoutes | None) -> Session | None:
+                   config: PiRoutes | None) -> tuple[Session | None, Path]:
     """The redacted parent session ``parent_id`` a child bundle's manifest compares it with, beside the
-    child (as ``breaks`` finds a parent).
+    child (as ``breaks`` finds a parent), and its log's path (whose manifest says why the child's verdicts
+    moved, when they did: :func:`._family.family_cause`).
 
     Raises:
         UsageError: the child's header names another parent, or the parent's redacted log is not beside it.
@@ -276,7 +281,7 @@ def _bundle_parent(log: Path, manifest_file: Path, session: Session, parent_id: 
                          "redacted log is not beside it", path=str(log),
                          hint="keep the redacted parent log where redact found it (beside the child, as breaks "
                               "finds a parent)")
-    return parent_session(opened, session, lenient=lenient, config=config)
+    return parent_session(opened, session, lenient=lenient, config=config), parent_path
 
 
 def _foreign_capture(name: str, captures: Sequence[CapturedRequest], own: str, rows: list[Any]) -> str | None:

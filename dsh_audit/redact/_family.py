@@ -22,7 +22,7 @@ from ._derivation import KEY_DERIVATION
 from ._manifest import manifest_path, read_manifest
 from ._placeholder import Placeholders
 
-__all__ = ["Identifiers", "family", "parent_log", "parent_session", "salt_cause"]
+__all__ = ["Identifiers", "family", "family_cause", "parent_log", "parent_session", "salt_cause"]
 
 
 class Identifiers:
@@ -178,19 +178,43 @@ def _refuse_derivation(source: Path, redacted: Path) -> None:
     except DshAuditError:
         return
     if recorded != KEY_DERIVATION:  # an older one's (read_manifest refuses any derivation it does not know)
-        raise UsageError(f"the parent's redaction {redacted} was made by an older dsh-audit, whose placeholders (key "
-                         f"derivation {recorded}) are not this one's (key derivation {KEY_DERIVATION}) for any salt",
-                         path=str(source),
+        raise UsageError(_derivation_words(f"the parent's redaction {redacted}", recorded, "this one's",
+                                           KEY_DERIVATION), path=str(source),
                          hint="redact the parent again with this dsh-audit and --force, then this child, with one "
                               "salt you choose (the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both); or pass "
                               "--alone to compare this child's verdicts without its parent")
 
 
-def salt_cause(redacted: Path, identity: str) -> str | None:
+def _derivation_words(older: str, recorded: int, newer: str, own: int) -> str:
+    """Why ``older``'s placeholders (key derivation ``recorded``) are not ``newer``'s (``own``): the words redact
+    refuses a child with and ``redact --check`` says of a child's moved verdicts (:func:`family_cause`)."""
+    return (f"{older} was made by an older dsh-audit, whose placeholders (key derivation {recorded}) are not "
+            f"{newer} (key derivation {own}) for any salt")
+
+
+def family_cause(redacted: Path, *, salt_id: str | None, key_derivation: int) -> str | None:
+    """Why a child bundle's verdicts moved on ``redact --check``, as the manifests of the child (``salt_id``,
+    ``key_derivation``) and of its parent's redaction ``redacted`` (beside it) record them: placeholders of
+    another key derivation (:func:`_refuse_derivation`'s refusal, which a parent redacted again after the child
+    by a newer dsh-audit escapes) or of another salt (:func:`salt_cause`). None when neither is known."""
+    try:
+        recorded = read_manifest(redacted).key_derivation
+    except DshAuditError:
+        return None
+    if recorded < key_derivation:
+        return _derivation_words(f"the parent's redaction {redacted}", recorded, "this child's", key_derivation)
+    if recorded > key_derivation:
+        return _derivation_words("this child's bundle", key_derivation, f"those of its parent's redaction {redacted}",
+                                 recorded)
+    return None if salt_id is None else salt_cause(redacted, salt_id, than="this child's bundle's")
+
+
+def salt_cause(redacted: Path, identity: str, *, than: str = "this run's") -> str | None:
     """Why a child's verdicts moved, when its parent's redaction ``redacted`` was made with another salt than
     the child's (whose :func:`._manifest.salt_id` is ``identity``), as the parent's manifest records it: its
     placeholders then differ from the child's for the texts they share (a fork's seed, a spawn's prompt), so
-    ``breaks`` sees changed texts. None when the manifest records the same salt, or cannot be read."""
+    ``breaks`` sees changed texts (``than``: whose salt ``identity`` is). None when the manifest records the
+    same salt, or cannot be read."""
     try:
         recorded = read_manifest(redacted)
     except DshAuditError:
@@ -201,7 +225,7 @@ def salt_cause(redacted: Path, identity: str) -> str | None:
         return (f"the parent's redaction {redacted} may have been made with another salt (its manifest, written by an "
                 "older dsh-audit, does not record its salt's id)")
     kind = "a random one, which no run can repeat" if recorded.salt_random else "another given salt"
-    return f"the parent's redaction {redacted} was made with another salt than this run's ({kind})"
+    return f"the parent's redaction {redacted} was made with another salt than {than} ({kind})"
 
 
 def parent_log(path: Path | None, headers: Headers, kept: Identifiers | None = None) -> Path | SessionLog | None:

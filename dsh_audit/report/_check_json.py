@@ -11,7 +11,11 @@ Version history (``schema_version``):
    those costs: a year its holiday list does not cover), beside ``notes``.
 2. one JSON vocabulary with every command's ``--json`` (a key means one type everywhere): each
    session's list of break records is ``break_details`` (version 1 named it ``breaks``, the name
-   every other command gives a count of breaks) and ``breaks`` is now that count.
+   every other command gives a count of breaks) and ``breaks`` is now that count. Later, with the
+   version unchanged (new keys): ``not_checked`` (each log of another agent left out, ``{path,
+   reason}``: the run exits 2 for them) and ``counts.logs_not_checked`` (named as the HTML
+   page's ``logs_failed``: ``not_checked`` is the list), and each session's
+   ``capture_unreadable`` (the capture found beside it cannot be read: why ``capture`` is null).
 
 A new optional key does not change the version; renaming or removing a key does: a reader of
 version that does not know a key still reads every key it knows, and a report written before the
@@ -69,6 +73,7 @@ def session_summary(check: Any) -> dict[str, Any]:
         "error": check.error,
         "requests": len(check.requests),
         "capture": check.capture_path,
+        "capture_unreadable": getattr(check, "capture_unreadable", False),
         "capture_verdicts": dict(sorted(verdicts.items())),
         "breaks": len(breaks),
         "break_details": breaks,
@@ -80,13 +85,16 @@ def session_summary(check: Any) -> dict[str, Any]:
 
 def report_object(result: Any) -> dict[str, Any]:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.json``)."""
+    left = getattr(result, "not_checked", ())
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": {"name": "dsh-audit", "version": __version__},
         "passed": result.passed,
         "policy": result.policy.to_json(),
-        "counts": {**result.counts(), "sessions": len(result.sessions), "requests": result.request_count},
+        "counts": {**result.counts(), "sessions": len(result.sessions), "requests": result.request_count,
+                   "logs_not_checked": len(left)},
         "sessions": [session_summary(s) for s in result.sessions],
+        "not_checked": [{"path": path, "reason": why} for path, why in left],
         "findings": [f.to_json() for f in result.findings],
         "notes": list(result.notes),
         "caveats": list(getattr(result, "caveats", ())),

@@ -28,7 +28,7 @@ page's data, for its static summary, and no log's texts are kept in memory.
 
 Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per request, the session's
 ``cost`` summary that ``cache --json`` prints, its ``off_peak_cost_usd`` the figure
-``usage --json`` gives), never recomputed here; the breaks by cause
+``usage --json`` gives, a one-rate request's at its cost), never recomputed here; the breaks by cause
 (:func:`._html_sessions._break_summary`) add up the breaks' own figures. The page's ``totals``
 (shown atop a page of several logs) are ``usage --json``'s for the same logs, made by
 :func:`dsh_audit.cache.usage_table` from the same priced entries (:func:`_totals`; a page keeps its
@@ -166,6 +166,7 @@ def _parts(result: Any, priced: list[list[Any]]) -> tuple[dict[str, Any], list[_
                for check, entries in zip(result.sessions, priced, strict=True) if check.error is None]
     failed = sum(check.error is not None for check in result.sessions)
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "headline": _headline(result),
+            "not_checked": [{"path": path, "reason": why} for path, why in getattr(result, "not_checked", ())],
             "counts": result.counts(), "policy": _policy(result), "unattached": [f.to_json() for f in result.unattached],
             "order": _order(result.sessions, lineage),
             "totals": {**_totals(ledgers, failed), "cache": _page_cache(result.sessions)}}
@@ -256,6 +257,21 @@ def _caveat_lines(caveats: Iterable[str]) -> str:
     return "".join(f'<p class="muted caveat">note: {_escaped(terminal_text(text))}</p>' for text in caveats)
 
 
+def _not_checked_lines(result: Any) -> str:
+    """The page's lines for the logs of another agent the check left out
+    (:attr:`~dsh_audit.gate.CheckResult.not_checked`: the run exits 2 for them), one ``not
+    checked:`` each under the headline, static (with or without the script), the file's name and
+    why escaped as every log text is (:func:`~dsh_audit.report.terminal.terminal_text`).
+
+    Example:
+        >>> class R: not_checked = (("c/x\x1b<b>.jsonl", "this is a codex session, not a DSH log"),)
+        >>> _not_checked_lines(R())
+        '<p class="muted caveat">not checked: c/x\\\\u001b&lt;b&gt;.jsonl: this is a codex session, not a DSH log</p>'
+    """
+    return "".join(f'<p class="muted caveat">not checked: {_escaped(terminal_text(path))}: '
+                   f"{_escaped(terminal_text(why))}</p>" for path, why in getattr(result, "not_checked", ()))
+
+
 def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook | None = None) -> Iterator[str]:
     """The page of :func:`format_html` in pieces (a session's messages and requests some 64 KiB at a
     time: :func:`_listed`). The summary says, a line each, the caveats of the prices of the page's
@@ -265,6 +281,7 @@ def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook
     prices = prices if prices is not None else load_prices()
     priced = _entries(result, prices)
     caveats = _caveat_lines(prices.caveats(entry for entries in priced for entry in entries))
+    caveats = _not_checked_lines(result) + caveats  # under the headline, before what the prices could not know
     head, sessions = _parts(result, priced)
     yield (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

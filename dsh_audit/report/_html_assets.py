@@ -350,10 +350,10 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
   ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
   ["requests sent",function(td){spanOf(td,o.first,o.last,"-");},"span"]],true);
  // what the same requests would have cost in the off-peak window (the ledger's off_peak_cost_usd,
- // as usage --json gives it): a figure row of its own (data-figure), after the keyed rows; none where
- // no request was priced in a provider's peak window (the summary has no off_peak_cost_usd then)
- if(!cost||"off_peak_cost_usd" in cost){var row=add(tb,el("tr",{"data-figure":"off-peak"}));
-  add(row,el("th",null,"all off-peak"));add(row,el("td",null,costUsd(cost&&cost.off_peak_cost_usd,cost)));}
+ // as usage --json gives it; one-rate requests at their cost): a figure row of its own (data-figure),
+ // after the keyed rows, in every log's summary
+ var row=add(tb,el("tr",{"data-figure":"off-peak"}));
+ add(row,el("th",null,"all off-peak"));add(row,el("td",null,costUsd(cost&&cost.off_peak_cost_usd,cost)));
  if(o.break_details.length){if(o.break_details.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
 // The breaks by cause (when the list is collapsed or has several causes; the page's totals: every log's):
 // how many, the tokens they lost and what that cost, how many lost nothing (the totals: a count).

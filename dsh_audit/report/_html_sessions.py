@@ -208,22 +208,26 @@ def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ())
 
 
 def _headline(result: Any) -> dict[str, str]:
-    """The page's verdict in words (``state``: ``passed``, ``failed``, or ``none`` when there was
-    no log to check: a page that checked nothing neither passes nor fails): what failed, by cause
-    (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`), e.g. ``check failed: 6
-    unrendered request(s) · 10 explained break(s)``, ``check passed: 10 explained break(s)``.
+    """The page's verdict in words (``state``: ``passed``, ``failed``, ``incomplete`` when every
+    checked log passed but logs of another agent were left out (the run exits 2 for them), or
+    ``none`` when there was no log to check: a page that checked nothing neither passes nor fails):
+    what failed, by cause (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`),
+    e.g. ``check failed: 6 unrendered request(s) · 10 explained break(s)``, ``check passed: 10
+    explained break(s)``; then the logs left out, in check's words
+    (:meth:`~dsh_audit.gate.CheckResult.not_checked_said`).
 
     Example:
         >>> class R: sessions, findings, baselined, passed = (), (), (), True
         >>> _headline(R())
         {'state': 'none', 'text': 'no log to check'}
     """
+    left = result.not_checked_said() if getattr(result, "not_checked", ()) else ""
     if not result.sessions:
-        return {"state": "none", "text": "no log to check"}
+        return {"state": "incomplete" if left else "none", "text": "no log to check" + left}
     failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()))
     parts += _passing((t for c in result.sessions for t in c.transitions), baselined=len(result.baselined), failed=failed)
-    state = "passed" if result.passed else "failed"
-    return {"state": state, "text": f"check {state}: " + (" \u00b7 ".join(parts) or "no breaks")}
+    state = "failed" if not result.passed else "incomplete" if left else "passed"
+    return {"state": state, "text": f"check {state}: " + (" \u00b7 ".join(parts) or "no breaks") + left}
 
 
 def _family(check: Any) -> tuple[str, str, int | None] | None:

@@ -10,7 +10,10 @@ the testcase's ``<system-out>`` (a finding a baseline accepts, ``check --baselin
 not a failure, marked ``baselined``). A log's testsuite is named by its path relative to the run's
 folder (``base``) and its session id, its testcases' ``classname`` by that path: two copies of a
 session (a scenario's ``.zstd`` log and its decompressed copy, or three logs with one id) are
-distinct testcases, which a CI viewer does not merge. Text that XML 1.0 cannot hold (control characters,
+distinct testcases, which a CI viewer does not merge. Each log of another agent the run left out
+(:attr:`~dsh_audit.gate.CheckResult.not_checked`: it exits 2 for them) is a testcase of a ``not
+checked`` testsuite with one ``<error>`` saying why: the report's ``errors`` counts them, so a
+CI viewer shows no all-green run of a check that exited 2. Text that XML 1.0 cannot hold (control characters,
 lone surrogates) is written as ``\\uXXXX``; a character it holds that a terminal would act on
 rather than show (DEL, C1 controls such as the 8-bit CSI U+009B, bidi overrides, line and
 paragraph separators, CR) as a character reference (``&#x202e;``), and so is the first character
@@ -193,23 +196,53 @@ def iter_junit(result: Any, *, base: str | None = None) -> Iterator[str]:
     return map(_inert, _pieces(result, os.getcwd() if base is None else base))
 
 
+def _errors(level: int, left: Sequence[tuple[str, str]], base: str) -> Iterator[str]:
+    """A testcase per log left out (``(path, why)``), each with one ``<error>`` saying why, indented
+    as :func:`_cases` indents its testcases.
+
+    Example:
+        >>> print("".join(_errors(2, [("/ci/c/x.jsonl", "this is a codex session, not a DSH log")], "/ci")))
+        <BLANKLINE>
+            <testcase name="not checked: c/x.jsonl" classname="dsh-audit.not-checked" time="0">
+              <error message="this is a codex session, not a DSH log" type="not checked" />
+            </testcase>
+    """
+    for path, why in left:
+        case = ET.Element("testcase", name=_clean(f"not checked: {_relative(path, base)}"),
+                          classname="dsh-audit.not-checked", time="0")
+        ET.SubElement(case, "error", message=_clean(why), type="not checked")
+        ET.indent(case, level=level)
+        yield "\n" + "  " * level + ET.tostring(case, encoding="unicode")
+
+
+def _written(cases: Callable[[], Iterable[tuple[str, str, Sequence[Any]]]]) -> Callable[[], Iterator[str]]:
+    """A testsuite's testcases as :func:`_pieces` writes them, made when the suite is written."""
+    return lambda: _cases(2, cases())
+
+
 def _pieces(result: Any, base: str) -> Iterator[str]:
-    suites = [_suite(check, base) for check in result.sessions]
+    suites: list[tuple[dict[str, str], Callable[[], Iterator[str]]]] = [
+        (attributes, _written(cases)) for attributes, cases in (_suite(check, base) for check in result.sessions)]
     loose = list(result.unattached)
     if loose:
         captures = [("captures no log explains", "dsh-audit.captures", loose)]
         suites.append(({"name": "captures", "tests": "1", "failures": str(_fails(loose)), "errors": "0",
-                        "skipped": "0", "time": "0"}, lambda: iter(captures)))
+                        "skipped": "0", "time": "0"}, _written(lambda: captures)))
+    left = list(getattr(result, "not_checked", ()))
+    if left:
+        suites.append(({"name": "not checked", "tests": str(len(left)), "failures": "0", "errors": str(len(left)),
+                        "skipped": "0", "time": "0"}, lambda: _errors(2, left, base)))
     tests = sum(int(attributes["tests"]) for attributes, _ in suites)
     failures = sum(int(attributes["failures"]) for attributes, _ in suites)
-    root = {"name": "dsh-audit check", "tests": str(tests), "failures": str(failures), "errors": "0", "time": "0"}
+    root = {"name": "dsh-audit check", "tests": str(tests), "failures": str(failures), "errors": str(len(left)),
+            "time": "0"}
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     if not suites:
         yield ET.tostring(ET.Element("testsuites", root), encoding="unicode") + "\n"
         return
     yield _open_tag("testsuites", root)
-    for attributes, cases in suites:
+    for attributes, pieces in suites:
         yield "\n  " + _open_tag("testsuite", attributes)
-        yield from _cases(2, cases())
+        yield from pieces()
         yield "\n  </testsuite>"
     yield "\n</testsuites>\n"

@@ -36,8 +36,6 @@ ID_WIDTH = 64
 _CUT = "…"
 #: The room kept for each list's heading and its "more not shown" note (numbers and fixed words).
 _NOTE_ROOM = 256
-#: How :meth:`dsh_audit.gate.SessionCheck.amount` shows an amount that does not apply (``Costs.NOT_APPLICABLE``).
-_NOT_APPLICABLE = "n/a"
 
 
 def _md(text: object, *, limit: int = MAX_TEXT, cell: bool = False) -> str:
@@ -123,31 +121,16 @@ def _cost(cost: tuple[float | None, str], breaks: tuple[float | None, str], coun
     return _md(cost[1]) + said + (f" ({unpriced} unpriced)" if unpriced else "")
 
 
-def _costs(check: Any, off_peak: bool = False) -> list[str]:
-    """A session's money cells: its cost (and its breaks'), with no cache, all off-peak; ``n/a``
-    when it was not priced (its log could not be read). ``off_peak``: the totals row has an
-    off-peak cost (some log had a peak window): a log with one rate all day shows its cost there,
-    what the total counts it at (:meth:`dsh_audit.gate.CheckResult.total`), so the rows add up."""
+def _costs(check: Any) -> list[str]:
+    """A session's money cells: its cost (and its breaks'), with no cache, all off-peak (a log with
+    one rate all day at its cost, as every view sums it, so the rows add up to the total); ``n/a``
+    when it was not priced (its log could not be read)."""
     summary = getattr(check.cache, "cost", None) if check.cache is not None else None
     cost = check.amount("cost")
     if cost is None or not isinstance(summary, dict):
         return ["n/a"] * 3
-    all_off_peak = check.amount("off_peak")
-    if off_peak and all_off_peak[1] == _NOT_APPLICABLE:  # one rate all day: off-peak it costs what it cost
-        all_off_peak = cost
     return [_cost(cost, check.amount("break"), {key: _count(summary.get(key)) for key in _COUNTS}),
-            _md(check.amount("no_cache")[1]), _md(all_off_peak[1])]
-
-
-def _one_rate(check: Any) -> bool:
-    """Whether a log's off-peak cost does not apply to it: none of its priced requests had a peak
-    window (:meth:`dsh_audit.gate.SessionCheck.amount` says ``n/a``)."""
-    return bool(check.amount("off_peak")[1] == _NOT_APPLICABLE)
-
-
-def _off_peak(result: Any) -> bool:
-    """Whether the totals row has an off-peak cost: some log's requests had a peak window."""
-    return bool(result.total("off_peak")[1] != _NOT_APPLICABLE)
+            *(_md(check.amount(name)[1]) for name in ("no_cache", "off_peak"))]
 
 
 def _total_costs(result: Any) -> list[str]:
@@ -167,13 +150,12 @@ _TABLE_HEAD = ("| status | log | session | requests | capture | breaks | hit rat
                "| findings |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
 
 
-def _session_row(check: Any, ids: dict[str, str], off_peak: bool = False) -> str:
-    """A log's row of the sessions' table (``ids``: each session id as the summary shows it, :func:`_id_names`;
-    ``off_peak``: as :func:`_costs` takes it)."""
+def _session_row(check: Any, ids: dict[str, str]) -> str:
+    """A log's row of the sessions' table (``ids``: each session id as the summary shows it, :func:`_id_names`)."""
     status = "❌ fail" if check.failed else "✅ pass"
     shown = markdown_inline(ids.get(check.session_id or "", "-"), cell=True)  # never cut again (_id_names)
     return (f"| {status} | {_md(check.path, cell=True)} | {shown} | "
-            f"{len(check.requests)} | {_md(check.capture_cell, cell=True)} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check, off_peak))} | "
+            f"{len(check.requests)} | {_md(check.capture_cell, cell=True)} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
             f"{len(check.findings)} |")
 
 
@@ -185,15 +167,11 @@ def _total_row(result: Any) -> str:
 
 def _session_rows(result: Any, room: int) -> tuple[list[str], int]:
     """The sessions' table, as many of them as :data:`MAX_ROWS` and ``room`` bytes allow, a totals
-    row of every session, a note when a log with one rate all day shows its cost as its off-peak
-    cost (:func:`_costs`), and the room left."""
+    row of every session, and the room left."""
     ids = _id_names([check.session_id for check in result.sessions if check.session_id])
-    off_peak = _off_peak(result)
-    rows, room = _take((_session_row(check, ids, off_peak) for check in result.sessions[:MAX_ROWS]), room)
+    rows, room = _take((_session_row(check, ids) for check in result.sessions[:MAX_ROWS]), room)
     more = len(result.sessions) - len(rows)
     note = [f"\n_{more} more log(s) not shown (in the total); see the JSON report._"] if more else []
-    if off_peak and any(_one_rate(check) for check in result.sessions if check.amount("cost") is not None):
-        note.append("\n_off-peak: a log with one rate all day (no peak window) at its cost._")
     return [*_TABLE_HEAD, *rows, _total_row(result), *note], room
 
 
@@ -264,16 +242,28 @@ def _notes(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
     return [*said, *([f"\n_{more} more note(s) not shown; check prints each on stderr._"] if more else [])], room
 
 
+def _verdict_head(result: Any) -> str:
+    """The heading's verdict: ``✅ passed``, ``❌ failed`` (and the logs left out), or when every
+    checked log passed but some were left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`),
+    ``⚠️ incomplete``: those first, as the run's exit 2 is for them."""
+    if not result.passed:
+        return f"❌ failed{result.not_checked_said()}"
+    if not getattr(result, "not_checked", ()):
+        return "✅ passed"
+    return f"⚠️ incomplete: {result.not_checked_said()[2:]}; the {len(result.sessions)} checked log(s) passed"
+
+
 def _head(result: Any) -> list[str]:
     """The summary's heading and its counts; the heading says the logs of another agent left out
     as check's verdict line says them (:meth:`dsh_audit.gate.CheckResult.not_checked_said`): the run
-    exits 2 for them, and a PR's summary must not read as a clean pass."""
+    exits 2 for them, and a PR's summary must not read as a clean pass (``⚠️ incomplete: 2 log(s) of
+    another agent not checked (exit 2); the 10 checked log(s) passed``)."""
     counts = result.counts()
-    head = "✅ passed" if result.passed else "❌ failed"
+    head = _verdict_head(result)
     baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
     gone = getattr(result, "baseline_gone", 0)
     unchecked = getattr(result, "baseline_unchecked", 0)
-    return [f"## dsh-audit check: {head}{result.not_checked_said()}", "",
+    return [f"## dsh-audit check: {head}", "",
             f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
             f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
             f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),

@@ -215,11 +215,13 @@ def format_sarif(result: Any, *, base: str | None = None) -> str:
     as properties; with a baseline, its ``baselineState``. Paths under ``base`` (default: the
     working folder) are relative to ``%SRCROOT%``, as in :func:`validation_sarif`. Another agent's
     logs left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`) are the invocation's
-    ``toolExecutionNotifications``, each at its file.
+    ``toolExecutionNotifications``, each at its file, and its ``executionSuccessful`` is then false:
+    the run exits 2 for them (SARIF: an exit code that denotes failure), however its findings judge.
     """
     from ._json import dumps_pretty
 
+    left = getattr(result, "not_checked", ())
     log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=_run_base(base),
-                      invocation_ok=True, baselined=getattr(result, "baseline", None) is not None,
-                      not_checked=getattr(result, "not_checked", ()))
+                      invocation_ok=not left, baselined=getattr(result, "baseline", None) is not None,
+                      not_checked=left)
     return dumps_pretty(log) + "\n"

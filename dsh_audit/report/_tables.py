@@ -13,7 +13,7 @@ from ._console import _start_pager, output_width, stdout_console
 from ._fit_text import cell_len
 from ._listing import Listing, current
 from ._safe_text import stdout_text, terminal_text
-from ._table_draw import _draw_records, _draw_table, _overhead
+from ._table_draw import _draw_records, _draw_table, _overhead, _print_captions
 from ._table_words import ShortForm, header_words, narrow_note, own_headers, short_form, with_words
 
 __all__ = ["BOXED_FROM", "About", "print_table", "rows_fit", "short_needed"]
@@ -44,7 +44,7 @@ _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionar
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 caption: str | None = None, droppable: Sequence[str] = (), short: Mapping[str, str] | None = None,
                 least: Mapping[str, int] | None = None, about: About | None = None, legend: str | None = None, short_first: bool = False,
-                in_short: bool | None = None, ids: Sequence[str] = ()) -> None:
+                in_short: bool | None = None, ids: Sequence[str] = (), wrap_last: bool = False) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
     Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns; a terminal narrower
@@ -86,6 +86,11 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     that is narrower: columns are left out before one of them is narrower, so that free text wraps
     between a few words, never a word a line (when no layout keeps it so: as narrow as it must).
 
+    ``wrap_last``: every column of the order of leaving out is left out before a cell wraps (and,
+    in a block of lines a row, too), where a table otherwise keeps a column that wrapping its text
+    makes room for: a narrower terminal then never shows a column a wider one left out (`cache`'s
+    timeline: the caption naming them stays true from one width to the next).
+
     ``ids``: the columns of session ids (``session``), never cut: a cut id names no session, or
     another (`show` refuses it). Such a column is as wide as its longest word in every layout
     (columns are left out for it), and in a block of lines a row its id is wrapped whole, after
@@ -124,7 +129,8 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     form = short_form(columns, headers, short=short)
     chosen = _layout(headers, cells, order, console.width, state, form=form, valued=len(empty),
                      least=_by_place(columns, least), in_short=in_short,
-                     measured=known[2] if known is not None else None, ids=_by_place(columns, dict.fromkeys(ids, 1)))
+                     measured=known[2] if known is not None else None, ids=_by_place(columns, dict.fromkeys(ids, 1)),
+                     wrap_last=wrap_last)
     if chosen is not None:
         shown, widths = form.headers if chosen.short and form is not None else headers, chosen.widths
         if short_first:
@@ -140,7 +146,14 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         if state is not None:
             _RUN_STYLES.setdefault(state, chosen.compact)
         return
-    _draw_records(console, title, words, cells, caption, whole=[column in ids for column in columns])
+    # wrap_last: the columns a wider layout left out stay out, and its captions are wrapped as a table's
+    kept = [at for at in range(len(columns)) if not wrap_last or at not in order]
+    _draw_records(console, title, [words[at] for at in kept],
+                  [[row[at] for at in kept if at < len(row)] for row in cells], None if wrap_last else caption,
+                  whole=[columns[at] in ids for at in kept])
+    if wrap_last:
+        note = narrow_note(words, order, empty, width=console.width)
+        _print_captions(console, [text for text in (caption, note) if text is not None])
 
 
 class About(NamedTuple):
@@ -180,12 +193,14 @@ def _by_place(columns: Sequence[str], least: Mapping[str, int] | None) -> dict[i
 def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Sequence[int], width: int,
             state: Listing | None, *, form: ShortForm | None = None, valued: int = 0,
             least: Mapping[int, int] | None = None, in_short: bool | None = None,
-            measured: list[_Column] | None = None, ids: Mapping[int, int] | None = None) -> _Layout | None:
+            measured: list[_Column] | None = None, ids: Mapping[int, int] | None = None,
+            wrap_last: bool = False) -> _Layout | None:
     """The first layout of :func:`print_table`'s order that fits ``width`` cells (the columns of
     ``order`` left out one by one), in the run's style (``state``: :data:`_RUN_STYLES`) when one
     of that style fits; None: none fits (one block per row). The table's short ``form``, if any,
     is tried after each layout that fails once the columns with no value (the first ``valued`` of
-    ``order``) are left out: before a column that has a value is."""
+    ``order``) are left out: before a column that has a value is. ``wrap_last``: a cell wraps
+    only once every column of ``order`` is left out, and so does a ``least`` column (print_table's)."""
     if measured is None:  # once: every layout tried reads it (short_needed's, when it measured these cells)
         measured = _measure_columns(len(headers), cells)
     if ids:  # a column of session ids: its longest word whole in every layout, however long (print_table's ``ids``)
@@ -204,9 +219,10 @@ def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Seque
         ((chosen,), (not chosen,)) if chosen is not None else
         ((True,), (False,)) if width < BOXED_FROM else ((False, True),))
     # A column's least width (a path kept whole) before the style: the other style before a path is cut.
-    for columns in tried:
+    for at, columns in enumerate(tried):
         for styles in passes:
-            found = _first_layout(headers, columns, order, width, styles, form=form, valued=valued, in_short=in_short)
+            found = _first_layout(headers, columns, order, width, styles, form=form, valued=valued, in_short=in_short,
+                                  wrap_last=wrap_last, below_least=at > 0)
             if found is not None:
                 return found
     return None
@@ -214,11 +230,16 @@ def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Seque
 
 def _first_layout(headers: Sequence[str], measured: Sequence[_Column], order: Sequence[int], width: int,
                   styles: Sequence[bool], *, form: ShortForm | None, valued: int,
-                  in_short: bool | None = None) -> _Layout | None:
+                  in_short: bool | None = None, wrap_last: bool = False, below_least: bool = False) -> _Layout | None:
     """:func:`_layout` of columns ``measured``, each layout tried in ``styles`` in order (compact
-    True, boxed False; ``in_short``: :func:`print_table`'s)."""
+    True, boxed False; ``in_short``: :func:`print_table`'s). ``wrap_last`` (print_table's): a layout
+    that wraps cells down to their words, or narrows a column below its ``least`` (``below_least``),
+    is tried only with every column of ``order`` left out; and a column with no values is never kept
+    for the short form ``in_short`` imposes (the table left it out for its long headers when wider)."""
     for squeezed, cut in ((False, False), (True, False), (True, True)):
-        for drop in range(len(order) + 1):
+        for drop in range(len(order) if wrap_last and (squeezed or below_least) else 0, len(order) + 1):
+            if wrap_last and in_short and drop < valued:
+                continue
             kept = [at for at in range(len(headers)) if at not in order[:drop]]
             for shape, whole in _shapes(form if drop >= valued or in_short else None, in_short):
                 found = _fitting_layout(headers if shape is None else shape.headers, measured, kept, width,
@@ -290,10 +311,12 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
 
 
 def short_needed(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
-                 short: Mapping[str, str] | None = None, least: Mapping[str, int] | None = None) -> bool:
-    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``least``) would draw the
-    table in its short form on this terminal: a command printing several tables asks it of each,
-    and draws them all in the short form when one needs it (``in_short``)."""
+                 short: Mapping[str, str] | None = None, least: Mapping[str, int] | None = None,
+                 wrap_last: bool = False) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``least``,
+    ``wrap_last``) would draw the table in its short form on this terminal: a command printing
+    several tables asks it of each, and draws them all in the short form when one needs it
+    (``in_short``)."""
     headers = [stdout_text(terminal_text(column)) for column in columns]
     cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
     measured = _measure_columns(len(headers), cells)
@@ -302,7 +325,7 @@ def short_needed(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, dropp
     empty, order = _left_out_order(columns, cells, droppable)
     chosen = _layout(headers, cells, order, output_width(), current(),
                      form=short_form(columns, headers, short=short), valued=len(empty),
-                     least=_by_place(columns, least), measured=measured)
+                     least=_by_place(columns, least), measured=measured, wrap_last=wrap_last)
     return chosen is not None and chosen.short
 
 

@@ -99,6 +99,7 @@ class CapturedUsage:
         self.broken = False  # the capture could not be read when it was read whole last
         self.said: list[tuple[str, str, str]] = []  # what it could not read, to be said: level, path, text
         self.told: set[str] = set()  # each text said so far, said once
+        self.unreadable: dict[str, set[str]] = {}  # each capture an error was said of, and its errors' texts
 
     def __call__(self, request: Request) -> Tokens | None:
         """The capture's tokens for ``request`` when its log holds no usage and the capture reports
@@ -201,14 +202,27 @@ class CapturedUsage:
         for text in aligned.said if aligned is not None else ():
             if not text.startswith(torn):  # a record being written as it was read: no warning, read on later
                 self._say("warning", self.path, text)
+        if aligned is not None and self.unreadable:
+            self._read_again()
         self.broken = aligned is None
         return aligned
+
+    def _read_again(self) -> None:
+        """Say that each capture an error was said of is read again (a note, which the summary counts as
+        logs read again are: re-read E of session 43, the capture was counted unreadable to the end), and
+        forget its errors' texts: said again if it turns unreadable again."""
+        for path, texts in self.unreadable.items():
+            self.told.difference_update(texts)
+            self.said.append(("note", path, f"{path}: read again: the requests it reports are priced from it"))
+        self.unreadable.clear()
 
     def _say(self, level: str, path: str, text: str) -> None:
         """Keep ``text`` to be said (:attr:`said`) unless it was said already."""
         if text not in self.told:
             self.told.add(text)
             self.said.append((level, path, text))
+            if level == "error":
+                self.unreadable.setdefault(path, set()).add(text)
 
     def _tail_read(self, tail: _Tail, fresh: bool) -> bool | None:
         """Read the records appended to the capture since ``tail`` and align them with the requests

@@ -303,10 +303,11 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     def said() -> Iterator[WatchNote]:
         """What the capture could not be read for, once each (:attr:`CapturedUsage.said`): a found
         one's warning, a given one's error, a line of either that is no record (a warning), said as
-        ``usage`` says them; once per capture file however many logs it prices (:func:`watch`)."""
+        ``usage`` says them, and a note when a capture an error was said of is read again; each distinct
+        text once however many logs it prices, and once again after the capture was read again (:func:`watch`)."""
         while captured.said:
             level, place, text = captured.said.pop(0)
-            yield CaptureNote(time.time(), place, level, text, sid)
+            yield CaptureNote(time.time(), place, level, text, sid, again=level == "note")
 
     def settled() -> Iterator[WatchItem]:
         if pending and awaited.due():

@@ -157,12 +157,15 @@ class WatchNote:
 
 @dataclass(frozen=True, slots=True)
 class CaptureNote(WatchNote):
-    """What a capture could not be read for, said as ``usage`` says it, once per capture file in the
-    whole watch (the text names the file; several logs it prices say it once): the ``error`` of a
-    capture given with ``--capture`` that cannot be read (``path``: the capture), counted among the
-    summary's errors as an unreadable capture, not a log or folder (the log is followed, its
+    """What a capture could not be read for, said as ``usage`` says it, each distinct text once in the
+    whole watch (the text names the file; several logs it prices say it once) until the capture is read
+    again: the ``error`` of a capture given with ``--capture`` that cannot be read (``path``: the capture),
+    counted among the summary's errors once per capture file, not a log or folder (the log is followed, its
     requests unpriced); the ``warning`` of a found one left out, or of a line that is no capture
-    record, skipped (``path``: the log it prices)."""
+    record, skipped (``path``: the log it prices); and the ``note`` that a capture an error was said of is read
+    again (``again``; ``path``: the capture), which the summary says as it says a log read again."""
+
+    again: bool = False
 
 
 WatchItem = WatchRequest | WatchNote
@@ -215,8 +218,9 @@ class WatchSummary:
     # each log or folder an error was said of: whether it was read fine since (a log replaced by a whole
     # one, a folder one of whose logs is followed), which the last line says apart from the unreadable
     failed: dict[str, bool] = field(default_factory=dict, repr=False)
-    # each capture an error was said of (:class:`CaptureNote`), and how many such errors were said
-    captures: set[str] = field(default_factory=set, repr=False)
+    # each capture an error was said of (:class:`CaptureNote`): whether it was read again since (a note said
+    # so), and how many such errors were said (however many, a capture is one of the summary's errors)
+    captures: dict[str, bool] = field(default_factory=dict, repr=False)
     capture_errors: int = 0
 
     def add(self, item: WatchItem) -> None:
@@ -228,10 +232,12 @@ class WatchSummary:
                 for place in self.failed:
                     if item.path == place or item.path.startswith(place.rstrip(os.sep) + os.sep):
                         self.failed[place] = True
+            elif isinstance(item, CaptureNote) and item.again and item.path in self.captures:
+                self.captures[item.path] = True
             elif item.level == "error":
                 self.errors += 1
                 if isinstance(item, CaptureNote):
-                    self.captures.add(item.path)
+                    self.captures[item.path] = False
                     self.capture_errors += 1
                 else:
                     self.failed[item.path] = False
@@ -267,6 +273,14 @@ class WatchSummary:
         self.unpriced += sign * int(counted[3])
         self.costs = self.costs + Costs(*(sign * amount for amount in counted[4:8]))
 
+    def _captures_text(self) -> str:
+        """The summary's words for the captures an error was said of: unreadable at the end, and apart from
+        them read again since, as logs are said; each capture once, however many errors it had."""
+        again = sum(self.captures.values())
+        unreadable = len(self.captures) - again
+        return ((f", {unreadable} unreadable capture(s)" if unreadable else "")
+                + (f", {again} capture(s) unreadable for a while, read again" if again else ""))
+
     def to_json(self) -> dict[str, Any]:
         """The summary's JSON line: ``cost_usd`` the sum over the priced requests by billing
         bucket, its ``total`` to the nano-dollar (never rounded further: ``cache --json`` gives the
@@ -289,7 +303,8 @@ class WatchSummary:
         known = Costs.known(self.cost, requests=self.requests, unpriced=self.unpriced)
         return {"type": "summary", "sessions": self.sessions, "requests": self.requests, "breaks": self.breaks,
                 "cost_usd": None if known is None else {**self.costs.to_json(), "total": known},
-                "errors": self.errors + self.failed_runs, "unpriced_requests": self.unpriced,
+                "errors": self.errors - self.capture_errors + len(self.captures) + self.failed_runs,
+                "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced}
 
     def text(self) -> str:
@@ -318,5 +333,5 @@ class WatchSummary:
                 + (f" ({self.unpriced} unpriced)" if self.unpriced else "")
                 + (f", {unreadable} unreadable log(s) or folder(s)" if unreadable else "")
                 + (f", {again} log(s) or folder(s) unreadable for a while, read again" if again else "")
-                + (f", {len(self.captures)} unreadable capture(s)" if self.captures else "")
+                + self._captures_text()
                 + (f", {self.failed_runs} failed --on-break run(s)" if self.failed_runs else ""))

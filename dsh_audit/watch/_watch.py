@@ -509,7 +509,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     state = _Watch(roots, stop=stop, since=since, rescan=rescan, poll=poll, notifications=notifications,
                    limit=readers, follow=follow, settle=settle)
     caveats = 0  # the price caveats said so far (each once, when first met)
-    told: set[tuple[str, str]] = set()  # what the captures could not be read for, said so far (each once)
+    told: dict[tuple[str, str], str] = {}  # what the captures could not be read for, said so far: whose
     try:
         refused_at_start = state.scan(existing=True)
         followed, method = len(state.readers.entries), state.notifier.method
@@ -533,17 +533,22 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         state.notifier.close()
 
 
-def _told_before(item: WatchItem, told: set[tuple[str, str]]) -> bool:
+def _told_before(item: WatchItem, told: dict[tuple[str, str], str]) -> bool:
     """Whether ``item`` says what a capture could not be read for (:class:`CaptureNote`) that was
     said already, by any followed log: each log prices its requests from the capture on its own, and
     a capture several logs share (``--capture``, a ``wire.jsonl`` beside a folder of logs), or a log
     followed again (replaced), said it once per log, in ``--json`` and in the summary's errors
-    (issue 15); text mode said it once (stderr says a line once per run). Its text names the
-    capture file: once per capture file, in both modes."""
+    (issue 15); text mode said it once (stderr says a line once per run). Each distinct text once
+    (its text names the capture file), in both modes; the summary counts a capture's errors as one
+    (:class:`WatchSummary`). A capture read again (its note) has its errors forgotten, and an error
+    its read-again note: each is said again when the capture turns unreadable, or readable, again."""
     if not isinstance(item, CaptureNote):
         return False
     key = (item.level, item.message)
     if key in told:
         return True
-    told.add(key)
+    other = "error" if item.again else "note" if item.level == "error" else None
+    for said in [k for k, path in told.items() if other is not None and k[0] == other and path == item.path]:
+        del told[said]
+    told[key] = item.path
     return False
