@@ -104,7 +104,8 @@ def test_dsh810_says_what_the_capture_is(tmp_path: Path) -> None:
     (log.parent / "wire.jsonl").write_bytes(b"")
     code, text, _ = _run("check", "--json", str(log))
     assert code == 0
-    assert f"no capture: the capture found beside the log ({log.parent / 'wire.jsonl'}) holds none of its requests" in text
+    assert (f"no capture: the capture found beside the log ({log.parent / 'wire.jsonl'}) holds none of its requests "
+            "(it holds no captured request)") in text
     code, text, _ = _run("check", "--no-capture", "--json", str(log))
     assert code == 0
     assert "no capture given, and captures found beside the log are ignored (--no-capture)" in text

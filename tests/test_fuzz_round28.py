@@ -280,7 +280,8 @@ def test_check_says_the_capture_found_is_another_session_s(beside: str, tmp_path
         monkeypatch.setenv(NO_CAPTURE_ENV, "1")
     code, out, _ = invoke(monkeypatch, capsys, "check", str(tmp_path), "--json")
     findings = [(f["rule"], f["path"], f["message"], f["hint"]) for f in json.loads(out)["findings"]]
-    other = (f"no capture: the capture found beside the log ({wire}) holds none of its requests",
+    other = (f"no capture: the capture found beside the log ({wire}) holds none of its requests (it holds requests "
+             "of session(s) session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd)",
              "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside it "
              "or up to four folders above it")
     none = ("no capture given or found beside the log (wire.jsonl)",

@@ -32,7 +32,8 @@ CHAT = f"home/sessions/--home-dev-dsh-runs-a-a-chat-ws--/{CHAT_ID}/session.jsonl
 CHANGE = f"home/sessions/--home-dev-dsh-runs-a-c-change-ws--/{CHANGE_ID}/session.jsonl.zstd"
 WIRE = "home/wire.jsonl"
 DSH810 = {"rule": "DSH810", "severity": "info",
-          "message": f"no capture: the capture found beside the log ({WIRE}) holds none of its requests",
+          "message": f"no capture: the capture found beside the log ({WIRE}) holds none of its requests (it holds "
+                     f"requests of session(s) {CHANGE_ID})",
           "path": CHAT, "line": None, "seq": None, "session_id": CHAT_ID, "request": None, "fails": False,
           "hint": "pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests beside "
                   "it or up to four folders above it"}
@@ -124,7 +125,8 @@ def test_check_a_found_capture_with_no_session_header_is_its_own_sessions(
     assert isinstance(sessions, list)
     assert [(s["session_id"], s["capture"]) for s in sessions] == [
         (CHAT_ID, None), ("session-514c4bc2-e0ec-419e-84d4-2f666d536239", WIRE)]
-    assert report["findings"] == [DSH810]
+    unnamed = "holds none of its requests (its 11 captured request(s) name no session)"  # pi-ai's: no session header
+    assert report["findings"] == [{**DSH810, "message": f"no capture: the capture found beside the log ({WIRE}) {unnamed}"}]
 
 
 @needs_corpus

@@ -14,6 +14,7 @@ import click
 from ..capture import RequestDiff, compare_capture, gate_ok, held_sessions, load_capture, unreadable_capture
 from ..diff import captures_said, requests_said
 from ..errors import CaptureError, DshAuditError
+from ..gate import capture_holds
 from ..replay import Request
 from ..runner import in_process, iter_many
 from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
@@ -21,7 +22,7 @@ from ..report import dumps_line
 from ..report.terminal import (About, fit_lines, listing_format, print_table, progress_callback, terminal_text,
                                title_width)
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
-from ._diff_captures import (_captures, _found_note, _foreign_note, _holding, _nothing_compared, _nothing_matched,
+from ._diff_captures import (_captures, _found_note, _foreign_note, _nothing_compared, _nothing_matched,
                              _unread_note)
 from ._logs import file_size, log_progress, selected_logs, session_paths
 from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
@@ -258,7 +259,7 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
     groups = _captures(logs, capture_path, given[0])
     compared: list[tuple[str, list[RequestDiff], dict[str, str]]] = []
     left: dict[str, list[str]] = {}  # by capture found: the logs it holds none of the requests of
-    holding: dict[str, str] = {}  # by capture found: what it holds instead (:func:`_holding`)
+    holding: dict[str, str] = {}  # by capture found: what it holds instead (:func:`dsh_audit.gate.capture_holds`)
     bad = False
     for result in _comparisons(groups, logs, jobs=jobs, adapter=adapter, routes=routes, lenient=lenient,
                                max_version=max_version, found=capture_path is None):
@@ -325,7 +326,7 @@ class _Compared:
         capture_error: the capture could not be read, or is too large to align (nothing compared).
         left: the logs (as given) the capture, found beside them, holds none of the requests of:
             not compared (:func:`dsh_audit.capture.held_sessions`).
-        holding: what the capture holds instead, when ``left`` has logs (:func:`_holding`).
+        holding: what the capture holds instead, when ``left`` has logs (:func:`dsh_audit.gate.capture_holds`).
     """
 
     capture: str
@@ -415,7 +416,7 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
     if not found:
         return _Compared(capture, rows, sessions, said, bad)
     named = held_sessions(rows)
-    holding = _holding(rows, named)  # said of the logs it holds nothing of
+    holding = capture_holds(rows, named)  # said of the logs it holds nothing of
     rows, held = _held(rows, named)
     return _Compared(capture, rows, {sid: path for sid, path in sessions.items() if sid in held}, said, bad,
                      left=[log for sid, log in given.items() if sid not in held], holding=holding)

@@ -69,27 +69,10 @@ _FOREIGN_HINTS = ("pass --capture FILE naming the logs' capture, or put the wire
 _SHOWN_CAPTURES = 2
 
 
-def _holding(rows: Sequence[RequestDiff], held: set[str]) -> str:
-    """What a capture found beside logs holds, said of a log it holds none of the requests of
-    (``rows``: its comparison with them; ``held``: :func:`dsh_audit.capture.held_sessions`'): the
-    sessions it holds requests of, else how many captured requests name no session (pi-ai's, paired
-    with no request), else that it holds none. Its ids are log text: every note and error escapes it.
-
-    Example:
-        >>> from types import SimpleNamespace as R
-        >>> _holding([], {"s-b", "s-a"}), _holding([R(capture=1), R(capture=None)], set()), _holding([], set())
-        ('it holds requests of session(s) s-a, s-b', 'its 1 captured request(s) name no session', 'it holds no captured request')
-    """
-    if held:
-        return f"it holds requests of session(s) {listed(sorted(held))}"
-    sends = sum(row.capture is not None for row in rows)
-    return f"its {sends} captured request(s) name no session" if sends else "it holds no captured request"
-
-
 def _foreign(left: dict[str, list[str]], holding: dict[str, str]) -> tuple[str | None, str, list[str]] | None:
     """What ``diff`` says of the logs left out because the capture found beside them (by capture)
     holds none of their requests, and what each capture holds instead (``holding``, by capture:
-    :func:`_holding`): the one log left out (else None), the statement in check's DSH810 words,
+    :func:`dsh_audit.gate.capture_holds`): the one log left out (else None), the statement in check's DSH810 words,
     and the logs; None when no log was left out."""
     logs = [log for its in left.values() for log in its]
     if not logs:
@@ -109,7 +92,7 @@ def _foreign_note(left: dict[str, list[str]], holding: dict[str, str]) -> str | 
     """The one note of a run on the logs left out because the capture found beside them (by
     capture) holds none of their requests (:func:`dsh_audit.capture.held_sessions`): another
     session's capture, so they have none, and are not compared; None when there are none. It says
-    what each capture holds instead (``holding``: :func:`_holding`) in check's DSH810 words.
+    what each capture holds instead (``holding``: :func:`dsh_audit.gate.capture_holds`) in check's DSH810 words.
 
     Example:
         >>> _foreign_note({"w.jsonl": ["a/session.jsonl"]}, {"w.jsonl": "it holds requests of session(s) s-b"})

@@ -386,6 +386,7 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
         if len(kept) < len(logs):
             notes.append(f"{window_text(since, until)}: {len(logs) - len(kept)} of {len(logs)} log(s) with no "
                          "activity in that window (by the logs' own timestamps) left out")
+            notes.extend(_named_foreign([log for log in logs if log not in kept], given, window_text(since, until)))
         if unknown:
             notes.append(f"{window_text(since, until)}: {unknown} log(s) whose own timestamps cannot be read kept, "
                          "so that the run says why")
@@ -397,6 +398,36 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
     if gate and windowed and not logs:
         raise _empty_window_error(given, found, window_text(since, until))
     return logs
+
+
+def _named_foreign(left: Sequence[Path], given: Sequence[str], window: str) -> list[str]:
+    """The one note on the logs of another agent (Claude Code, Codex) that are themselves PATHS
+    ``given`` (not found in a folder) and the window left out (``left``), when the running command
+    reads DSH logs only and so refuses such a file in the window: the window leaves it out as it
+    leaves out a DSH log named so, and this says it, never silently; none otherwise.
+
+    Example:
+        >>> _named_foreign([], ["a.jsonl"], "--since 2030-01-01T00:00:00Z")
+        []
+    """
+    from ..log import detect_format, foreign_refusal
+
+    named = {Path(path) for path in given}
+    try:
+        kinds = {log: detect_format(log) for log in left if log in named}
+    except (DshAuditError, OSError, ValueError):
+        return []  # unreadable now: it was left out by its times, which were read
+    foreign = {log: kind for log, kind in kinds.items() if kind in _FOREIGN}
+    command = _command()
+    if not foreign or command not in foreign_refusal("")[1].rpartition("; ")[2].replace(",", "").split():
+        return []
+    if len(foreign) == 1:
+        log, kind = next(iter(foreign.items()))
+        return [f"{window}: {log}, a {kind} session named as a PATH, is left out by the window as a DSH log with no "
+                f"activity in it is (in the window, {command} refuses it: it reads DSH logs only)"]
+    return [f"{window}: {len(foreign)} logs of another agent named as PATHS "
+            f"({listed([os.fspath(log) for log in foreign])}) are left out by the window as DSH logs with no activity "
+            f"in it are (in the window, {command} refuses them: it reads DSH logs only)"]
 
 
 def _empty_window_error(given: Sequence[str], found: int, window: str) -> UsageError:

@@ -13,7 +13,7 @@ Example:
 """
 
 from ._baseline import Baseline, apply_baseline, load_baseline
-from ._findings import FOREIGN_CAPTURE_HINT
+from ._findings import FOREIGN_CAPTURE_HINT, capture_holds
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
@@ -37,6 +37,7 @@ __all__ = [
     "RequestRecorder",
     "SessionCheck",
     "apply_baseline",
+    "capture_holds",
     "find_capture",
     "find_pyproject",
     "group_findings",

@@ -25,7 +25,7 @@ from ..capture import (CaptureRead, compare_capture, held_sessions, read_capture
 from ..errors import CaptureError, DshAuditError, RenderError
 from ..replay import Request
 from ..session import Session, route_apis, route_renderer
-from ._findings import DIFF_UNEXPLAINED, Judge
+from ._findings import DIFF_UNEXPLAINED, Judge, capture_holds
 from ._model import Finding
 from ._policy import Policy
 
@@ -93,6 +93,8 @@ class CaptureCompare:
             if self.capture is None:  # found: the capture only of the logs it holds requests of
                 held = held_sessions(compared)
                 others.update((s.id, path) for s in members if s.id not in held)
+                if any(s.id not in held for s in members):  # their DSH810 says whose requests it holds
+                    self.judge.holds[os.fspath(path)] = capture_holds(compared, held)
                 members = [s for s in members if s.id in held]
                 if not members:  # nobody's capture here: its sends are neither compared nor unexplained
                     continue

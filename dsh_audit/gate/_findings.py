@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._listing import listed
 from .._shell import shell_word
 from ..capture import captures_ignored
 from ..session import EventLines, Failure, routes_hint
@@ -17,8 +18,8 @@ from ._model import Finding, Hint
 from ._policy import Policy
 from ._rules import GATE_RULES, VALIDATE_COMMAND, GateRule
 
-__all__ = ["DIFF_UNEXPLAINED", "FOREIGN_CAPTURE_HINT", "VALIDATE_COMMAND", "VERDICT_RULES", "Judge", "diff_command", "policy_free",
-           "refused_rule", "request_seq", "rule_commands"]
+__all__ = ["DIFF_UNEXPLAINED", "FOREIGN_CAPTURE_HINT", "VALIDATE_COMMAND", "VERDICT_RULES", "Judge", "capture_holds",
+           "diff_command", "policy_free", "refused_rule", "request_seq", "rule_commands"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 #: The rules of a capture verdict: one finding per request (a baseline keys them by request alone).
@@ -120,16 +121,39 @@ FOREIGN_CAPTURE_HINT = ("pass --capture FILE naming the log's capture, or put th
                         "beside it or up to four folders above it")
 
 
-def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = False) -> tuple[str, str | None]:
+def capture_holds(rows: Sequence[Any], held: set[str]) -> str:
+    """What a capture found beside logs holds, said of a log it holds none of the requests of
+    (``rows``: its comparison with them; ``held``: :func:`dsh_audit.capture.held_sessions`'): the
+    sessions it holds requests of, else how many captured requests name no session (pi-ai's, paired
+    with no request), else that it holds none. ``check``'s DSH810 and ``diff``'s note say it in one
+    wording. Its ids are log text: every note, error and finding's view escapes it.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> capture_holds([], {"s-b", "s-a"}), capture_holds([R(capture=1), R(capture=None)], set())
+        ('it holds requests of session(s) s-a, s-b', 'its 1 captured request(s) name no session')
+        >>> capture_holds([], set())
+        'it holds no captured request'
+    """
+    if held:
+        return f"it holds requests of session(s) {listed(sorted(held))}"
+    sends = sum(row.capture is not None for row in rows)
+    return f"its {sends} captured request(s) name no session" if sends else "it holds no captured request"
+
+
+def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = False,
+                holds: str | None = None) -> tuple[str, str | None]:
     """DSH810's message and hint (None: the rule's) for a log compared with no capture:
     found ones ignored (``--no-capture``: a wire.jsonl put beside it would be ignored too), else
     the capture found beside it (``other``, as the log's comparison read it) cannot be read
     (``unread``: named so, its own DSH802 says why and fails; "none found" would be false) or
-    holds none of its requests, as ``diff`` says it (another session's), else none given or found.
+    holds none of its requests, and what it holds instead (``holds``: :func:`capture_holds`), as
+    ``diff`` says it (another session's), else none given or found.
 
     Example:
-        >>> _no_capture("w/wire.jsonl")[0] in ("no capture: the capture found beside the log (w/wire.jsonl) "
-        ...     "holds none of its requests", "no capture given, and captures found beside the log are "
+        >>> _no_capture("w/wire.jsonl", holds="it holds no captured request")[0] in (
+        ...     "no capture: the capture found beside the log (w/wire.jsonl) holds none of its requests "
+        ...     "(it holds no captured request)", "no capture given, and captures found beside the log are "
         ...     "ignored (--no-capture)")
         True
         >>> _no_capture("w/wire.jsonl", unread=True)[0]
@@ -143,8 +167,9 @@ def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = F
         return (f"no capture compared: the capture found beside the log ({os.fspath(other)}) cannot be read (DSH802)",
                 "repair or remove that file (its DSH802 says where it breaks), or pass --capture FILE")
     if other is not None:
-        return (f"no capture: the capture found beside the log ({os.fspath(other)}) holds none of its requests",
-                FOREIGN_CAPTURE_HINT)
+        instead = "" if holds is None else f" ({holds})"
+        return (f"no capture: the capture found beside the log ({os.fspath(other)}) holds none of its "
+                f"requests{instead}", FOREIGN_CAPTURE_HINT)
     return "no capture given or found beside the log (wire.jsonl)", None
 
 
@@ -158,6 +183,9 @@ class Judge:
     def __init__(self, policy: Policy, *, routes: str | None = None) -> None:
         self.policy = policy
         self.routes = routes
+        #: by capture found (as compared): what it holds instead of the requests of the logs it holds
+        #: none of (:func:`capture_holds`), which their DSH810 says (set by the comparison that read it)
+        self.holds: dict[str, str] = {}
 
     def _fails(self, meta: GateRule, verdict: str | None) -> bool:
         """Whether a finding of ``meta`` fails: the rule's policy key decides."""
@@ -222,7 +250,8 @@ class Judge:
         or found ones are ignored: what the comparison saw, not a second look for a capture."""
         out = self._validation(validation, session_id)
         if capture is None:
-            message, hint = _no_capture(other, unread=unread)
+            message, hint = _no_capture(other, unread=unread,
+                                        holds=None if other is None else self.holds.get(os.fspath(other)))
             out.append(self.finding("DSH810", message, path=path, session_id=session_id, hint=hint))
         else:
             out += self._captures(path, rows, lines, capture)

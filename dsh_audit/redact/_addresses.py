@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 
 from ._redactor import Every
 
-__all__ = ["ADDRESS_CHAR", "ADDRESS_IN_TEXT", "ESCAPE", "IPV4_ANYWHERE", "IPV4_IN_TEXT", "QUAD", "REDRAWS", "ZONE_END",
-           "bad_escape", "escaped_address_char", "in_decoded", "in_form", "name_draws", "no_escape", "numeric_ipv4",
+__all__ = ["ADDRESS_CHAR", "ADDRESS_IN_TEXT", "ESCAPE", "IPV4_ANYWHERE", "IPV4_IN_TEXT", "QUAD", "REDRAWS", "VERSION",
+           "ZONE_END", "bad_escape", "escaped_address_char", "in_decoded", "in_form", "name_draws", "no_escape", "numeric_ipv4",
            "octets", "port", "shape"]
 
 #: A dotted quad in a placeholder (its numbers made octets again: :func:`octets`). Every digit of these patterns is
@@ -32,10 +32,16 @@ QUAD = re.compile(r"(?<![0-9A-Za-z.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![0-9A-Za-z.
 #: sentence's full stop after it does not hide it.
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|0?[0-9]?[0-9])"
 IPV4_IN_TEXT = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9A-Za-z]|\.[0-9A-Za-z])")
-#: An IPv4 address with its port, wherever it stands but inside a longer number: between letters, after a ``%``,
-#: before ``.label`` (a request id's ``gw-10.77.66.55.ab``, ``x%ZZ10.77.66.55``; fuzz 27: each octet a short run,
-#: these kept every one), where a dotted quad is an address's leak whatever :data:`IPV4_IN_TEXT` would say.
-IPV4_ANYWHERE = re.compile(rf"(?<![0-9]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9])(?::[0-9]{{1,5}}(?![0-9]))?")
+#: An IPv4 address with its port, wherever it stands: between letters, after a ``%``, before ``.label`` (a request
+#: id's ``gw-10.77.66.55.ab``, ``x%ZZ10.77.66.55``; fuzz 27: each octet a short run, these kept every one), glued to
+#: more digits, the leftmost reading first (issue 17: ``10.77.66.5510.77.66.55`` is two, whose ``5510`` was one run
+#: replaced and the other octets kept), where a dotted quad is an address's leak whatever :data:`IPV4_IN_TEXT` would
+#: say; but in a version (:data:`VERSION`), which :mod:`._request_ids` keeps.
+IPV4_ANYWHERE = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}(?::[0-9]{{1,5}}(?![0-9]))?")
+#: A version, a dotted number after a ``v`` that starts a word (``v1.2.3.4``, ``-V10.0.0.1.2``): no address
+#: (issue 17), where :data:`IPV4_ANYWHERE` would read one; ``build-1.2.3.4`` is none, being what ``gw-10.77.66.55``
+#: is (fuzz 24: a host's label, then its address).
+VERSION = re.compile(r"(?<![0-9A-Za-z])[vV][0-9]+(?:\.[0-9]+)+")
 #: An IPv6 literal's candidate in any text: 2 to 8 groups of hex digits, the last may be an IPv4 address, not inside
 #: a longer run of them (:func:`._ipv6.is_ipv6` keeps only what :mod:`ipaddress` reads), with its zone (``%eth0``,
 #: which may name a machine): every character up to a blank or a delimiter (:data:`ZONE_END`; a ``%`` escape in it
@@ -127,9 +133,13 @@ def no_escape(name: str) -> str:
         ('gb::1', 'h00::8')
     """
     at = next((at for at in (0, 1) if name[at] in "abcdefABCDEF"), None)
-    if at is None:
-        return chr(ord("g") + int(name[0])) + name[1:]
-    return name[:at] + chr(ord(name[at]) + 6) + name[at + 1:]
+    return name[:at or 0] + _off_hex(name[at or 0]) + name[(at or 0) + 1:]
+
+
+def _off_hex(char: str) -> str:
+    """A hex digit made a letter that is none: a hex letter the letter six on (``a`` -> ``g``), a decimal digit a
+    letter past ``f`` (``1`` -> ``h``)."""
+    return chr(ord(char) + 6) if char in "abcdefABCDEF" else chr(ord("g") + int(char))
 
 
 def _decoded(escapes: re.Match[str]) -> str:

@@ -46,6 +46,7 @@ from urllib.parse import unquote
 from ._authority import DOTTED_NAME, SCHEME, WEB_SCHEMES, authority as _authority_span
 from ._addresses import ESCAPE, bad_escape, escaped_address_char, in_decoded, in_form, name_draws, no_escape
 from ._addresses import numeric_ipv4, port as _port, shape as _shape
+from ._printable import printable_decoded
 from ._ipv6 import ipv6_draws, is_ipv6
 from ._redactor import Every, Redactor
 from ._pseudonyms import draws as _draws, drawn as _drawn, redact_ascii, redrawn as _redrawn
@@ -161,13 +162,12 @@ def _via(value: str, redactor: Redactor) -> str:
 
 
 def _comment(text: str, redactor: Redactor) -> str:
-    """A ``Via`` comment's text: each host in it (:func:`._spans.host_spans`) its placeholder, in a block that names
-    no one's machine (fuzz 24: shaped as text, ``10.0.0.2`` became ``41.8.8.0``), the rest :func:`redact_ascii`'s;
-    read percent-decoded, each escape an escape still (issue 17: ``10%2E0%2E0%2E2`` was shaped as text), but for
-    the hosts that stand as written (:func:`_written_first`)."""
+    """A ``Via`` comment's text: each host in it (:func:`._spans.host_spans`) its placeholder, in a block naming no
+    one's machine (fuzz 24), the rest :func:`redact_ascii`'s; read percent-decoded, each escape an escape still, but
+    for hosts as written (:func:`_written_first`); printable however often decoded (:func:`printable_decoded`)."""
     host = functools.partial(redact_host, redactor=redactor)
-    return _written_first(text, host_spans, host, lambda plain: replaced(
-        plain, host_spans(plain), host, lambda rest: redact_ascii(rest, redactor) if rest else ""))
+    return printable_decoded(_written_first(text, host_spans, host, lambda plain: replaced(
+        plain, host_spans(plain), host, lambda rest: redact_ascii(rest, redactor) if rest else "")))
 
 
 def redact_host(host: str, redactor: Redactor) -> str:

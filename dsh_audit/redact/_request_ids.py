@@ -23,7 +23,8 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-from ._addresses import ADDRESS_CHAR, ESCAPE, IPV4_ANYWHERE, in_decoded
+from ._addresses import ADDRESS_CHAR, ESCAPE, IPV4_ANYWHERE, VERSION, in_decoded
+from ._printable import printable_decoded
 from ._hosts import escapes_kept, redact_host
 from ._ipv6 import is_ipv6
 from ._pseudonyms import redact_ascii
@@ -65,7 +66,7 @@ def pseudonym(value: str, redactor: Redactor) -> str:
         >>> pseudonym("req-10%2E0%2E0%2E7", r) == "req-" + redact_host("10.0.0.7", r).replace(".", "%2E")
         True
     """
-    return _read(value, redactor, grow=True)
+    return printable_decoded(_read(value, redactor, grow=True))
 
 
 def _read(text: str, redactor: Redactor, *, after: str = "", grow: bool = False) -> str:
@@ -88,10 +89,12 @@ def _read(text: str, redactor: Redactor, *, after: str = "", grow: bool = False)
 
 def _hosts(folded: str) -> list[tuple[int, int]]:
     """Where the hosts of a folded request id stand (:func:`_folded`): addresses and ``host:port`` of any script, and
-    a dotted quad wherever it stands (:data:`._addresses.IPV4_ANYWHERE`: ``gw-10.77.66.55.ab``), but a ``host:port``
+    a dotted quad wherever it stands (:data:`._addresses.IPV4_ANYWHERE`: ``gw-10.77.66.55.ab``, ``10.77.66.5510``) but
+    in a version (:data:`._addresses.VERSION`: ``v1.2.3.4``, issue 17); but a ``host:port``
     whose port is a quad's first number, which the quad is (fuzz 28: ``a.g:86.98.96.23`` kept ``98.96.23``), what
     stands before its ``:`` a host still when it is one (fuzz 30: ``172.16.9.8:10.77.66.55`` kept ``77.66.55``)."""
-    spans = host_spans(folded, _ANY_NAME_PORT, IPV4_ANYWHERE)
+    versions = [m.span() for m in VERSION.finditer(folded)]
+    spans = [span for span in host_spans(folded, _ANY_NAME_PORT, IPV4_ANYWHERE) if not _inside(span, versions)]
     for q0, q1 in _quads(folded):  # in order: a quad in the port of one in a third's port (``1.2.3.4:5.6.7.8:9...``)
         if any(start < q0 < end < q1 for start, end in spans):
             cut = [(start, q0 - 1) for start, end in spans if start < q0 < end and start < q0 - 1 and
@@ -103,13 +106,20 @@ def _hosts(folded: str) -> list[tuple[int, int]]:
 def _quads(text: str) -> list[tuple[int, int]]:
     """Where each dotted quad (with its port) of ``text`` stands, but a port that starts another quad, which that quad
     is (:data:`._addresses.IPV4_ANYWHERE` alone never finds it, its matches never overlapping)."""
-    quads, at = [], 0
+    quads, at, versions = [], 0, [m.span() for m in VERSION.finditer(text)]
     while (quad := IPV4_ANYWHERE.search(text, at)) is not None:
         colon = quad.start() + quad[0].find(":")
         follows = colon >= quad.start() and IPV4_ANYWHERE.match(text, colon + 1) is not None
-        quads.append((quad.start(), colon) if follows else quad.span())
+        span = (quad.start(), colon) if follows else quad.span()
+        quads += [] if _inside(span, versions) else [span]
         at = colon + 1 if follows else quad.end()
     return quads
+
+
+def _inside(span: tuple[int, int], versions: list[tuple[int, int]]) -> bool:
+    """Whether a host's ``span`` starts in one of ``versions`` (:data:`._addresses.VERSION`: ``v1.2.3.4``, no
+    address), after its ``v``."""
+    return any(start < span[0] < end for start, end in versions)
 
 
 def _written(folded: str) -> list[tuple[int, int, int]]:
