@@ -298,3 +298,18 @@ def test_a_1_mb_title_of_newlines_is_cut_as_before_from_its_start(tmp_path, monk
     code, out = invoke("sessions", str(log), columns=columns)
     # cut: its first 4 * columns characters, "line\\n" shown as 10 cells ("line\\u000a") for 5
     assert (code, [line.rstrip() for line in out.splitlines()], longest) == (0, LONG_TITLE[columns], [2 * 4 * columns])
+
+
+def test_a_title_of_200k_combining_marks_is_cut_at_a_bounded_start(tmp_path):
+    """Fuzz 33's D1: "a" and 200,000 combining marks (one cell wide) hung every layout's measure, as
+    the start measured was taken longer until wider than the terminal: it is taken at most
+    4 x 4 terminal widths long, and the marks left out are said by "…" (the cell stays one line)."""
+    lines = (SAMPLES / "chat" / "session.jsonl").read_text("utf-8").splitlines()
+    log = tmp_path / "session.jsonl"
+    log.write_text("\n".join(line.replace('"title":"Who are you"', '"title":"a' + "\\u0301" * 200_000 + '"')
+                             for line in lines) + "\n", "utf-8")
+    code, out = invoke("sessions", str(log), "--json", columns=80)
+    assert (code, len(json.loads(out)["title"])) == (0, 200_001)  # --json keeps it whole
+    code, out = invoke("sessions", str(log), columns=80)
+    row = out.splitlines()[3]
+    assert (code, row.count("\u0301"), "…" in row) == (0, 4 * 4 * 80 - 1, True)

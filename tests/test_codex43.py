@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke
 
 from dsh_audit.importers import import_codex
 
@@ -84,3 +85,39 @@ def test_every_single_damage_keeps_each_call_or_leaves_it_unpriced_said_once(tmp
                                           for text in said), (case, said)
             assert said or priced == usages, case
         assert (again[0], len(again[2])) == (got[0], len(got[2])), name
+
+
+def _negated(record: dict[str, Any]) -> dict[str, Any]:
+    """Every count of a ``token_count`` made ``-count - 1`` (fuzz 33's ``negative``)."""
+    info = record["payload"]["info"]
+    for part in _PARTS:
+        info[part] = {key: -count - 1 for key, count in info[part].items()}
+    return record
+
+
+#: (copied line, before line, negated line) -> (requests, tokens, $, unknown, warned lines)
+_OUT_OF_PLACE = {(24, 12, None): (4, 10582, 0.00762, 0, [12]), (16, 11, None): (4, 10582, 0.00762, 0, [11]),
+                 (None, None, 10): (4, 7542, 0.00347, 1, [10, 12])}
+
+
+@pytest.mark.parametrize("case", list(_OUT_OF_PLACE))
+def test_an_out_of_place_token_count_adds_no_call(tmp_path: Path, case: tuple[Any, Any, Any],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Fuzz 33 D2: a later ``token_count`` copied in after a tool's output (none open), or the first
+    one negated (its resend then disagrees with it), was a fifth call priced from the totals'
+    difference: 18,124 tokens, $0.01109 (+45 %); 16,994, $0.009991 (+31 %); 13,624, $0.01178 (+55 %),
+    above the log's own final total. Such an event is a call only if a compacted record follows."""
+    copied, before, negated = case
+    records = [json.loads(text) for text in CODEX.read_text(encoding="utf-8").splitlines()]
+    if negated is not None:
+        _negated(records[negated - 1])
+    if copied is not None:
+        records.insert(before - 1, json.loads(json.dumps(records[copied - 1])))
+    path = tmp_path / "rollout-x.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "usage", str(path), "--json")
+    totals = json.loads(out)["totals"]
+    assert (code, totals["requests"], totals["tokens"]["total"], totals["cost_usd"]["total"],
+            totals["usage_unknown_requests"], [int(text.split(":")[2]) for text in err]) == (0, *_OUT_OF_PLACE[case])
+    assert [request.kind for request in import_codex(path).requests] == ["loop", "loop", "compaction", "loop"]

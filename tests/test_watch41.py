@@ -448,3 +448,54 @@ def test_a_capture_s_errors_count_once_by_path_and_are_said_again_after_it_was_r
     assert words == [(1, ", 1 unreadable capture(s)"), (1, ", 1 unreadable capture(s)"),
                      (1, ", 1 capture(s) unreadable for a while, read again"), (1, ", 1 unreadable capture(s)"),
                      (1, ", 1 capture(s) unreadable for a while, read again")]
+
+
+@needs_corpus
+@pytest.mark.parametrize("mode", ["text", "json"])
+def test_a_capture_broken_again_after_it_was_read_again_is_said_again_in_both_modes(
+        mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fuzz round 33 D4: a --capture that is not UTF-8 while the title call and loop #1 are judged (an
+    error), whole again (without loop #2's record) when loop #2 is judged (a note: read again), broken
+    again as loop #2 waits for its record: --json said the error twice, as --help says, text mode once
+    (stderr's said-once set was never told the capture was read again). Now twice in both."""
+    import dsh_audit.cli._watch as cli_watch
+    from test_watch_captured42 import _unlogged
+
+    logs = _copy(tmp_path)
+    wire = logs.parent / "wire.jsonl"
+    records = wire.read_bytes().splitlines(keepends=True)
+    bad = b"".join(records[:2]) + NOT_UTF8 + records[2]
+    wire.write_bytes(bad)
+    log = next(logs.glob("*.jsonl"))
+    lines = [_unlogged(line, every=True) for line in log.read_bytes().splitlines()]
+    log.write_bytes(b"".join(lines[:13]))  # no request yet
+
+    def put(data: bytes) -> None:
+        (logs.parent / "next").write_bytes(data)
+        os.replace(logs.parent / "next", wire)
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        for item in watch(*args, **kwargs):
+            yield item
+            if isinstance(item, WatchNote) and item.level == "watching":
+                _append(log, b"".join(lines[13:26]))()  # the title call and loop #1, judged with it broken
+            if isinstance(item, WatchRequest) and item.index == 1 and not item.update:
+                put(b"".join(records[:2]))  # whole, without loop #2's record
+                _append(log, b"".join(lines[26:]))()
+            if isinstance(item, CaptureNote) and item.again:
+                put(bad)  # read as loop #2 waits for its record
+
+    monkeypatch.setattr(cli_watch, "watch", watched)
+    options = [*WATCH[:-1], *(["--json"] if mode == "json" else []), "--capture", str(wire)]
+    code, out, err = invoke(monkeypatch, capsys, "watch", str(logs), *options)
+    text = f"{wire}: line 3: not valid UTF-8 (byte 37) (hint: a capture is UTF-8 text: the file is damaged, " \
+           "or was saved in another encoding)"
+    again = [] if mode == "json" else [f"note: {wire}: read again: the requests it reports are priced from it"]
+    assert (code, [line for line in err if line.startswith(("error: ", "note: "))]) == (  # --json: the note in the stream
+        0, [f"error: {text}", *again, f"error: {text}"])
+    if mode == "json":
+        said = [json.loads(line) for line in out.splitlines()]
+        assert [line["message"] for line in said if line["type"] == "error"] == [text, text]
+        assert said[-1]["errors"] == 1
+    else:
+        assert err[-1].endswith(", 1 unreadable capture(s)"), err[-1]

@@ -172,8 +172,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
     in the --since/--until window: a gate that checked nothing does not pass). The last line says
     PASSED, FAILED, or INCOMPLETE when none fails but a Claude Code or Codex log found in a folder
-    was not checked (exit 2; every report names it). The table, and every
-    report of the run, lists the logs newest
+    was not checked (exit 2; an error line, the JSON, SARIF and JUnit reports and the HTML page name
+    each, the last line and the Markdown summary count them). The table, and every report of the run,
+    lists the logs newest
     first by the log file's modification time when no PATH is given (equal ones by path; ordering
     reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
     the logs' own timestamps).

@@ -16,9 +16,9 @@ from ..errors import DshAuditError, UsageError
 from ..report import dumps_line
 from ..report.terminal import cell_len, fit_lines, output_width, terminal_text
 from ..session import routes_from
-from ..watch import WatchNote, WatchRequest, WatchSummary, watch
+from ..watch import CaptureNote, WatchNote, WatchRequest, WatchSummary, watch
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_status,
-                      echo_warning)
+                      echo_warning, forget_errors)
 from ._logs import session_ref
 from ._on_break import _Hooks
 from ._options import capture_option, lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
@@ -311,6 +311,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     summary = WatchSummary()
     children = _Children()
     captured = [False]  # the caption of CAPTURED_MARK is said once, under the first line marked
+    said_errors: dict[str, set[str]] = {}  # each path's error lines said, forgotten when it is read again
     hooks = _Hooks(command, as_json=as_json) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, until=until, settle=settle,
@@ -321,7 +322,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
             if isinstance(item, WatchNote) and item.level == "error":
                 # on stderr in both modes (with --json also in the stream, for its consumers); a log's
                 # or folder's error names its place itself (path:line: ...)
-                echo_error(item.message if item.message.startswith(item.path) else f"{item.path}: {item.message}")
+                said_errors.setdefault(item.path, set()).add(_said_error(item))
+                echo_error(_said_error(item))
+            if isinstance(item, CaptureNote) and item.again:
+                forget_errors(said_errors.pop(item.path, set()))  # fuzz 33 D4: said again if it breaks again
             if as_json:
                 click.echo(dumps_line(item.to_json()))
                 if isinstance(item, WatchNote) and item.level == "note" and item.message in prices.caveats_met():
@@ -363,6 +367,11 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     else:
         echo_status(summary.text())
     return EXIT_OK
+
+
+def _said_error(item: WatchNote) -> str:
+    """The error line's text of ``item``: a log's or folder's error names its place itself (path:line: ...)."""
+    return item.message if item.message.startswith(item.path) else f"{item.path}: {item.message}"
 
 
 COMMANDS = [watch_command]

@@ -210,7 +210,9 @@ class _Importer(ImporterBase):
         (a tool's output) were logged between, and repeats the call already made, never a new one (a
         compaction's too). A missing total alone is unsaid (the call is priced from its
         ``last_token_usage``); a missing ``last_token_usage`` is said where it ends a call, as there
-        the usage is lost."""
+        the usage is lost. A total that moved by other than its ``last_token_usage`` with none open
+        is a call only if a compacted record follows, as a damaged one (fuzz 33: a later event
+        copied in after a tool's output was a fifth call, priced past the log's own final total)."""
         if info is None and not self.counted:
             return  # a rate-limit update before the first call (Codex's info is null only then)
         if info == self.info and self.open is None:
@@ -254,7 +256,8 @@ class _Importer(ImporterBase):
         elif not known and not said:  # info {}: the usage is lost where a call ends, never silently
             self.damaged(line, _no_last(info, last), _RESENT)
         priced = (self.difference if self.disagrees else last if known else None) or _A_CALL
-        if self.open is None and (after_loss or moved is None) and self.closed_at_line is not None:
+        unsure = after_loss or moved is None or self.disagrees  # fuzz 33 D2: a later event copied in
+        if self.open is None and unsure and self.closed_at_line is not None:  # after a tool's output, a fifth call
             self.unsure = (line, time, None, usage, priced)  # the last call's event resent damaged, or a
             return  # compaction's call: a call only if a compacted record follows (fuzz 43: a fifth call)
         self.end(line, usage, time, priced)

@@ -15,11 +15,12 @@ Example:
 """
 
 from ._follow import follow_log
-from ._model import WatchItem, WatchNote, WatchRequest, WatchSummary
+from ._model import CaptureNote, WatchItem, WatchNote, WatchRequest, WatchSummary
 from ._tail import TailStream
 from ._watch import watch
 
 __all__ = [
+    "CaptureNote",
     "TailStream",
     "WatchItem",
     "WatchNote",
