@@ -3,8 +3,8 @@ from, for `requests` (its ``usage_source``) and the cache accounting alike
 (:func:`dsh_audit.cache.entry_usage`), so that no view calls a usage logged that another refuses.
 
 It loads nothing of the package at import: `requests` on a log with no capture reads it without
-the cache accounting, and the price code (``dsh_audit.cache._money``, which re-exports the count
-test) without the session package, whose route rules a request's counts are read by when first asked.
+the cache accounting, and the price code (``dsh_audit.cache._money``, which reads its counts by
+:func:`count_of`) without the session package, whose route rules a request's counts are read by when first asked.
 """
 
 from __future__ import annotations

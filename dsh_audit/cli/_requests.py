@@ -55,8 +55,8 @@ def _count(value: object) -> Amount:
     return Amount(None, "?") if count is None else Amount(count, str(count))
 
 
-def _logged(request: Request) -> tuple[Amount, ...]:
-    """The tokens ``request``'s logged usage holds, by :data:`~dsh_audit._usage_rule.PRICED_FIELDS`:
+def _logged(counts: dict[str, int | None] | None) -> tuple[Amount, ...]:
+    """The tokens a request's logged usage holds (``counts``), by :data:`~dsh_audit._usage_rule.PRICED_FIELDS`:
     the ledger's one rule (:func:`~dsh_audit._usage_rule.logged_counts`), so that a cell is ``?``
     where `usage` counts none: a usage of no valid count, an input whose cache reads DSH's native
     DeepSeek adapter did not log (its ``inputTokens`` is then the whole prompt, hits and misses
@@ -66,26 +66,26 @@ def _logged(request: Request) -> tuple[Amount, ...]:
     Example:
         >>> from types import SimpleNamespace as R
         >>> native = {"config": {"provider": "deepseek-official"}}
-        >>> [[c.text for c in _logged(R(usage=u, message_usage=None, header=native, kind="loop", extra={}))]
-        ...  for u in ({"inputTokens": 9, "outputTokens": 2}, {"outputTokens": 2, "cacheReadTokens": 7}, {})]
+        >>> made = [R(usage=u, message_usage=None, header=native, kind="loop", extra={})
+        ...         for u in ({"inputTokens": 9, "outputTokens": 2}, {"outputTokens": 2, "cacheReadTokens": 7}, {})]
+        >>> [[c.text for c in _logged(logged_counts(r))] for r in made]
         [['?', '?', '0', '2'], ['?', '7', '0', '2'], ['?', '?', '?', '?']]
     """
-    counts = logged_counts(request)
     return tuple(_count(None if counts is None else counts[name]) for name in PRICED_FIELDS)
 
 
-def _row(request: Request, captured: Tokens | None = None) -> tuple[object, ...]:
+def _row(request: Request, captured: Tokens | None, counts: dict[str, int | None] | None) -> tuple[object, ...]:
     """A request's row: the tokens its log records, or, when it records none, those the capture's
     response to its send reports (``captured``: :func:`_captured`), marked :data:`CAPTURED_MARK`."""
     where = place_text(request.turn, request.step, request.attempt)
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
     if captured is not None:
-        counts: tuple[Amount, ...] = tuple(captured_count(n) for n in (captured.cache_miss, captured.cache_read,
-                                                                         captured.cache_write, captured.output))
+        shown: tuple[Amount, ...] = tuple(captured_count(n) for n in (captured.cache_miss, captured.cache_read,
+                                                                        captured.cache_write, captured.output))
     else:
-        counts = _logged(request)  # the usage the ledger prices: an attempt's empty one too (its counts are "?")
-    return (request.index, where, request.kind, header, request.message_count, *counts, finish)
+        shown = _logged(counts)  # the usage the ledger prices: an attempt's empty one too (its counts are "?")
+    return (request.index, where, request.kind, header, request.message_count, *shown, finish)
 
 
 def _writes(request: Request, captured: Tokens | None = None) -> bool:
@@ -152,15 +152,15 @@ def _usage_source(request: Request, captured: Tokens | None) -> str | None:
 _SUMMED = ("input", "cache read", "cache write", "output")
 
 
-def _lacking(request: Request, row: tuple[Any, ...]) -> set[str]:
+def _lacking(counts: dict[str, int | None] | None, row: tuple[Any, ...]) -> set[str]:
     """The columns of :data:`_SUMMED` whose count ``request``'s logged usage lacks (``row``, its
     :func:`_row`, shows ``?`` there: none, or one that is no count): a total over it is a lower
     bound, as `usage` sums a bucket (:meth:`Amount.tokens`); none for a request whose log holds no
     usage by the ledger's rule (:func:`~dsh_audit._usage_rule.logged_counts`: a title call, a usage
-    of no valid count), which the total leaves out whole, as `usage` does."""
+    of no valid count: ``counts`` None), which the total leaves out whole, as `usage` does."""
     unknown = {name for name, cell in zip(_COLUMNS, row)
                if name in _SUMMED and isinstance(cell, Amount) and cell.value is None}
-    return unknown if unknown and logged_counts(request) is not None else set()
+    return unknown if unknown and counts is not None else set()
 
 
 #: Why a cell of :data:`_SUMMED` shows ``?``, in the caption's words: the request's usage (or that
@@ -175,23 +175,22 @@ _WHY = {"unlogged": "not logged", "no count": "not a count",
         "left out": "left out, its usage holding no count of input, cache read or output"}
 
 
-def _why_unknown(request: Request) -> set[tuple[str, str]]:
+def _why_unknown(request: Request, counts: dict[str, int | None] | None) -> set[tuple[str, str]]:
     """(column, reason: a key of :data:`_WHY`) of each cell of :data:`_SUMMED` that ``request``'s
-    row (:func:`_row`, from its log) shows as ``?``, by the ledger's rule
-    (:func:`~dsh_audit._usage_rule.logged_counts`), which the caption words (:func:`_legend`).
+    row (:func:`_row`, from its log) shows as ``?``, by the ledger's rule (``counts``, its
+    :func:`~dsh_audit._usage_rule.logged_counts`), which the caption words (:func:`_legend`).
 
     Example:
         >>> from types import SimpleNamespace as R
         >>> native = {"config": {"provider": "deepseek-official"}}
-        >>> [sorted(_why_unknown(R(usage=u, message_usage=None, header=native, kind="loop", extra={})))
-        ...  for u in ({"inputTokens": 9, "outputTokens": 2}, {"inputTokens": "9", "outputTokens": 2,
-        ...  "cacheReadTokens": 0})]
+        >>> made = [R(usage=u, message_usage=None, header=native, kind="loop", extra={}) for u in (
+        ...     {"inputTokens": 9, "outputTokens": 2}, {"inputTokens": "9", "outputTokens": 2, "cacheReadTokens": 0})]
+        >>> [sorted(_why_unknown(r, logged_counts(r))) for r in made]
         [[('cache read', 'unlogged'), ('input', 'whole prompt')], [('input', 'no count')]]
     """
     usage = usage_of(request)
     if not isinstance(usage, dict):
         return {(name, "unlogged") for name in _SUMMED}
-    counts = logged_counts(request)  # None: no count of input, cache read and output, every cell "?"
     found: set[tuple[str, str]] = set()
     for name, field in zip(_SUMMED, PRICED_FIELDS):
         if counts is not None and counts[field] is not None:
@@ -306,11 +305,12 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
         if as_json:
             lines.append(write(request, captured))
         else:
-            rows.append(row := _row(request, captured))
+            counts = logged_counts(request)  # once a request: its row's counts and why a cell is "?"
+            rows.append(row := _row(request, captured, counts))
             writes = writes or _writes(request, captured)
             if captured is None:
-                lacking.update(_lacking(request, row))
-                unknown.update(_why_unknown(request))
+                lacking.update(_lacking(counts, row))
+                unknown.update(_why_unknown(request, counts))
 
     # its requests are aligned with the capture, once read
     whole = capture is not None or not ignore_found and capture_for(name, None) is not None

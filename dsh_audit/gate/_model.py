@@ -250,7 +250,7 @@ class SessionCheck:
             'unreadable'
         """
         if self.capture_path is None:
-            return "unreadable" if self.capture_unreadable or self.capture_refusal is not None else "none"
+            return "unreadable" if self.capture_unreadable else "none"
         rows = [r for r in self.captures if not r.pairing.retry]
         return f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
 

@@ -101,13 +101,13 @@ class _Checker(CaptureCompare):
             cache = cache_report(session, attribution=list(mine), prices=self.prices,
                                  zero_data_retention=self.zero_data_retention, parent=parent,
                                  captured=captured.get(session.id))
-            capture = files.get(session.id)
+            capture, other = files.get(session.id), others.get(session.id)
+            unread = self.unread(other)  # its found capture cannot be read: said once, in its row and finding
             first, last = session.span()
             findings = self.judge.session(session.path, session.id, lines=session.lines,
                                           seqs={r.index: request_seq(r) for r in session.requests},
                                           rows=rows.get(session.id, []), transitions=mine, cache=cache,
-                                          capture=capture, other=others.get(session.id),
-                                          unread=self.unread(others.get(session.id)),
+                                          capture=capture, other=other, unread=unread,
                                           validation=_validation(session))
             requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,
@@ -118,8 +118,7 @@ class _Checker(CaptureCompare):
                                        seed_length=session.header.seed_length, cwd=session.header.cwd,
                                        captured_usage=captured.get(session.id, {}),
                                        first_time=first, last_time=last,
-                                       capture_refusal=self.refusal_of(others.get(session.id)),
-                                       capture_unreadable=self.unread(others.get(session.id))))
+                                       capture_refusal=self.refusal_of(other), capture_unreadable=unread))
         return checks
 
     def streamed(self, log: SessionLog, routes: str | None) -> tuple[SessionCheck, dict[str, tuple[str, ...]]]:

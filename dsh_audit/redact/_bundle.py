@@ -218,7 +218,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     if captures is not None and capture_name is not None and digests.get("diff") != recorded["diff"]:
         note = _foreign_capture(capture_name, captures, session.id, found["diff"])
     unrendered = sum(1 for row in found.get("diff", ()) if row[3] == "unrendered")
-    moved = parent_path is not None and any(digests.get(c) != recorded.get(c) for c in ("breaks", "cache"))
+    moved = any(digests.get(c) != recorded.get(c) for c in ("breaks", "cache"))
     return BundleCheck(log, recorded, digests, {c: len(found[c]) for c in found}, manifest.unrendered, breaks,
                        route_file, note, manifest.counts, unrendered, _other_log(log, manifest.log),
                        family_cause(parent_path, salt_id=manifest.salt_id, key_derivation=manifest.key_derivation)

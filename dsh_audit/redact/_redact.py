@@ -231,8 +231,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
            redactor: LogRedactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
            lenient: bool, identifiers: Iterable[str] = (), alone: bool = False,
            any_capture: bool = False, route_target: Path | None = None,
-           protect: Callable[[Path], object], salt: tuple[bytes, bool] = (b"", False),
-           stale: Path | None = None) -> Redaction:
+           protect: Callable[[Path], object], salt: tuple[bytes, bool], stale: Path | None) -> Redaction:
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
     (with the redacted route configuration written to ``route_target``, when ``config`` is given) and
     rename the files into place only when none moved (the outputs were checked by :func:`redact`, and are

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from .._stamp import MISSING, Stamp, file_stamp
+from .._stamp import MISSING, Stamp, file_stamp, stat_stamp
 from ..cache import Tokens, captured_usage, entry_usage, given_usage, keep_usage
 from ..capture import (AlignedCapture, CapturedRequest, CaptureOffset, CaptureRead, Pairing, align, capture_for,
                        read_capture_tail, usage_capture)
@@ -63,7 +63,7 @@ _IN_TURN = ("loop", "compaction")
 class _Tail:
     """Where the last reading of a ``wire.jsonl`` stopped (``offset``, just past its last whole line,
     line ``line``, ``position`` records; ``edge``: the bytes before ``offset``; ``seen``: the file's
-    :func:`_seen` before that reading) and what the next alignment starts from: the requests judged
+    :func:`~dsh_audit._stamp.stat_stamp` before that reading) and what the next alignment starts from: the requests judged
     since and those not paired yet (``requests``), the captured sends not paired yet (``captures``,
     with what pricing keeps of each record, ``records``); each lane's last pairing is among them.
     ``apis``: the route API of each request kept, worked out once (:func:`_routes`)."""
@@ -261,7 +261,7 @@ class CapturedUsage:
 
 def _tail_of(aligned: AlignedCapture, session: Session, seen: Stamp) -> _Tail | None:
     """Where a whole read of a ``wire.jsonl`` that holds ``session``'s requests stopped (``seen``:
-    the file's :func:`_seen` before it), and what it left unpaired (:func:`_settle`); None for any
+    the file's :func:`~dsh_audit._stamp.stat_stamp` before it), and what it left unpaired (:func:`_settle`); None for any
     other capture (read whole each time). A last record whose line has no newline yet (a writer
     that puts it before each record) is read again by the tail, which starts before it."""
     read, path = aligned.read, os.fspath(aligned.path)
@@ -296,17 +296,10 @@ def _span(captured: CapturedRequest) -> tuple[int, int] | None:
     return (offset, offset + length) if isinstance(offset, int) and isinstance(length, int) else None
 
 
-def _seen(info: os.stat_result) -> Stamp:
-    """A file's size, mtime, ctime, inode and device as ``stat`` gives them, also in the 2 s after
-    a write in which :func:`dsh_audit._stamp.file_stamp` gives none: compared at the next look, any
-    change is told (one that keeps them all, within one tick of the file system's clock, is not)."""
-    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
-
-
 def _seen_at(path: str) -> Stamp | None:
-    """:func:`_seen` of the file at ``path``, None when it cannot be looked at."""
+    """:func:`~dsh_audit._stamp.stat_stamp` of the file at ``path``, None when it cannot be looked at."""
     try:
-        return _seen(os.stat(path))
+        return stat_stamp(os.stat(path))
     except (OSError, ValueError):
         return None
 
@@ -334,7 +327,7 @@ def _appended(tail: _Tail, skipped: list[str]) -> tuple[list[CapturedRequest], l
     what pricing keeps of each record), read by the capture's own reader from where the last
     reading stopped (:func:`dsh_audit.capture.read_capture_tail`: a last line with no newline is
     read once it is whole JSON, and again next time), each named and numbered as a whole read names
-    it, ``tail`` moved past them; none when the file is as it was (:func:`_seen`); None when it is
+    it, ``tail`` moved past them; none when the file is as it was (:func:`~dsh_audit._stamp.stat_stamp`); None when it is
     not only appended to (replaced, changed without growing past its size seen last, the bytes
     before the read end changed) or a line is malformed. A line that is JSON but no capture record
     is skipped and said in ``skipped`` (``wire.jsonl:7: not a capture record ..., skipped``, as a
@@ -349,7 +342,7 @@ def _appended(tail: _Tail, skipped: list[str]) -> tuple[list[CapturedRequest], l
 
 def _read_on(tail: _Tail, handle: BinaryIO, skipped: list[str]) -> tuple[list[CapturedRequest], list[Any]] | None:
     """:func:`_appended` through the open ``handle`` of ``tail``'s file."""
-    seen = _seen(os.fstat(handle.fileno()))
+    seen = stat_stamp(os.fstat(handle.fileno()))
     if seen == tail.seen:
         return [], []
     if seen[3:] != tail.seen[3:] or seen[0] <= tail.seen[0] or _edge(handle, tail.offset) != tail.edge:
