@@ -8,12 +8,16 @@ decoded size and expansion (:class:`dsh_audit.log.DecodeBudget`), when the body 
 (its ``encoding`` or its ``Content-Encoding`` header naming gzip: then a body not marked base64 is
 tried as base64 too, the only way gzip data travels in a JSON string) or when base64 decodes to gzip data (no text body
 starts with the gzip magic bytes). A body that only claims gzip, stored already inflated, is kept.
+A ``Content-Encoding`` naming several codings (``gzip, gzip``) is undone last one first, each layer
+within its own limits; ``deflate`` is zlib data, or raw deflate as some clients send it; a coding the
+standard library has no decoder for (``br``) is refused in one line naming it (issue 15).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 import zlib
 from typing import Any
 
@@ -26,6 +30,10 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _PIECE = 1 << 20
 #: The first input fed to a gzip member's inflater: an empty member is 20 bytes.
 _FIRST_FEED = 64
+#: zlib's ``wbits`` for each coding it undoes: gzip, zlib-wrapped deflate (RFC 1950), raw deflate.
+_GZIP_BITS, _ZLIB_BITS, _RAW_BITS = 31, 15, -15
+#: A coding's name as shown in an error (anything else in the header is not quoted: it is capture text).
+_CODING_NAME = re.compile(r"[a-z0-9][a-z0-9._+-]{0,31}")
 
 
 class BodyDecodeError(ValueError):
@@ -82,12 +90,13 @@ def _gunzip(data: bytes, source: str) -> bytes:
     return b"".join(pieces)
 
 
-def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: list[bytes]) -> int:
-    """Inflate the gzip member that starts at ``data[at]`` onto ``pieces``; where it ends. Input is fed
+def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: list[bytes], wbits: int = _GZIP_BITS) -> int:
+    """Inflate the gzip member (or, by ``wbits``, the deflate stream) that starts at ``data[at]`` onto
+    ``pieces``; where it ends. Input is fed
     in pieces that start small and double, each at most twice what the member has read: zlib copies
     the input past a member's end, so a body of many tiny members stays linear, not quadratic. Output
     is counted a whole :data:`_PIECE` at a time (and at the member's end), as one member always was."""
-    inflater = zlib.decompressobj(wbits=31)
+    inflater = zlib.decompressobj(wbits=wbits)
     pending, feed, uncounted = b"", _FIRST_FEED, 0
     while not inflater.eof:
         if not pending and at < len(data):
@@ -100,9 +109,62 @@ def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: lis
             budget.spend(uncounted, at - len(pending))
             uncounted = 0
         elif not piece and not pending and at == len(data):
-            raise BodyDecodeError("the gzip body is cut off",
+            raise BodyDecodeError(f"the {budget.codec} body is cut off",
                                   "the capture lost the end of the body: recapture, or give --capture another capture")
     return at - len(inflater.unused_data)
+
+
+def _inflate_deflate(data: bytes, source: str) -> bytes:
+    """A ``deflate`` body undone, within the decode limits: zlib data (RFC 1950, as HTTP names it), or
+    raw deflate (RFC 1951, which some clients send instead). Corrupt zlib data, or bytes after it, are
+    refused, as for gzip; a body with no zlib header that is no whole raw deflate stream either is kept:
+    it was stored already inflated (raw deflate has no magic bytes to tell it by)."""
+    zlib_header = len(data) > 1 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+    budget, pieces = DecodeBudget(source, what="body", codec="deflate"), list[bytes]()
+    try:
+        end = _inflate_member(memoryview(data), 0, budget, pieces, _ZLIB_BITS if zlib_header else _RAW_BITS)
+    except UnreadableError as exc:  # past the limits: refused however the body is wrapped
+        raise BodyDecodeError(f"the deflate body is {exc.message}", exc.hint or "") from None
+    except BodyDecodeError:  # cut off
+        if not zlib_header:
+            return data
+        raise
+    except zlib.error as exc:
+        if not zlib_header:
+            return data
+        raise BodyDecodeError(f"the deflate body is corrupt ({exc})",
+                              "store the body as sent, or drop the deflate Content-Encoding") from None
+    if end == len(data):
+        return b"".join(pieces)
+    if not zlib_header:
+        return data
+    raise BodyDecodeError(f"the deflate body has {len(data) - end} byte(s) after its deflate data",
+                          "the capture appended bytes to the body: recapture, or give --capture another capture")
+
+
+def _codings(value: object) -> list[str]:
+    """The content codings a ``Content-Encoding`` value names, in the order they were applied
+    (``identity`` and empty items left out; ``x-gzip`` is gzip, RFC 9110 8.4.1.3).
+
+    Example:
+        >>> _codings("gzip, GZIP"), _codings("identity"), _codings(None)
+        (['gzip', 'gzip'], [], [])
+    """
+    if not isinstance(value, str):
+        return []
+    named = (item.strip().lower() for item in value.split(","))
+    return ["gzip" if item == "x-gzip" else item for item in named if item not in ("", "identity")]
+
+
+def _undo(body: bytes, coding: str, source: str) -> bytes:
+    """``body`` with one content coding undone (:func:`_codings`); one no decoder here undoes refused."""
+    if coding == "gzip":
+        return inflated(body, source)
+    if coding == "deflate":
+        return _inflate_deflate(body, source)
+    shown = coding if _CODING_NAME.fullmatch(coding) else "that is not a coding name"
+    raise BodyDecodeError(f"the body's Content-Encoding {shown} cannot be decoded (dsh-audit decodes gzip and deflate)",
+                          "store the body as sent before its Content-Encoding, or capture it with gzip")
 
 
 def inflated(body: bytes, source: str = "") -> bytes:
@@ -121,11 +183,12 @@ def inflated(body: bytes, source: str = "") -> bytes:
 
 
 def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field: str = "text",
-               source: str = "") -> bytes:
+               source: str = "", content_coding: object = None) -> bytes:
     """The bytes of a body the capture holds as ``text`` (the module docstring). ``encoding``: the
     body's declared encoding (HAR's ``encoding``); ``gzip``: whether its ``Content-Encoding`` names
-    gzip; ``field``: the body's name in errors (``postData.text``); ``source``: its file, for the
-    decode limits' refusal.
+    gzip; ``content_coding``: instead, the ``Content-Encoding`` value itself, every coding it names
+    undone (:func:`_codings`); ``field``: the body's name in errors (``postData.text``); ``source``: its
+    file, for the decode limits' refusal.
 
     Raises:
         BodyDecodeError: not base64 when it says so, a lone surrogate (no UTF-8 bytes), corrupt or
@@ -151,11 +214,14 @@ def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field:
         except UnicodeEncodeError:
             raise BodyDecodeError(f"{field} holds a lone surrogate, so it has no UTF-8 bytes",
                                   'store the body base64-encoded with "encoding": "base64"') from None
-    gzip = gzip or "gzip" in declared
+    layers = _codings(content_coding) or (["gzip"] if gzip or "gzip" in declared else [])
+    gzip = bool(layers) and layers[-1] == "gzip"
     if gzip and not coded and not body.startswith(_GZIP_MAGIC):
         try:  # a gzip body can only travel in a JSON string as base64, whatever the encoding names
             decoded = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             decoded = b""
         body = decoded if decoded.startswith(_GZIP_MAGIC) else body
-    return inflated(body, source) if gzip or coded else body
+    for coding in reversed(layers):  # the last one applied first
+        body = _undo(body, coding, source)
+    return inflated(body, source) if coded and not layers else body

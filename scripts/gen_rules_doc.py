@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from dsh_audit.validate import RULES
+from dsh_audit.validate._model import Rule
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 
@@ -35,7 +36,9 @@ id forever and a retired id is never reused.
 Severities:
 
 - **error**: DSH 0.1.0-rc.8 refuses to load the log (or, for lineage, a rebuilt request would be
-  attributed to the wrong log). `validate` exits 1.
+  attributed to the wrong log). `validate` exits 1. A rule shown as "warning; error from vN" is an
+  error in a log of format vN or newer, whose readers refuse it, and a warning in an older one,
+  which rc.8 loads (docs/fidelity.md).
 - **warning**: DSH loads the log, but a conforming writer never produces it (DSH's runtime
   invariants: session trace, stream grammar, header obligation, usage shape). `--strict` exits 1.
 - **info**: worth knowing, nothing to fix.
@@ -46,16 +49,21 @@ and drop them with `--ignore ID` (an id prefix such as `DSH3` names a family).
 """
 
 
+def _severity(rule: Rule) -> str:
+    """A rule's severity, and the version from which its readers refuse it (an error from there)."""
+    return rule.severity if rule.refused_from is None else f"{rule.severity}; error from v{rule.refused_from}"
+
+
 def render() -> str:
     """The whole of docs/rules.md."""
     parts = [_INTRO]
     parts.append("\n| id | severity | name | rationale |\n|---|---|---|---|\n")
     for rule in RULES.values():
-        parts.append(f"| [{rule.id}](#{rule.id.lower()}) | {rule.severity} | {rule.name} | {rule.summary} |\n")
+        parts.append(f"| [{rule.id}](#{rule.id.lower()}) | {_severity(rule)} | {rule.name} | {rule.summary} |\n")
     for prefix, title in _FAMILIES:
         parts.append(f"\n## {prefix}xx: {title}\n")
         for rule in (r for r in RULES.values() if r.id.startswith(prefix)):
-            parts.append(f"\n### {rule.id}\n\n**{rule.name}** ({rule.severity}). {rule.summary}\n\n"
+            parts.append(f"\n### {rule.id}\n\n**{rule.name}** ({_severity(rule)}). {rule.summary}\n\n"
                          f"Fix: {rule.hint}.\n\nViolating excerpt:\n\n```\n{rule.example}\n```\n")
     return "".join(parts)
 

@@ -3,6 +3,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# -- the rewritten test modules are kept ----------------------------------------------------------
+# pytest rewrites the asserts of every test module and of its plugins' packages (hypothesis's, some
+# 75 modules, imported below) and keeps the result in __pycache__ (``*-pytest-*.pyc``) only where
+# ``sys.dont_write_bytecode`` is false: with PYTHONDONTWRITEBYTECODE set (as on this project's
+# machines) each run and each xdist worker rewrote and compiled all of them again. From here on they
+# are written (atomically: workers beside each other share them) and read by the next import; the
+# processes the tests start still inherit the setting.
+sys.dont_write_bytecode = False
+
 
 # -- hypothesis profiles (property tests: tests/test_properties*.py) ------------------------------
 # ``ci`` is the default: derandomized (the same examples on every run and machine), no example

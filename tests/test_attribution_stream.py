@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 import dsh_audit
@@ -38,13 +40,19 @@ def test_streaming_attribution_equals_batch(path):
 ROOTS = sorted({p for p in [*LOGS, *(CORPUS / "live").glob("*/home/sessions/*/*/session.jsonl.zstd")]})
 
 
+@functools.cache
 def _roots():
-    """Each root corpus log (no fork or subagent child) as ``(path, its group read whole, session)``."""
+    """Each root corpus log (no fork or subagent child) as ``(path, its group read whole, session)``:
+    opened once for the module (seven tests read them; opening the 22 logs whole costs about a CPU
+    second each time), which no test changes. Opening reads no capture, whatever NO_CAPTURE_ENV says:
+    the functions compared with it (``attribute_opened``, the ``*_group`` ones) look for one each call."""
+    found = []
     for path in ROOTS:
         group = open_group([path], lenient=True)
         session = group.given[0]
         if isinstance(session, Session) and not session.header.parent_session:
-            yield path, group, session
+            found.append((path, group, session))
+    return tuple(found)
 
 
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")

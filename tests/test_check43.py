@@ -350,11 +350,9 @@ EXPECTED: dict[str, tuple[Found, Found]] = {
     "surface-sources-repeat": ([("DSH802", 5, 3)], [("DSH308", 5, 3)]),
     "surface-sources-later": ([("DSH802", 5, 3)], [("DSH309", 5, 3)]),
 }
-#: The v4 log's where it differs: the assistant message is a line earlier (v4 streams no chunks), and
-#: validate reads on past a header it cannot take as v4 (the attempt is an unknown type then).
+#: The v4 log's where it differs: the assistant message is a line earlier (v4 streams no chunks).
+#: (validate reads the body of a header whose version is no released number as the file name's v4.)
 EXPECTED_V4: dict[str, tuple[Found, Found]] = {
-    "header-version-unreleased": ([("DSH801", 1, None), ("DSH506", 6, 4)], [("DSH205", 1, None), ("DSH506", 6, 4)]),
-    "header-version-string": ([("DSH801", 1, None), ("DSH506", 6, 4)], [("DSH203", 1, None), ("DSH506", 6, 4)]),
     "event-model-source": ([("DSH801", 7, 5)], [("DSH120", 7, 5)]),
     "scan-seq-unsafe-last": ([("DSH801", 9, 7), ("DSH407", 8, 6)], [("DSH407", 8, 6), ("DSH111", 9, 7)]),
 }

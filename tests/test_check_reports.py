@@ -110,3 +110,31 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     assert "### Failing findings (2)" in lines
     assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
     assert "<details><summary>Other findings (8)</summary>" in format_markdown(passing)
+
+
+def test_sarif_and_junit_show_log_text_as_the_terminal_does(tmp_path):
+    """Session 44: SARIF wrote a log's ESC, C1 and bidi characters as JSON escapes, and JUnit as
+    character references, both the raw character again in the viewer (GitHub code scanning, a CI test
+    report); every human-facing string is now :func:`terminal_text`'s, an artifact URI percent-encoded
+    (a path's non-UTF-8 byte too)."""
+    from types import SimpleNamespace
+
+    from dsh_audit.report import build_sarif, iter_junit
+
+    finding = SimpleNamespace(rule="DSH801", severity="error", message='session "s\x1b[2J\u202e\x9b" refused',
+                              path=str(tmp_path / "a\x1b\u202e b\udcff" / "session.jsonl"), line=1, seq=3,
+                              hint="see \x07", session_id="s\x1b\u202e", request=None, fails=True)
+    left = [(str(tmp_path / "c\x9b.jsonl"), "a codex session \u202e")]
+    run = build_sarif([finding], rules=[], tool_version="0", base=str(tmp_path), invocation_ok=False,
+                      not_checked=left)["runs"][0]
+    assert run["results"][0]["message"] == {"text": 'session "s\\u001b[2J\\u202e\\u009b" refused (hint: see \\u0007)'}
+    assert run["results"][0]["locations"] == [{
+        "physicalLocation": {"artifactLocation": {"uri": "a%1B%E2%80%AE%20b%FF/session.jsonl", "uriBaseId": "%SRCROOT%"},
+                             "region": {"startLine": 1}},
+        "logicalLocations": [{"name": "seq 3", "kind": "object", "fullyQualifiedName": "s\\u001b\\u202e seq 3"}]}]
+    assert run["invocations"][0]["toolExecutionNotifications"][0]["message"] == {
+        "text": "not checked: a codex session \\u202e"}
+    junit = "".join(iter_junit(SimpleNamespace(sessions=(), unattached=(), not_checked=left), base=str(tmp_path)))
+    assert junit.splitlines()[3:5] == [
+        '    <testcase name="not checked: c\\u009b.jsonl" classname="dsh-audit.not-checked" time="0">',
+        '      <error message="a codex session \\u202e" type="not checked" />']

@@ -95,9 +95,21 @@ def _negated(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-#: (copied line, before line, negated line) -> (requests, tokens, $, unknown, warned lines)
-_OUT_OF_PLACE = {(24, 12, None): (4, 10582, 0.00762, 0, [12]), (16, 11, None): (4, 10582, 0.00762, 0, [11]),
-                 (None, None, 10): (4, 7542, 0.00347, 1, [10, 12])}
+#: What each warning of :data:`_OUT_OF_PLACE` says, after ``warning: <file>:<line>: ``.
+_HELD = ("token_count total_token_usage moved by other than its last_token_usage (Codex adds each call's to it): "
+         "it adds no call unless a compacted record follows it (then the call it ends is priced from the totals' "
+         "difference)")
+_NEGATED = ("token_count total_token_usage input_tokens is a number -3001, not a count: the open request ends here "
+            "(the event resent whole right after gives it its usage); with none open it is a call unless it repeats "
+            "the last last_token_usage or has none, or a compacted record follows it",
+            "token counts input_tokens, cached_input_tokens, output_tokens, reasoning_output_tokens are negative, "
+            "not an integer or above 2**53 - 1: its call's usage is the one the event resent whole on line 12 logs")
+#: (copied line, before line, negated line) -> (requests, tokens, $, unknown, warnings: line and text). Session 44:
+#: a copied event's warning said it was priced (none was); the negated first total was kept, a base (7,542 tokens,
+#: the first call unpriced though line 12 resends it whole), and line 12 said priced from the totals' difference.
+_OUT_OF_PLACE = {(24, 12, None): (4, 10582, 0.00762, 0, [(12, _HELD)]),
+                 (16, 11, None): (4, 10582, 0.00762, 0, [(11, _HELD)]),
+                 (None, None, 10): (4, 10582, 0.00762, 0, [(10, _NEGATED[0]), (10, _NEGATED[1])])}
 
 
 @pytest.mark.parametrize("case", list(_OUT_OF_PLACE))
@@ -119,5 +131,6 @@ def test_an_out_of_place_token_count_adds_no_call(tmp_path: Path, case: tuple[An
     code, out, err = invoke(monkeypatch, capsys, "usage", str(path), "--json")
     totals = json.loads(out)["totals"]
     assert (code, totals["requests"], totals["tokens"]["total"], totals["cost_usd"]["total"],
-            totals["usage_unknown_requests"], [int(text.split(":")[2]) for text in err]) == (0, *_OUT_OF_PLACE[case])
+            totals["usage_unknown_requests"], [(int(text.split(":")[2]), text.split(":", 3)[3][1:]) for text in err]) \
+        == (0, *_OUT_OF_PLACE[case])
     assert [request.kind for request in import_codex(path).requests] == ["loop", "loop", "compaction", "loop"]

@@ -155,13 +155,13 @@ def test_a_v1_header_dsh_refuses_says_what_dsh_audit_finds_wrong(tmp_path, monke
             "recognises)"])
     name = _header_edited(tmp_path, "v2.jsonl", version=2, id=7)
     assert invoke(monkeypatch, capsys, "requests", name)[2][0].endswith(
-        "(hint: write id as a string; `dsh-audit validate FILE` lists every header field DSH refuses (DSH207); nor "
+        "(hint: `dsh-audit validate FILE` lists every header field DSH refuses (DSH207, DSH216); nor "
         "is it a session the claude-code or codex importer recognises)")
     # fix W: with other faults beside the mistyped one, the hint names every fault's rule, as the message lists them
     name = _header_edited(tmp_path, "v2b.jsonl", version=2, id=7, createdAt=1.5, origin=7)
     assert invoke(monkeypatch, capsys, "requests", name)[2][0].endswith(
-        "(hint: write id as a string; `dsh-audit validate FILE` lists every header field DSH refuses (DSH207, DSH208, "
-        "DSH210); nor is it a session the claude-code or codex importer recognises)")
+        "(hint: `dsh-audit validate FILE` lists every header field DSH refuses (DSH207, DSH208, "
+        "DSH210, DSH216); nor is it a session the claude-code or codex importer recognises)")  # session 44: isSeeded too
 
 
 @pytest.mark.parametrize("missing, said", [

@@ -244,6 +244,7 @@ def test_watch_s_final_priced_line_is_not_provisional(tmp_path: Path) -> None:
         "type": "request", "session_id": "session-2b096b61-0a34-4da6-abec-4e87161c2c0b", "title": "Fake session title",
         "index": 0, "kind": "title", "turn": None, "step": None, "attempt": 1, "model": "deepseek-v4-flash",
         "sent_at": "2026-12-02T11:02:07Z", "prompt_tokens": None, "expected_cache_read": 0, "reusable_cache_read": 0,
+        # judged while no capture was there: priced only, its verdict kept (no restater, review rA of session 44)
         "actual_cache_read": None, "classification": "usage_unknown",
         "cost_usd": {"cache_miss": 2.1e-05, "cache_read": 0.0, "cache_write": 0.0, "output": 3e-06, "total": 2.4e-05},
         "lost_tokens": 0, "lost_cost_usd": 0.0, "verdict": "first", "cause": None, "relation": "title_call",

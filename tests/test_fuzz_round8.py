@@ -129,7 +129,7 @@ def test_an_infinite_imported_count_is_not_logged(tmp_path, monkeypatch, capsys)
     log.write_text("".join(json.dumps(r).replace('"@"', "1e400") + "\n" for r in records), "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     assert (code, [line for line in err if not line.startswith("note: ")]) == (0, [  # said once, as by `requests`
-        f"warning: {log}:2: token count input_tokens is negative, not an integer or above 2**53: this response's "
+        f"warning: {log}:2: token count input_tokens is negative, not an integer or above 2**53 - 1: this response's "
         "usage is treated as not logged"])
     total = json.loads(out)["totals"]
     assert (json.loads(out)["sessions"], total["requests"], total["tokens"], total["usage_unknown_requests"]) \

@@ -94,29 +94,33 @@ def test_check_markdown_shows_control_and_bidi_characters_escaped(tmp_path, monk
     assert not any(c in out + "".join(err) for c in "\x1b\x07\u202e\x9b\x7f")
 
 
-def test_check_junit_writes_active_characters_as_references(tmp_path, monkeypatch, capsys):
+def test_check_junit_shows_active_characters_as_the_terminal_does_in_names(tmp_path, monkeypatch, capsys):
     log = _hostile_log(tmp_path / "s" / "session.jsonl")
     monkeypatch.chdir(tmp_path)  # the testsuite names the log's path relative to the run's folder
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--junit", "-")
-    name = "s/session.jsonl (id\\u001b]0;PWN\\u0007&#x202e;&#x9b;2J&#x7f;|&lt;b&gt;)"
+    # session 44: as the terminal shows it, never a character reference an XML reader decodes to the raw character
+    name = "s/session.jsonl (id\\u001b]0;PWN\\u0007\\u202e\\u009b2J\\u007f|&lt;b&gt;)"
     assert (code, err[:1], out.splitlines()[2]) == \
         (0, ["dsh-audit check"], f'  <testsuite name="{name}" file="{log}" tests="2" failures="0" errors="0" '
          'skipped="0" time="0">')
     assert not any(c in out + "".join(err) for c in "\x1b\x07\u202e\x9b\x7f")
-    assert ET.fromstring(out.encode())[0].get("name") == "s/session.jsonl (id\\u001b]0;PWN\\u0007\u202e\x9b2J\x7f|<b>)"
+    assert ET.fromstring(out.encode())[0].get("name") == \
+        "s/session.jsonl (id\\u001b]0;PWN\\u0007\\u202e\\u009b2J\\u007f|<b>)"
 
 
 def test_check_junit_starts_no_workflow_command_from_a_path(tmp_path, monkeypatch, capsys):
     log = chat_log(tmp_path / "x\r\n::error::PWN" / "session.jsonl", "s")
     code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path), "--junit", "-")
-    shown = str(log).replace("\r\n::", "&#13;\n&#x3a;:")
-    assert (code, err[:1], out.splitlines()[4:6]) == \
-        (0, ["dsh-audit check"], [f"      <system-out>{shown.splitlines()[0]}", f"{shown.splitlines()[1]}: DSH810 info: no capture "
-                 "given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding "
-                 "the log's requests beside it or up to four folders above it)</system-out>"])
+    shown = str(log).replace("\r\n::", "\\u000d\\u000a::")  # session 44: the path's line break is no line
+    assert (code, err[:1], out.splitlines()[4]) == \
+        (0, ["dsh-audit check"], f"      <system-out>{shown}: DSH810 info: no capture given or found beside the log "
+         "(wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to "
+         "four folders above it)</system-out>")
     assert not [line for line in out.splitlines() if line.lstrip().startswith("::")] and "\r" not in out
     assert not [line for line in err if line.lstrip().startswith("::")] and "\r" not in "".join(err)
-    assert str(log) + ": DSH810" in ET.fromstring(out.encode())[0][0][0].text
+    assert shown + ": DSH810" in ET.fromstring(out.encode())[0][0][0].text
+    # the file attribute is a machine field: the path itself to an XML reader (a CI viewer opens it)
+    assert ET.fromstring(out.encode())[0].get("file") == str(log)
 
 
 def test_a_wrapped_table_cell_starts_no_workflow_command(tmp_path, monkeypatch, capsys):

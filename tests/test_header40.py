@@ -20,16 +20,15 @@ VALIDATE = "`dsh-audit validate FILE` lists every header field DSH refuses"
 
 # field, value, what the refusal says after DSH's words, its hint
 CASES = {
-    "version": ({"version": "0"}, 'version is a string "0", not a number',
-                f"write version as a number; {VALIDATE} (DSH203)"),
-    "createdAt": ({"createdAt": "1796209334504"}, 'createdAt is a string "1796209334504", not an integer',
-                  f"write createdAt as an integer; {VALIDATE} (DSH208)"),
+    "version": ({"version": "0"}, 'version "0" is a string, not a number', f"{VALIDATE} (DSH203)"),
+    "createdAt": ({"createdAt": "1796209334504"}, 'createdAt "1796209334504" is a string, not an integer',
+                  f"{VALIDATE} (DSH208)"),
     "id-and-depth": ({"id": 7, "delegationDepth": [0]},
-                     "id is a number 7, not a string; delegationDepth is an array [0], not an integer",
-                     f"write id as a string and delegationDepth as an integer; {VALIDATE} (DSH207, DSH209)"),
-    "agentPreset": ({"agentPreset": {"name": "x\u001b[2J"}},
-                    'agentPreset is an object {"name":"x\\u001b[2J"}, not a string',
-                    f"write agentPreset as a string; {VALIDATE} (DSH211)"),
+                     "id 7 is a number, not a string; delegationDepth [0] is an array, not an integer",
+                     f"{VALIDATE} (DSH207, DSH209)"),
+    # session 44: a value is cut (20 characters, the project's "…"), the field named once, the hint short
+    "agentPreset": ({"agentPreset": {"name": "x\u001b[2J", "tools": ["read"]}},
+                    'agentPreset {"name":"x\\u001b[2J… is an object, not a string', f"{VALIDATE} (DSH211)"),
 }
 
 

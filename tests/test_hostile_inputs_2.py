@@ -217,7 +217,7 @@ def test_claude_code_usage_of_the_wrong_types(tmp_path, monkeypatch, capsys):
     session = load_foreign(path)
     assert session.requests[0].usage is None  # damaged counts: the usage is not logged, and said
     assert session.warnings == (f"{path}:5: token counts input_tokens, output_tokens, cache_read_input_tokens, "
-                                "cache_creation_input_tokens are negative, not an integer or above 2**53: this "
+                                "cache_creation_input_tokens are negative, not an integer or above 2**53 - 1: this "
                                 "response's usage is treated as not logged",)
     for command in (["requests", "--json", str(path)], ["cache", "--json", str(path)]):
         code, out, err = invoke(monkeypatch, capsys, *command)
@@ -255,7 +255,7 @@ def test_codex_records_of_the_wrong_types(tmp_path, monkeypatch, capsys, case):
         assert session.requests[0].usage is None
         line = session.requests[0].extra["token_count_seq"]
         assert session.warnings == (f"{path}:{line}: token counts input_tokens, cached_input_tokens, "
-                                    "reasoning_output_tokens are negative, not an integer or above 2**53: this "
+                                    "reasoning_output_tokens are negative, not an integer or above 2**53 - 1: this "
                                     "response's usage is treated as not logged",)
     for command in (["requests", "--json", str(path)], ["cache", "--json", str(path)]):
         code, out, err = invoke(monkeypatch, capsys, *command)

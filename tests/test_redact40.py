@@ -97,5 +97,6 @@ def test_readme_says_which_redact_prints_the_recipients_check_command() -> None:
     assert rows == [
         "| Share a session without its secrets or content, breaks still provable | `dsh-audit redact PATH -o OUT "
         "[--capture wire.jsonl] [--routes FILE] [--keep system\\|tools\\|paths\\|titles]` ends with the `check` "
-        "command a recipient runs (with `--capture OUT.wire.jsonl` after `--capture`, `--routes OUT.routes.yml` after "
+        "command a recipient runs (the redacted capture is `wire.jsonl` beside `OUT`, where every view finds it, or "
+        "`OUT.wire.jsonl`, then named with `--capture`, when that name is taken; `--routes OUT.routes.yml` after "
         "`--routes`); `dsh-audit redact --check OUT` verifies a bundle against its manifest (`docs/redact.md`) |"]

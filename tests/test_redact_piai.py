@@ -272,14 +272,25 @@ def test_the_capture_loses_its_credential_and_the_summary_counts_it(tmp_path):
     assert KEY not in result.capture.read_text("utf-8") and KEY[20:40] not in result.capture.read_text("utf-8")
 
 
+@pytest.fixture
+def quick_keys(monkeypatch):
+    """Each salt's key material from a BLAKE2b of it instead of its scrypt (some 85 ms of CPU a salt,
+    the 40 salts below cost 3.4 s): the properties below hold for any key, and forty salts draw forty
+    unrelated keys either way. Only ``PlainPlaceholders`` sees it: ``_derivation.derived``'s memo is
+    never filled with these keys, so no other test reads one."""
+    from dsh_audit.redact import _plain
+
+    monkeypatch.setattr(_plain, "derived", lambda salt: ("", hashlib.blake2b(salt, person=b"test-keys").digest()[:32]))
+
+
 @pytest.mark.parametrize("text", ["!", ".", "\u3000!", "\ufeff", "\ufeff\u3000", "\x85", "\x1c.", " \t-", "\u2028é", "\b"])
-def test_a_placeholder_is_blank_exactly_when_its_text_is(text):
+def test_a_placeholder_is_blank_exactly_when_its_text_is(text, quick_keys):
     for salt in range(40):
         new = Placeholders(str(salt).encode()).text(text)
         assert (js_blank(new), new.isspace(), len(new.encode())) == (js_blank(text), text.isspace(), len(text.encode()))
 
 
-def test_a_streamed_delta_keeps_no_space_in_place():
+def test_a_streamed_delta_keeps_no_space_in_place(quick_keys):
     """Deltas (which no verdict reads) mostly start with a space, one per word: theirs are hidden among
     punctuation, as every space after a text's first character is."""
     for salt in range(40):

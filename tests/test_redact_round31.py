@@ -115,8 +115,9 @@ def test_a_plain_copy_of_the_parent_beside_the_output_is_no_redaction_of_it(tmp_
     assert err == [
         f"error: {child}: the parent session's log beside the output, {out / 'parent-backup.jsonl'}, is no redaction "
         "of it (no parent-backup.jsonl.manifest.json beside it), and no redaction of the parent lies beside the output "
-        "(hint: move that copy away and redact the parent first, with the same --salt, with -o beside this child's -o "
-        "(as breaks finds a parent); or pass --alone to compare this child's verdicts without its parent)"]
+        "(hint: move that copy away and redact the parent first, then this child with its -o beside the parent's "
+        "(where breaks finds a parent), both with one salt you give (--salt S or DSH_AUDIT_REDACT_SALT=S), not the "
+        "default random one; or pass --alone to compare this child's verdicts without its parent)"]
     assert sorted(p.name for p in out.iterdir()) == ["parent-backup.jsonl"]  # nothing written
     # the parent's redaction beside it (its manifest tells it) is taken
     (out / "parent-backup.jsonl").unlink()

@@ -16,7 +16,9 @@ import zstandard
 from _cli import chat_log, invoke
 from dsh_audit.errors import UsageError
 from dsh_audit.redact import Placeholders, Redaction, check_bundle, redact, session_verdicts
+from dsh_audit.redact import _family
 from dsh_audit.redact._family import salt_cause
+from dsh_audit.redact._manifest import read_manifest
 from dsh_audit.session import open_session
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -114,9 +116,9 @@ def test_a_child_beside_its_parent_needs_the_parent_redacted_beside_it_or_alone(
     assert str(caught.value) == (
         f"{CHILD}: this log is a child of {PARENT}, beside it, which its breaks and cache verdicts there compare it "
         "with, and no redaction of that parent lies beside the output (hint: redact the parent first, then this "
-        "child, with one salt you choose (the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both: the default salt is "
-        "random), into the layout the logs have (the child's -o beside it, as breaks finds a parent); or pass --alone "
-        "to compare this child's verdicts without its parent)")
+        "child with its -o beside the parent's (where breaks finds a parent), both with one salt you give (--salt S "
+        "or DSH_AUDIT_REDACT_SALT=S), not the default random one; or pass --alone to compare this child's verdicts "
+        "without its parent)")
     assert sorted(p.name for p in out.iterdir()) == []
 
 
@@ -180,11 +182,14 @@ def test_a_child_and_a_parent_of_another_salt_are_refused_by_redact_and_said_by_
     assert (code, text, err[-1:]) == (1, "", [
         f"FAILED: breaks, cache verdicts differ on the redacted copy, so nothing was written: the parent's redaction "
         f"{other / PARENT.name} was made with another salt than this run's (a random one, which no run can repeat) "
-        "(hint: redact the parent again with --force, then this child, with one salt you choose: the same --salt S, "
-        "or DSH_AUDIT_REDACT_SALT=S, for both)"])
+        "(hint: redact the parent again, then this child, both with --force and one salt you give "
+        "(--salt S or DSH_AUDIT_REDACT_SALT=S), not the default random one)"])
     assert sorted(p.name for p in other.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
     given = _bundle_copy(other_parent, tmp_path / "given", PARENT.name)  # a salt given: recorded as given
+    read: list[Path] = []  # session 44: the parent's manifest is read once a run, for its derivation and its salt
+    monkeypatch.setattr(_family, "read_manifest", lambda path: read.append(path) or read_manifest(path))
     moved = redact(CHILD, given / CHILD.name, salt="s")
+    assert read == [given / PARENT.name]
     assert moved.cause == (
         f"the parent's redaction {given / PARENT.name} was made with another salt than this run's (another given salt)")
     # session 42b: the id is slow to make (scrypt, N=2**14, r=8, p=1, a fixed salt: each guess at a short salt costs
@@ -192,17 +197,21 @@ def test_a_child_and_a_parent_of_another_salt_are_refused_by_redact_and_said_by_
     recorded = json.loads((given / f"{PARENT.name}.manifest.json").read_text("utf-8"))
     identity = "scrypt:" + hashlib.scrypt(b"another", salt=b"dsh-audit-salt-id", n=2 ** 14, r=8, p=1, dklen=16).hex()
     assert recorded["salt_id"] == identity
-    assert salt_cause(given / PARENT.name, identity) is None
-    assert salt_cause(given / PARENT.name, moved.salt_id) == (
+    parent_manifest = read_manifest(given / PARENT.name)  # read once by redact, and asked each question
+    assert salt_cause(given / PARENT.name, parent_manifest, identity) is None
+    assert salt_cause(given / PARENT.name, None, moved.salt_id) is None  # a manifest that could not be read
+    assert salt_cause(given / PARENT.name, parent_manifest, moved.salt_id) == (
         f"the parent's redaction {given / PARENT.name} was made with another salt than this run's (another given salt)")
     # re-read E of session 43: a child bundle beside a parent redacted again with another salt says so on --check
     _bundle_copy(family[0], given, CHILD.name)
+    read.clear()
     assert invoke(monkeypatch, capsys, "redact", "--check", str(given / CHILD.name))[:2] == (1, (
         "requests: match (2 request(s))\nbreaks: MISMATCH (2 request(s), 1 break(s))\ncache: MISMATCH (2 request(s))\n"
         f"FAILED: breaks, cache verdicts differ from the manifest of {given / CHILD.name}\n"
         f"cause: the parent's redaction {given / PARENT.name} was made with another salt than this child's bundle's "
-        "(another given salt) (hint: redact the parent again with this dsh-audit and --force, then this child, with "
-        "one salt you choose: the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both)\n"))
+        "(another given salt) (hint: redact the parent again, then this child, both with --force "
+        "and one salt you give (--salt S or DSH_AUDIT_REDACT_SALT=S), not the default random one)\n"))
+    assert read == [given / PARENT.name]
 
 
 @needs_corpus
@@ -220,17 +229,17 @@ def test_a_family_of_two_key_derivations_is_refused_by_redact_and_said_by_check(
     assert invoke(monkeypatch, capsys, "redact", str(CHILD), "-o", str(folder / CHILD.name), "--salt", "another") == (
         2, "", [f"error: {CHILD}: the parent's redaction {folder / PARENT.name} was made by an older dsh-audit, whose "
                 "placeholders (key derivation 1) are not this one's (key derivation 2) for any salt (hint: redact the "
-                "parent again with this dsh-audit and --force, then this child, with one salt you choose (the same "
-                "--salt S, or DSH_AUDIT_REDACT_SALT=S, for both); or pass --alone to compare this child's verdicts "
-                "without its parent)"])
+                "parent again with this dsh-audit, then this child, both with --force and one salt you give (--salt S "
+                "or DSH_AUDIT_REDACT_SALT=S), not the default random one; or pass --alone to compare this child's "
+                "verdicts without its parent)"])
     assert sorted(p.name for p in folder.iterdir()) == [PARENT.name, f"{PARENT.name}.manifest.json"]
     # re-read E of session 43: a child whose verdicts moved beside a parent of another derivation says so on
     # --check, whichever is the older (the derivation said first: the salts' ids compare across derivations)
     _bundle_copy(family[0], folder, CHILD.name)
     failed = (f"requests: match (2 request(s))\nbreaks: MISMATCH (2 request(s), 1 break(s))\ncache: MISMATCH (2 "
               f"request(s))\nFAILED: breaks, cache verdicts differ from the manifest of {folder / CHILD.name}\ncause: ")
-    hint = (" for any salt (hint: redact the parent again with this dsh-audit and --force, then this child, with one "
-            "salt you choose: the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both)\n")
+    hint = (" for any salt (hint: redact the parent again with this dsh-audit, then this child, both with --force and "
+            "one salt you give (--salt S or DSH_AUDIT_REDACT_SALT=S), not the default random one)\n")
     assert invoke(monkeypatch, capsys, "redact", "--check", str(folder / CHILD.name)) == (1, (
         f"{failed}the parent's redaction {folder / PARENT.name} was made by an older dsh-audit, whose placeholders "
         f"(key derivation 1) are not this child's (key derivation 2){hint}"), [])

@@ -29,7 +29,7 @@ import pytest
 
 from _cli import invoke, mixed_home
 from dsh_audit.cache import Costs
-from dsh_audit.cli._stats_tables import billed_model_text
+from dsh_audit._listing import billed_model_text
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
 SCENARIOS = ("c-change", "f-fork", "g-subagent")

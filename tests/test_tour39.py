@@ -180,7 +180,7 @@ def test_diff_with_a_capture_of_sends_naming_no_session_says_so_and_names_no_tab
     code, out, err = invoke(monkeypatch, capsys, "diff", str(C1[0]), "--capture", wire)
     assert (code, err) == (1, [
         f"note: no request matched: {wire} holds 6 send(s) naming no session (no x-deepseek-harness-session-id "
-        f"header), none of them paired by route and order with a request of {C1_ID}: is it this run's capture? "
+        f"header, no pi-ai session id), none of them paired by route and order with a request of {C1_ID}: is it this run's capture? "
         "give the right one with --capture FILE"])
     lines = [line.rstrip() for line in out.splitlines()]
     at = lines.index("captures no request explains")

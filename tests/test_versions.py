@@ -135,11 +135,11 @@ _RC8 = "DSH 0.1.0-rc.8, which reads only v0, refuses it as: session"
      f'corrupt session log: first line is not a session header of v4: no boolean isSeeded (v4); {_RC8} '
      f'"{"x" * 199}…" uses log format v4, but this harness reads only v0: {_READ}'),
     ("x.jsonl", {"version": 4, "id": {"a": "\x1b]8;;http://e\x07"}},
-     'corrupt session log: first line is not a session header of v4: id is an object {"a":"\\u001b]8;;http://e'
-     f'\\u0007"}}, not a string; {_RC8} "[object Object]" uses log format v4, but this harness reads only v0: '
-     f"{_READ}"),
+     'corrupt session log: first line is not a session header of v4: id {"a":"\\u001b]8;;htt… is an object, not a '
+     f'string; no boolean isSeeded (v4); {_RC8} "[object Object]" uses log format v4, but this harness reads only '
+     f"v0: {_READ}"),  # session 44: every fault named, isSeeded's beside another's too
     ("x.jsonl", {"version": 4.0, "id": [1, None, ["b", {}]], "isSeeded": False},
-     'corrupt session log: first line is not a session header of v4: id is an array [1,null,["b",{}]], not a '
+     'corrupt session log: first line is not a session header of v4: id [1,null,["b",{}]] is an array, not a '
      f'string; {_RC8} "1,,b,[object Object]" uses log format v4, but this harness reads only v0: {_READ}'),
     ("x.jsonl", {"version": 9.0, "isSeeded": False},
      f'session "undefined" uses log format v9, but this harness reads only v0-v4: {_NEWER}'),

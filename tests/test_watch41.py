@@ -33,20 +33,21 @@ from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary, wa
 from dsh_audit.watch._model import CaptureNote
 
 CHAT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "a-chat"
+TOOLS = CHAT.parent / "b-tools"
 WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling", "--json")
 needs_corpus = pytest.mark.skipif(not (CHAT / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
 #: The title call's price from the capture's usage (140 cache-miss, 5 output tokens at peak).
 TITLE = {"cache_miss": 0.000021, "cache_read": 0, "cache_write": 0, "output": 0.000003, "total": 0.000024}
 
 
-def _copy(tmp_path: Path, *, records: slice = slice(None)) -> Path:
-    """a-chat's log in ``tmp_path/chat/session-logs`` with (the ``records`` of) its wire.jsonl in
-    ``tmp_path/chat``, where every view finds it; the logs' folder."""
+def _copy(tmp_path: Path, *, records: slice = slice(None), source: Path = CHAT) -> Path:
+    """a-chat's (``source``'s) log in ``tmp_path/chat/session-logs`` with (the ``records`` of) its
+    wire.jsonl in ``tmp_path/chat``, where every view finds it; the logs' folder."""
     logs = tmp_path / "chat" / "session-logs"
     logs.mkdir(parents=True)
-    for log in (CHAT / "session-logs").glob("*.jsonl"):
+    for log in (source / "session-logs").glob("*.jsonl"):
         shutil.copyfile(log, logs / log.name)
-    lines = (CHAT / "wire.jsonl").read_bytes().splitlines(keepends=True)
+    lines = (source / "wire.jsonl").read_bytes().splitlines(keepends=True)
     (tmp_path / "chat" / "wire.jsonl").write_bytes(b"".join(lines[records]))
     return logs
 
@@ -117,8 +118,15 @@ def test_a_request_the_capture_reports_late_is_provisional_then_updated(mode: st
     assert shown[0] == (0, mode != "complete", False, None, None), shown
     assert [index for index, *_ in shown] == {"complete": [0, 1, 2, 0], "grows": [0, 1, 0, 2], "ends": [0, 1, 2, 0]}[mode]
     assert shown[2 if mode == "grows" else 3] == (0, False, True, "capture", 0.000024), shown
+    assert _judged(items) == [(0, 140, 0, 0, 0, "as_expected")]  # judged again with the capture's usage, as `cache` does
     summary = _summary(items)
     assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (0.001285008, 3, 0)
+
+
+def _judged(items: list[WatchItem]) -> list[tuple[Any, ...]]:
+    """Each update's index, prompt tokens, cache reads (actual, expected, reusable) and verdict."""
+    return [(i.index, i.prompt_tokens, i.actual, i.expected, i.potential, i.classification) for i in items
+            if isinstance(i, WatchRequest) and i.update]
 
 
 def _summary(items: list[WatchItem]) -> dict[str, Any]:
@@ -226,7 +234,9 @@ def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int
     as an update priced from it, before the summary: the summary is ``usage --json``'s totals
     exactly ($0.001285008, nothing unpriced; it said $0.001261008, 1 unpriced). ``empty``: an empty
     wire.jsonl there when the watch began, filled after (fuzz 27 ``wireonly``): the title call it
-    was silent on is looked at again as the capture changes, the same way."""
+    was silent on is looked at again as the capture changes, the same way. Its update is judged again
+    with the capture's usage only in that case: judged while no capture was there, it keeps no copy of
+    the cache judge's state (review rA of session 44: memory) and is priced only, ``usage_unknown``."""
     logs = _copy(tmp_path)
     wire = logs.parent / "wire.jsonl"
     records = wire.read_bytes()
@@ -251,6 +261,7 @@ def test_a_capture_written_after_the_watch_began_prices_as_usage_does(start: int
                      (0, True, "capture", 0.000024)], shown
     assert [i.history for i in items if isinstance(i, WatchRequest) and i.index == 0] == [start != 13] * 2
     assert [i.provisional for i in items if isinstance(i, WatchRequest)][:3] == [False, False, False]
+    assert _judged(items) == [(0, 140, 0, 0, 0, "as_expected") if empty else (0, None, None, 0, 0, "usage_unknown")]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", str(logs))
     assert code == 0
     assert _totals(_summary(items)) == _totals(json.loads(out)["totals"])
@@ -263,7 +274,8 @@ NOT_UTF8 = b'{"method":"POST","path":"/x","body":"\xff\xfe"}\n'
 
 
 @needs_corpus
-@pytest.mark.parametrize("case", ["recorded-first", "found-unreadable", "given-unreadable", "given-repaired"])
+@pytest.mark.parametrize("case", ["recorded-first", "found-unreadable", "given-unreadable", "given-repaired",
+                                  "given-repaired-tools", "given-repaired-tools-bound"])
 def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Fuzz round 31, a-chat with loop #2's usage not logged, its turn 2 written after the watch
@@ -277,18 +289,27 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
     error counted, as an unreadable capture); either way #0 and #2 are unpriced, not provisional, as
     ``usage`` prices them. Re-read E of session 43 (``given-repaired``): the given capture replaced by a
     whole one before the watch ends prices #0 and #2 (updates), a note says it was read again, and the
-    summary said "1 unreadable capture(s)" still: now as a log read again."""
+    summary said "1 unreadable capture(s)" still: now as a log read again. Session 43: those updates had
+    a price but no tokens, ``usage_unknown``; now judged again with the capture's usage, as ``cache --json``
+    judges them. Review rA of session 44 (``given-repaired-tools``: b-tools, no loop's usage logged, the
+    whole log there when the watch began): each request judged again compared with the earlier ones'
+    estimated sizes, #8 expected and reusable 8704 where ``cache --json`` says 8576. ``-bound``: with
+    at most 8 waiting requests judged again, the oldest (#0) is priced only, its verdict kept."""
     from test_watch_captured42 import _unlogged
 
-    logs = _copy(tmp_path)
+    tools = case.startswith("given-repaired-tools")
+    if case.endswith("-bound"):
+        monkeypatch.setattr("dsh_audit.watch._follow._RESTATERS", 8)
+    logs = _copy(tmp_path, source=TOOLS if tools else CHAT)
     wire = logs.parent / "wire.jsonl"
     records = wire.read_bytes().splitlines(keepends=True)
     if case != "recorded-first":
-        wire.write_bytes(b"".join(records[:2]) + NOT_UTF8 + records[2])
+        wire.write_bytes(b"".join(records[:2]) + NOT_UTF8 + b"".join(records[2:]))
     log = next(logs.glob("*.jsonl"))
-    lines = [_unlogged(line) for line in log.read_bytes().splitlines()]
+    lines = [_unlogged(line, every=tools) for line in log.read_bytes().splitlines()]
+    # the title call and loop #1 (history), the whole log, or no request yet
     start = next(i for i, line in enumerate(lines) if b'"turn/start"' in line and b'"turn": 2' in line) \
-        if case == "recorded-first" else 13  # the title call and loop #1 (history), or no request yet
+        if case == "recorded-first" else len(lines) if tools else 13
     log.write_bytes(b"".join(lines[:start]))
     given = str(wire) if case.startswith("given") else None
     stop, items = threading.Event(), []
@@ -297,8 +318,8 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
         if item == items[-1] and (isinstance(item, WatchNote) and item.level == "watching" and start == 13
                                   or isinstance(item, WatchRequest) and item.index == 1 and start != 13):
             _append(log, b"".join(lines[start:]))()  # recorded-first: once the history's requests were judged
-        if isinstance(item, WatchRequest) and item.index == 2:
-            if case == "given-repaired":  # the whole capture, read when the watch ends
+        if isinstance(item, WatchRequest) and item.index == (8 if tools else 2):
+            if case.startswith("given-repaired"):  # the whole capture, read when the watch ends
                 (logs.parent / "whole").write_bytes(b"".join(records))
                 os.replace(logs.parent / "whole", wire)
             stop.set()
@@ -310,12 +331,29 @@ def test_a_capture_read_before_its_request_or_unreadable_prices_as_usage_does(
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json", str(logs))
     assert code == 0
     assert _totals(summary.to_json()) == _totals(json.loads(out)["totals"])  # given-repaired: the whole capture's
+    if case.startswith("given-repaired"):
+        code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", str(logs))
+        cached = [(r["index"], r["prompt_tokens"], r["actual_cache_read"], r["expected_cache_read"],
+                   r["reusable_cache_read"], r["classification"])
+                  for r in json.loads(out)["timeline"] if r.get("usage_source") == "capture"]
+        first = (0, None, None, 0, 0, "usage_unknown") if case.endswith("-bound") else cached[0]  # as first judged
+        assert _judged(items) == [first, *cached[1:]]
+    if tools:
+        assert (cached, summary.text()) == ([
+            (0, 151, 0, 0, 0, "as_expected"), (1, 7980, 0, 0, 0, "as_expected"),
+            (2, 8112, 7936, 7936, 7936, "as_expected"), (3, 8213, 8064, 8064, 8064, "as_expected"),
+            (4, 8384, 8192, 8192, 8192, "as_expected"), (5, 8507, 8320, 8320, 8320, "as_expected"),
+            (6, 8638, 8448, 8448, 8448, "as_expected"), (7, 8692, 8576, 8576, 8576, "as_expected"),
+            (8, 8778, 8640, 8576, 8576, "as_expected")],
+            "watched 1 session(s): 9 request(s), 0 break(s), $0.0017, 1 capture(s) unreadable for a while, read again")
+        return
     if case == "given-repaired":
         assert (shown[3:], summary.errors, summary.to_json()["errors"], summary.text()) == (
             [(0, False, True, "capture", 0.000024), (2, False, True, "capture", 0.000048258)], 1, 1,
             "watched 1 session(s): 3 request(s), 0 break(s), $0.0013, 1 capture(s) unreadable for a while, read again")
         notes = [(i.level, i.path, i.message) for i in items if isinstance(i, CaptureNote) and i.level == "note"]
         assert notes == [("note", str(wire), f"{wire}: read again: the requests it reports are priced from it")]
+        assert cached == [(0, 140, 0, 0, 0, "as_expected"), (2, 8027, 7936, 7936, 7936, "as_expected")]
         return
     if case == "recorded-first":
         assert shown == [(0, False, False, "capture", 0.000024), (1, False, False, "log", 0.00121275),

@@ -281,7 +281,8 @@ def test_a_capture_that_turns_unreadable_is_said_once_and_priced_again_once_repa
     priced from it. Loop #2 (its usage not logged) is unpriced, and the capture is said once as
     ``usage`` says a found one it leaves out (the watch fell back to whole reads, dropping the error:
     nothing said), not again as it grows still unreadable; a capture rewritten without the line
-    prices loop #2 again (and nothing more is said)."""
+    prices loop #2 again (and a note says it is read again: the watch says it only after an error of it,
+    :func:`~dsh_audit.watch._watch._told_before`, which says each text once per breakage)."""
     from dsh_audit.watch._captured import CapturedUsage
 
     lines = [_unlogged(line) for line in next((CHAT / "session-logs").glob("*.jsonl")).read_bytes().splitlines()]
@@ -307,4 +308,6 @@ def test_a_capture_that_turns_unreadable_is_said_once_and_priced_again_once_repa
         handle.write(records[2])
     assert (usage(second), usage.said) == (None, [])
     wire.write_bytes(b"".join(records))
-    assert (usage(second), usage.broken, usage.said) == (Tokens(91, cache_read=7936, output=18, reasoning=8), False, [])
+    again = f"{wire}: read again: the requests it reports are priced from it"  # the watch says it after an error only
+    assert (usage(second), usage.broken, usage.said) == (Tokens(91, cache_read=7936, output=18, reasoning=8), False,
+                                                         [("note", str(wire), again)])

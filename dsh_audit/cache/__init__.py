@@ -15,7 +15,7 @@ import typing
 from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
-    from ._account import ParentRequest, analyze_cache, iter_cache_verdicts
+    from ._account import CacheAccount, ParentRequest, analyze_cache, iter_cache_verdicts
     from ._captured_usage import captured_usage, from_capture, given_capture, given_usage, keep_usage
     from ._causes import attribution_causes
     from ._prefix import PromptBuilder
@@ -28,6 +28,7 @@ if typing.TYPE_CHECKING:
     from ._prices import PriceBook, Quote, load_price_files, load_prices, no_price
     from ._rule_data import load_rules, rule_for
     from ._response_usage import response_tokens, usage_tokens
+    from ._restate import restater
     from ._rules import Breakpoints, CacheRule
     from ._session import (account_alone, account_log, accounted, cache_group, cache_report, ledger_group,
                            session_transitions)
@@ -42,6 +43,7 @@ __all__ = [
     "BREAKS",
     "Breakpoints",
     "CLASSIFICATIONS",
+    "CacheAccount",
     "CacheRule",
     "CacheTotals",
     "CacheVerdict",
@@ -100,6 +102,7 @@ __all__ = [
     "price_entry",
     "pyproject_zero_data_retention",
     "response_tokens",
+    "restater",
     "rule_for",
     "sent_in_window",
     "session_ledger",
@@ -118,6 +121,7 @@ _LAZY = {
     "BREAKS": "._report",
     "Breakpoints": "._rules",
     "CLASSIFICATIONS": "._report",
+    "CacheAccount": "._account",
     "CacheRule": "._rules",
     "CacheTotals": "._report",
     "CacheVerdict": "._report",
@@ -176,6 +180,7 @@ _LAZY = {
     "price_entry": "._ledger",
     "pyproject_zero_data_retention": "._zdr",
     "response_tokens": "._response_usage",
+    "restater": "._restate",
     "rule_for": "._rule_data",
     "sent_in_window": "._usage",
     "session_ledger": "._ledger",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from .._body_decode import BodyDecodeError, body_bytes, names_gzip
+from .._body_decode import BodyDecodeError, body_bytes
 from .._json import json_type
 from .._literals import inexact, literal_json
 from .._urls import url_problem
@@ -50,7 +50,7 @@ def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str
         raise _error(path, where, f"postData.text is a JSON {json_type(text)}, not text",
                      "HAR 1.2 postData.text is a string (base64 with \"encoding\": \"base64\")")
     try:
-        return body_bytes(text, encoding=post.get("encoding"), gzip=names_gzip(headers.get("content-encoding")),
+        return body_bytes(text, encoding=post.get("encoding"), content_coding=headers.get("content-encoding"),
                           field="postData.text", source=str(path))
     except BodyDecodeError as exc:
         raise _error(path, where, exc.message, exc.hint) from None

@@ -126,6 +126,19 @@ class CapturedRequest:
         """The ``x-deepseek-harness-session-id`` header, when the request carried one."""
         return self.headers.get(SESSION_HEADER)
 
+    @property
+    def named_session(self) -> str | None:
+        """The session this send names: DSH's header (:attr:`session_id`), else the first session id
+        pi-ai forwarded, as its loader read it (:attr:`facts`: a header of
+        :data:`dsh_audit.capture.PIAI_SESSION_HEADERS`, or the body's ``prompt_cache_key``, which may
+        be the id cut short); None when it names none. Only what ``diff`` and ``check`` say of a
+        capture that matched nothing: never evidence that a capture is another session's (a value
+        naming no given session is no evidence: docs/capture-formats.md), so
+        :func:`dsh_audit.capture.held_sessions` reads DSH's header alone."""
+        if self.session_id is not None:
+            return self.session_id
+        return self.facts.hints[0][1] if self.facts is not None and self.facts.hints else None
+
     def where(self) -> str:
         """``file locator``, for messages and reports."""
         return f"{self.source} {self.locator}" if self.locator else self.source

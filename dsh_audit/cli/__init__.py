@@ -279,10 +279,10 @@ class _FirstInterrupt:
     swallowed (``__del__``: Python prints it and goes on) is sent again until the main flow gets it,
     so the first Ctrl-C is never lost."""
 
-    __slots__ = ("armed", "fired", "hook", "in_hook", "lost")
+    __slots__ = ("armed", "fired", "hook", "in_hook", "late", "lost")
 
     def __init__(self) -> None:
-        self.armed = self.fired = self.in_hook = self.lost = False
+        self.armed = self.fired = self.in_hook = self.late = self.lost = False
         self.hook = sys.unraisablehook
 
     def arm(self) -> None:
@@ -317,30 +317,51 @@ class _FirstInterrupt:
             signal.pthread_kill(main, signal.SIGINT)
             time.sleep(0.01)
 
-    def finish(self) -> None:
+    def finish(self, *, exiting: bool = False) -> None:
         """Give Python's handler and hook back (``main`` may run in a process that goes on: a test).
         After an interrupt SIGINT is ignored instead: the interpreter's exit then runs to its end
         (finalizers, thread joins, multiprocessing's clean-up of the pool's semaphores, which
-        ``os._exit`` would skip) and no later Ctrl-C can cut it short with a traceback."""
+        ``os._exit`` would skip) and no later Ctrl-C can cut it short with a traceback. ``exiting``:
+        the process ends after ``main`` (the console script), so SIGINT is never Python's again (its
+        KeyboardInterrupt in the interpreter's exit killed the run by SIGINT, fuzz round 34B): a
+        Ctrl-C is only noted (:attr:`late`), for ``main`` to answer."""
         if self.armed:
             self.armed = self.lost = False  # first: a Ctrl-C from here on is ignored
             sys.unraisablehook = self.hook
-            signal.signal(signal.SIGINT, signal.SIG_IGN if self.fired else signal.default_int_handler)
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.fired else self.note_late if exiting
+                          else signal.default_int_handler)
+
+    def note_late(self, signum: int, frame: _FrameType | None) -> None:
+        self.late = True
+
+    def ignore_from_now(self) -> None:
+        """SIGINT ignored to the process's end, after ``finish(exiting=True)``: Python gives a signal
+        that has a handler of its own the default action back as it finalizes, so a Ctrl-C there
+        killed the run by SIGINT (rc -2, fuzz round 34B); an ignored one stays ignored."""
+        if signal.getsignal(signal.SIGINT) == self.note_late:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def main() -> None:
-    """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 3 an unexpected error,
-    130 interrupted (Ctrl-C: ``aborted`` on stderr, however many times it is pressed)."""
+def main(*, exiting: bool = False) -> None:
+    """The command line: exit codes 0 clean, 1 findings, 2 bad input or usage, 3 an unexpected error,
+    130 interrupted (Ctrl-C: ``aborted`` on stderr, however many times it is pressed). ``exiting``:
+    the process ends when this returns (the console script, :func:`dsh_audit.__main__.main`, which
+    guards the start-up before this): a Ctrl-C after the command's work is still 130 and ``aborted``,
+    and one as the interpreter exits is ignored."""
     interrupts = _FirstInterrupt()
     restore_stdout = _discard_stdout_when_gone()  # a reader that stops early (``| head``) changes no exit code
     try:
         interrupts.arm()
         _escape_unencodable_stdout()
         code = _run_guarded(cli)
-        interrupts.finish()  # in here: a Ctrl-C as it starts is still this run's
+        interrupts.finish(exiting=exiting)  # in here: a Ctrl-C as it starts is still this run's
     except KeyboardInterrupt:  # one outside click's handling of it (which says "aborted" itself)
         click.echo("aborted", err=True)
         code = 130
-    interrupts.finish()  # once it has fired, Ctrl-C cannot interrupt this (nor what follows)
+    interrupts.finish(exiting=exiting)  # once it has fired, Ctrl-C cannot interrupt this (nor what follows)
     restore_stdout()
+    interrupts.ignore_from_now()  # first: a Ctrl-C up to here is noted, one after it ignored
+    if interrupts.late:  # after the command's work: still an interrupted run
+        click.echo("aborted", err=True)
+        code = 130
     sys.exit(code)

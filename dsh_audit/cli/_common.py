@@ -144,14 +144,6 @@ def echo_error(error: DshAuditError | str) -> None:
     echo(f"error: {error}", err=True)
 
 
-def forget_errors(texts: set[str]) -> None:
-    """Forget that :func:`echo_error` said ``texts`` this run, so that they are said again (watch: a
-    capture read again that turns unreadable again is said again on stderr, as in --json's stream)."""
-    context = click.get_current_context(silent=True)
-    if context is not None:
-        context.find_root().meta.get("dsh_audit.errors_said", set()).difference_update(texts)
-
-
 def echo_warning(text: str) -> None:
     """``warning: TEXT`` on stderr, once per command run (a warning every log of a run shares is said
     once; outside a run every warning is printed). A line that travels with warnings but is a note

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from .._listing import listed
 from ..capture import RequestDiff, find_capture
 from ..errors import CaptureError, UsageError
-from ..gate import FOREIGN_CAPTURE_HINT
+from ..gate import FOREIGN_CAPTURE_HINT, foreign_capture_hint
 from ._common import echo_note
 
 
@@ -61,10 +61,6 @@ def _no_capture(where: str) -> UsageError:
                       hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
 
 
-#: The hint of several logs whose found capture holds none of their requests: check's DSH810 hint
-#: (:data:`dsh_audit.gate.FOREIGN_CAPTURE_HINT`) said of them.
-_FOREIGN_HINTS = ("pass --capture FILE naming the logs' capture, or put the wire.jsonl holding their requests beside "
-                  "them or up to four folders above them")
 #: How many captures found a note on the logs they hold nothing of names, with what each holds.
 _SHOWN_CAPTURES = 2
 
@@ -121,7 +117,7 @@ def _nothing_compared(left: dict[str, list[str]], holding: dict[str, str], where
     log, text, logs = said
     if log is not None:
         return UsageError(f"{text}: nothing compared", path=log, hint=FOREIGN_CAPTURE_HINT)
-    return UsageError(f"{text}: nothing compared ({listed(logs, shown=1)})", path=where, hint=_FOREIGN_HINTS)
+    return UsageError(f"{text}: nothing compared ({listed(logs, shown=1)})", path=where, hint=foreign_capture_hint(several=True))
 
 
 def _unread_note(capture: str, logs: Sequence[str | os.PathLike[str]], error: CaptureError) -> str:
@@ -165,19 +161,20 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
     """The note of a comparison in which no request of the logs (their ``sessions``' ids) was paired
     with any send of ``capture`` though it holds some (``rows``: the comparison's): most likely the
     capture of another run. It names the sessions the capture's sends say they are of (DSH's
-    session header; shown escaped, as every note), or says the sends name none (pi-ai's: paired by
+    session header, or pi-ai's session id: :attr:`~dsh_audit.capture.CapturedRequest.named_session`;
+    shown escaped, as every note), or says the sends name none (pi-ai's: paired by
     route and order), and how to give the right one, or says it holds no LLM call (an empty file, or
     one of other calls alone: no request could be paired); None when a request was paired, or the
     logs hold no request.
 
     Example:
         >>> from types import SimpleNamespace as R
-        >>> loose = [R(request=None, capture=R(session_id=s, kind="loop")) for s in ("s-b", "s-b", "s-c")]
+        >>> loose = [R(request=None, capture=R(named_session=s, kind="loop")) for s in ("s-b", "s-b", "s-c")]
         >>> _nothing_matched("w.jsonl", [R(request=1, capture=None), *loose], ["s-a"])
         'no request matched: w.jsonl holds sends of session(s) s-b, s-c, not s-a: give the capture of its run with --capture FILE (or diff the log of s-b)'
-        >>> _nothing_matched("w.jsonl", [R(request=1, capture=None), R(request=None, capture=R(session_id=None, kind="loop"))],
+        >>> _nothing_matched("w.jsonl", [R(request=1, capture=None), R(request=None, capture=R(named_session=None, kind="loop"))],
         ...                  ["s-a"])
-        "no request matched: w.jsonl holds 1 send(s) naming no session (no x-deepseek-harness-session-id header), none of them paired by route and order with a request of s-a: is it this run's capture? give the right one with --capture FILE"
+        "no request matched: w.jsonl holds 1 send(s) naming no session (no x-deepseek-harness-session-id header, no pi-ai session id), none of them paired by route and order with a request of s-a: is it this run's capture? give the right one with --capture FILE"
         >>> _nothing_matched("w.jsonl", [R(request=1, capture=None)], ["s-a"])
         "no request matched: w.jsonl holds no LLM call (nothing a request could be paired with): give the capture of s-a's run with --capture FILE"
     """
@@ -192,7 +189,7 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
     if not sends:
         return (f"no request matched: {capture} holds no LLM call (nothing a request could be paired with): give the "
                 f"capture of {mine}'s run with --capture FILE")
-    named = list(dict.fromkeys(send.session_id for send in sends if send.session_id is not None))
+    named = list(dict.fromkeys(send.named_session for send in sends if send.named_session is not None))
     if named and not set(named) & set(sessions):
         shown = listed(named)
         return (f"no request matched: {capture} holds sends of session(s) {shown}, not {mine}: give the capture of "
@@ -201,5 +198,5 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
         return (f"no request matched: {capture} holds {len(sends)} send(s), none paired with a request of {mine}: "
                 "is it this run's capture? give the right one with --capture FILE")
     return (f"no request matched: {capture} holds {len(sends)} send(s) naming no session (no "
-            f"x-deepseek-harness-session-id header), none of them paired by route and order with a request of {mine}: "
+            f"x-deepseek-harness-session-id header, no pi-ai session id), none of them paired by route and order with a request of {mine}: "
             "is it this run's capture? give the right one with --capture FILE")

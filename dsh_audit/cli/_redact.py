@@ -35,7 +35,7 @@ __all__ = ["redact_command"]
 
 
 def _check(path: str, lenient: bool, routes: str | None) -> int:
-    from ..redact import check_bundle
+    from ..redact import cause_hint, check_bundle
 
     with log_progress([path], label="checking"):
         result = check_bundle(path, lenient=lenient, routes=routes)
@@ -73,8 +73,7 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
     why = "" if result.capture_note is None else f": {result.capture_note}"
     echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ from the manifest of {path}{why}")
     if result.family_note is not None:  # a child's parent redacted again (another derivation or salt)
-        echo(f"cause: {result.family_note} (hint: redact the parent again with this dsh-audit and --force, then "
-             f"this child, with one salt you choose: the same --salt S, or {SALT_ENV}=S, for both)")
+        echo(f"cause: {result.family_note} (hint: {cause_hint(result.family_note)})")
     return EXIT_FINDINGS
 
 
@@ -95,7 +94,8 @@ def _miscount(result: BundleCheck, category: str) -> str:
                      "*.jsonl (a note says when PATH's differs), as PATH for another name and for '-'. With '-' "
                      "no manifest is kept.")
 @click.option("--keep", multiple=True, type=click.Choice(["paths", "system", "titles", "tools"]),
-              help="Keep this part verbatim (repeatable); secrets in it still go.")
+              help="Keep this part verbatim (repeatable). Credentials in it (API keys, tokens, passwords) still go; "
+                   "e-mail addresses, IPs, host names and paths in it are kept.")
 @click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default). Not with --keep tools, which keeps them.")
 @click.option("--salt", default=None, metavar="TEXT",
               help="Placeholder salt: the same salt gives the same placeholders in every run. "
@@ -254,11 +254,12 @@ def _failed(result: Redaction) -> str:
     """The one line of a redaction whose verdicts moved on the copy, which is therefore not written: what
     moved, and, when known, why and how to redo it (a child's parent redacted with another salt: the
     family again with one salt given, as the default one is random and no run can repeat it)."""
+    from ..redact import cause_hint
+
     line = f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy, so nothing was written"
     if result.cause is None:
         return line
-    return (f"{line}: {result.cause} (hint: redact the parent again with --force, then this child, with one salt "
-            f"you choose: the same --salt S, or {SALT_ENV}=S, for both)")
+    return f"{line}: {result.cause} (hint: {cause_hint(result.cause)})"
 
 
 def _recipient(result: Redaction) -> None:

@@ -5,17 +5,17 @@ each amount worded by the one rule of :meth:`Costs.shown`. ``--json`` and the co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from .._listing import billed_model_text
 from ..cache import Costs
 from ..fleet import FleetStats, connect_index
 from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
 from ._table_ids import id_caption, id_cell, id_names
+from ._table_rules import bucket_drop_order, model_keyed, whole_keyed
 
-__all__ = ["bucket_drop_order", "model_keys", "print_stats"]
+__all__ = ["print_stats"]
 
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
@@ -102,56 +102,19 @@ def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
             Amount(row["unpriced_requests"], str(row["unpriced_requests"] or "")))
 
 
-def bucket_drop_order(spent: Mapping[str, float], what_ifs: Sequence[str]) -> tuple[str, ...]:
-    """The columns of the token buckets (``spent``: each one's cost, in the order of a tie) and
-    the ``what_ifs`` in the order a narrow terminal leaves them out: the buckets that cost the
-    least first, then the what-ifs, then the costliest bucket, so that where the money went stays
-    in sight (an Anthropic session's cache writes, a DeepSeek one's misses). The one order of
-    `stats` (:func:`_cost_droppable`) and `usage` (``_usage_table._droppable``).
-
-    Example:
-        >>> bucket_drop_order({"output": 2.0, "cache read": 1.0, "cache miss": 2.0}, ("off-peak",))
-        ('cache read', 'output', 'off-peak', 'cache miss')
-    """
-    buckets = sorted(spent, key=spent.__getitem__)  # cheapest first; a tie in spent's order (a stable sort)
-    return (*buckets[:-1], *what_ifs, *buckets[-1:])
-
-
-def model_keys(models: Sequence[tuple[str, Sequence[str]]],
-               fits: Callable[[list[str]], bool]) -> tuple[list[str], str | None]:
-    """The key cells of a table by the model the price table bills (``models``: each row's, with
-    the models its requests logged), and its caption's note on them (None: no note). Each key
-    names the logged models too (:func:`billed_model_text`), as --format csv and markdown always
-    show it, and a table when it ``fits`` them (given those keys: the layout the table would draw
-    has each on one line, leaving out only lesser columns); else a key would wrap, which the tables'
-    rule keeps for last (README, listings): the billed names alone, and the note says the others.
-
-    Example:
-        >>> model_keys([("deepseek-flash", ["deepseek-v4-flash"]), ("x", ["x"])], lambda keys: False)
-        (['deepseek-flash', 'x'], 'model as billed: deepseek-flash (logged as deepseek-v4-flash)')
-    """
-    whole = [billed_model_text(model, logged) for model, logged in models]
-    bare = [model for model, _ in models]
-    if whole == bare or listing_format() != "table" or fits(whole):
-        return whole, None
-    return bare, "model as billed: " + ", ".join(key for key, model in zip(whole, bare) if key != model)
-
-
 def _fits_whole(models: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str], rows: Sequence[tuple[Any, ...]],
                 droppable: Sequence[str]) -> bool:
     """Whether a table by model fits ``rows`` (their key cell left out) keyed with the logged names
-    too (:func:`billed_model_text`), leaving out only ``droppable`` columns."""
-    whole = [billed_model_text(model, logged) for model, logged in models]
-    return rows_fit(columns, [(key, *row) for key, row in zip(whole, rows)], droppable=droppable, spare=droppable)
+    too (:func:`whole_keyed`), leaving out only ``droppable`` columns."""
+    return rows_fit(columns, whole_keyed(models, rows), droppable=droppable, spare=droppable)
 
 
 def _keyed(models: Sequence[tuple[str, Sequence[str]]], rows: Sequence[tuple[Any, ...]],
            whole: bool) -> tuple[list[tuple[Any, ...]], str | None]:
-    """``rows`` (their key cell left out) with the key cells of :func:`model_keys`, the logged names
+    """``rows`` (their key cell left out) with the key cells of :func:`model_keyed`, the logged names
     in them when ``whole`` (every table by model of the run fits them: :func:`_fits_whole`, so one
     model is named alike in each); and the note."""
-    keys, note = model_keys(models, lambda _: whole)
-    return [(key, *row) for key, row in zip(keys, rows)], note
+    return model_keyed(models, rows, lambda _: whole)
 
 
 def _models(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Sequence[str]]]:

@@ -21,9 +21,9 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
                        openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import capture_notes, run_priced
-from ._stats_tables import model_keys
 from ._unpriced import unpriced_warnings
 from ._table_ids import id_cell
+from ._table_rules import model_keyed
 from ._usage_table import BUCKET_COSTS, BY_SESSION, REQUEST, REQUEST_TABLE, print_usage_table
 from ._views import sort_option
 from ._when import request_window_options, window_text
@@ -138,7 +138,7 @@ def _key(row: UsageRow) -> str:
 
 def _model_keys(columns: list[str], rows: list[tuple[object, ...]], table: UsageTable
                 ) -> tuple[list[tuple[object, ...]], str | None]:
-    """``rows`` by model (the total's last) with the key cells :func:`model_keys` gives, and the
+    """``rows`` by model (the total's last) with the key cells :func:`model_keyed` gives, and the
     caption's note on them: the logged names in a key only when the table draws each key on one
     line, leaving out no column but those a narrow one may (:data:`_LESSER`: not "lost tokens
     (cost)", "cost", nor "unpriced" while a request is unpriced) and what each bucket cost, which
@@ -146,12 +146,12 @@ def _model_keys(columns: list[str], rows: list[tuple[object, ...]], table: Usage
     lesser = [c for c in _LESSER if c in columns and (c != "unpriced" or not table.total.unpriced)]
     kept = [at for at, column in enumerate(columns) if column not in BUCKET_COSTS]
 
-    def fits(whole: list[str]) -> bool:
-        shown = [tuple(row[at] for at in kept) for row in ((key, *row[1:]) for key, row in zip(whole, rows))]
+    def fits(whole: list[tuple[object, ...]]) -> bool:
+        shown = [tuple(row[at] for at in kept) for row in whole]
         return rows_fit([columns[at] for at in kept], shown, droppable=lesser, spare=lesser)
 
-    keys, note = model_keys([*((r.key, r.logged_models) for r in table.rows), ("total", ())], fits)
-    return [(key, *row[1:]) for key, row in zip(keys, rows)], note
+    return model_keyed([*((r.key, r.logged_models) for r in table.rows), ("total", ())], [row[1:] for row in rows],
+                       fits)
 
 
 def _off_peak_caption(total: UsageRow) -> str:

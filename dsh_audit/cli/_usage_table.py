@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from ..cache import Costs, SessionLedger, UsageRow
 from ..report.terminal import (NO_VALUE, Amount, id_prefixes, listing_format, output_width, print_table, rows_fit,
                                table_cell)
-from ._stats_tables import bucket_drop_order
 from ._table_ids import id_caption, id_cell, id_names, widest
+from ._table_rules import bucket_drop_order
 
 __all__ = ["BUCKET_COSTS", "BY_SESSION", "REQUEST", "REQUEST_TABLE", "print_usage_table"]
 

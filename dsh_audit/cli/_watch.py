@@ -16,9 +16,9 @@ from ..errors import DshAuditError, UsageError
 from ..report import dumps_line
 from ..report.terminal import cell_len, fit_lines, output_width, terminal_text
 from ..session import routes_from
-from ..watch import CaptureNote, WatchNote, WatchRequest, WatchSummary, watch
+from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_status,
-                      echo_warning, forget_errors)
+                      echo_warning)
 from ._logs import session_ref
 from ._on_break import _Hooks
 from ._options import capture_option, lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
@@ -267,8 +267,14 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     "usage_source": "capture" ("log" for a logged usage, null for neither). One the capture does
     not report yet (a proxy that writes the response after DSH logged the request) is
     "provisional", and printed again as an "update", priced, once the capture reports it: looked
-    at whenever the log shows more and when the watch ends, so the summary counts it. A capture
-    that cannot be read is said in `usage`'s words when the watch reads it, each distinct message
+    at whenever the log shows more and when the watch ends, so the summary counts it. Its update
+    is judged again with the capture's usage, from the cache state it was first judged from: its
+    prompt tokens, cache reads (actual, expected, reusable), verdict and price as `cache --json`
+    and `usage --json` state them on the finished log and capture. The requests judged between its
+    first line and its update keep their verdicts (compared with its estimated prompt size); those
+    judged after compare with the capture's. A request judged while no capture was given or found
+    (one found later), or the oldest beyond 256 waiting at once (a capture missing for long), is
+    priced only, its verdict kept. A capture that cannot be read is said in `usage`'s words when the watch reads it, each distinct message
     once: a found one as a warning (left out), a --capture one as an error line (with --json also
     a {"type":"error"} line; the summary's errors count each such capture once, however many
     messages, as "N unreadable capture(s)" in text, where `usage` exits 2), and a line of either
@@ -311,7 +317,6 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     summary = WatchSummary()
     children = _Children()
     captured = [False]  # the caption of CAPTURED_MARK is said once, under the first line marked
-    said_errors: dict[str, set[str]] = {}  # each path's error lines said, forgotten when it is read again
     hooks = _Hooks(command, as_json=as_json) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, until=until, settle=settle,
@@ -320,12 +325,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
                           zero_data_retention=zdr, capture=capture):
             summary.add(item)
             if isinstance(item, WatchNote) and item.level == "error":
-                # on stderr in both modes (with --json also in the stream, for its consumers); a log's
-                # or folder's error names its place itself (path:line: ...)
-                said_errors.setdefault(item.path, set()).add(_said_error(item))
-                echo_error(_said_error(item))
-            if isinstance(item, CaptureNote) and item.again:
-                forget_errors(said_errors.pop(item.path, set()))  # fuzz 33 D4: said again if it breaks again
+                # on stderr in both modes (with --json also in the stream, for its consumers), each
+                # time the watch gives it: it says each once per breakage (not echo_error's once per run:
+                # a capture or folder that breaks again after it was read again is said again, fuzz 33 D4)
+                echo(f"error: {_said_error(item)}", err=True)
             if as_json:
                 click.echo(dumps_line(item.to_json()))
                 if isinstance(item, WatchNote) and item.level == "note" and item.message in prices.caveats_met():

@@ -7,8 +7,9 @@ Nothing here reads a log: ``stats`` opens the index with this module alone.
 Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow`,
 :class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
 ``requests`` and ``costs`` (the priced ledger) keyed by ``(path, idx)``, ``breaks`` keyed by
-``(path, request)``, and ``meta`` (the schema version, and the files of each price table a
-ledger was priced with: :mod:`dsh_audit.fleet._price_meta`).
+``(path, request)``, and ``meta`` (the schema version, the form text is stored in:
+:func:`~dsh_audit.fleet._store.drop_ambiguous`, and the files of each price table a ledger was
+priced with: :mod:`dsh_audit.fleet._price_meta`).
 
 Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column; 4 stores what a
 break whose cache reads were not logged lost as unknown (NULL ``lost_tokens``, ``lost_cost`` and
@@ -195,8 +196,14 @@ def _connect(location: str, *, read_only: bool) -> sqlite3.Connection:
         logged = False
     if logged and not os.access(os.path.dirname(absolute), os.W_OK):
         return _read_copy(absolute)
-    frozen = "" if logged else "&immutable=1"
-    return sqlite3.connect(f"file:{quote(absolute)}?mode=ro{frozen}", uri=True)
+    return sqlite3.connect(_read_only_uri(absolute, immutable=not logged), uri=True)
+
+
+def _read_only_uri(absolute: str, *, immutable: bool = False) -> str:
+    """SQLite's read-only URI of the file ``absolute``: its file-system bytes percent-encoded, so
+    that a name that is not UTF-8 (``bad\\xff/``, held as a surrogate escape) names the same file as
+    it does to ``index`` (fuzz round 34B: ``quote`` of the str raised UnicodeEncodeError, exit 3)."""
+    return f"file:{quote(os.fsencode(absolute))}?mode=ro{'&immutable=1' if immutable else ''}"
 
 
 def _read_copy(absolute: str) -> sqlite3.Connection:
@@ -214,7 +221,7 @@ def _read_copy(absolute: str) -> sqlite3.Connection:
             copy = os.path.join(folder, "index.sqlite")
             shutil.copyfile(absolute, copy)
             shutil.copyfile(absolute + "-wal", copy + "-wal")
-            source = sqlite3.connect(f"file:{quote(copy)}?mode=ro", uri=True)
+            source = sqlite3.connect(_read_only_uri(copy), uri=True)
             try:
                 source.backup(memory)
             finally:

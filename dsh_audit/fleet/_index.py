@@ -37,7 +37,7 @@ from ._copies import one_session
 from ._db import index_error, open_index
 from ._price_meta import record_prices
 from ._rows import SessionRecord
-from ._store import is_gone, prune, remove_rows, stale_paths, storable, store_record
+from ._store import drop_ambiguous, is_gone, prune, remove_rows, stale_paths, storable, store_record
 
 __all__ = ["IndexSummary", "index_logs"]
 
@@ -251,6 +251,10 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
 
     try:
         record_prices(connection, book.fingerprint, _price_paths(book.files))  # where its rates came from, for stats
+        dropped = drop_ambiguous(connection)
+        if dropped:
+            notes.append(f"{len(dropped)} stored log(s) whose path or session id holds a \\udXXX escape dropped: an "
+                         "earlier dsh-audit stored it ambiguously; each is read again when given")
         given_stored = {storable(path) for path in paths}
         removed = prune(connection, [storable(os.path.realpath(root)) for root in roots], list(given_stored))
         stale = stale_paths(connection, paths, options)

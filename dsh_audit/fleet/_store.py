@@ -18,7 +18,8 @@ from .._spool import RowSpool
 from ._db import SESSION_COLUMNS
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
-__all__ = ["Stale", "is_gone", "on_disk", "prune", "remove_rows", "stale_paths", "storable", "store_record"]
+__all__ = ["Stale", "drop_ambiguous", "is_gone", "on_disk", "prune", "remove_rows", "stale_paths", "storable",
+           "store_record", "unstored"]
 
 def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
     names = [f.name for f in fields(cls)]
@@ -29,23 +30,47 @@ def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterabl
 
 
 def storable(value: Any) -> Any:
-    """``value`` as SQLite can hold it: a lone surrogate (valid in a JSON log, and DSH writes what
-    it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8; an integer past
-    SQLite's 64 bits (a logged count up to 2**64 - 1, or a sum of such counts) becomes the nearest
-    double, the number JavaScript holds for it.
+    """``value`` as SQLite can hold it: text holding a lone surrogate (valid in a JSON log, and DSH
+    writes what it is given), which SQLite text cannot hold (it must be UTF-8), becomes its
+    ``\\udXXX`` escape, its backslashes doubled first; so does text that holds such an escape as
+    it is (``\\udcff``, 7 characters), so that no two texts are stored alike (a folder named with
+    the byte 0xff, ``\\udcff`` to Python, and one named ``\\udcff``: two logs, two rows), and
+    :func:`unstored` gives each back. Any other text (every UTF-8 path) is stored as it is. An
+    integer past SQLite's 64 bits (a logged count up to 2**64 - 1, or a sum of such counts)
+    becomes the nearest double, the number JavaScript holds for it.
 
     Example:
-        >>> storable(2**63 - 1), storable(2**64 - 1), storable("\\ud800")
-        (9223372036854775807, 1.8446744073709552e+19, '\\\\ud800')
+        >>> storable(2**63 - 1), storable(2**64 - 1), storable("a\\\\b\\ud800"), storable("a\\\\ud800")
+        (9223372036854775807, 1.8446744073709552e+19, 'a\\\\\\\\b\\\\ud800', 'a\\\\\\\\ud800')
     """
     if isinstance(value, str) and not value.isascii():  # ASCII text is UTF-8 already
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+            return value.replace("\\", "\\\\").encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, str) and "\\u" in value and _ESCAPED.search(value):  # "in": the quick test
+        return value.replace("\\", "\\\\")
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
         return float(value)
     return value
+
+
+#: The escape :func:`storable` writes for a lone surrogate; a stored text that holds it was escaped.
+_ESCAPED = re.compile(r"\\u(d[89a-f][0-9a-f]{2})")
+#: An escape of a stored text that :func:`storable` escaped: a doubled backslash, or a lone surrogate's.
+_UNESCAPE = re.compile(r"\\(\\|u(d[89a-f][0-9a-f]{2}))")
+
+
+def unstored(stored: str) -> str:
+    """The text :func:`storable` stored as ``stored``.
+
+    Example:
+        >>> unstored(storable("a\\\\b\\ud800")) == "a\\\\b\\ud800", unstored("a\\\\\\\\ud800"), unstored("C:\\\\x")
+        (True, 'a\\\\ud800', 'C:\\\\x')
+    """
+    if not _ESCAPED.search(stored):
+        return stored
+    return _UNESCAPE.sub(lambda m: "\\" if m.group(2) is None else chr(int(m.group(2), 16)), stored)
 
 
 def remove_rows(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
@@ -53,6 +78,29 @@ def remove_rows(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
     caller's transaction)."""
     for table in ("requests", "breaks", "costs", "sessions"):
         connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in stored))
+
+
+#: The ``meta`` key that says an index's text is stored as :func:`storable` stores it now, and its value.
+_TEXT_FORM = ("stored_text", "escaped-backslash")
+#: A stored text holding a lone surrogate's escape, as SQLite's GLOB sees it.
+_ESCAPE_GLOB = "*\\ud[89a-f][0-9a-f][0-9a-f]*"
+
+
+def drop_ambiguous(connection: sqlite3.Connection) -> tuple[str, ...]:
+    """Remove, once per index, every stored log whose path or session id holds a ``\\udXXX``
+    escape as an earlier dsh-audit stored it (a lone surrogate's escape, its backslashes kept:
+    the same text as the 7 characters themselves, so which log a row is cannot be told); each is
+    read again when it is given. Returns their stored paths, sorted (none in an index made since)."""
+    done = connection.execute("SELECT 1 FROM meta WHERE key = ? AND value = ?", _TEXT_FORM).fetchone()
+    if done is not None:
+        return ()
+    with connection:
+        connection.execute("BEGIN IMMEDIATE")
+        ambiguous = sorted(row[0] for row in connection.execute(
+            "SELECT path FROM sessions WHERE path GLOB ?1 OR session_id GLOB ?1", (_ESCAPE_GLOB,)))
+        remove_rows(connection, ambiguous)
+        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", _TEXT_FORM)
+    return tuple(ambiguous)
 
 
 def store_record(connection: sqlite3.Connection, record: SessionRecord, replaced: Sequence[str] = ()) -> None:
@@ -70,23 +118,18 @@ def store_record(connection: sqlite3.Connection, record: SessionRecord, replaced
         _insert(connection, "costs", CostRow, record.costs)
 
 
-_ESCAPED = re.compile(r"\\u(d[89a-f][0-9a-f]{2})")
-
-
 def on_disk(stored: str) -> str | None:
-    """The name of the log stored as ``stored`` on disk; None when it is gone: looking it up says
-    no such file (or a file where a folder was). A log that cannot be looked at (no permission on
-    a folder above it) is not gone; a name that held a lone surrogate (stored as its ``\\udXXX``
-    escape, :func:`storable`) is looked up unescaped too."""
-    for name in dict.fromkeys((stored, _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), stored))):
-        try:
-            os.stat(name)
-        except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: no file can have that name
-            continue
-        except OSError:
-            return name
+    """The name of the log stored as ``stored`` (:func:`unstored`) on disk; None when it is gone:
+    looking it up says no such file (or a file where a folder was). A log that cannot be looked at
+    (no permission on a folder above it) is not gone."""
+    name = unstored(stored)
+    try:
+        os.stat(name)
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: no file can have that name
+        return None
+    except OSError:
         return name
-    return None
+    return name
 
 
 def is_gone(stored: str) -> bool:

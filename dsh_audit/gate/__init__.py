@@ -13,7 +13,7 @@ Example:
 """
 
 from ._baseline import Baseline, apply_baseline, load_baseline
-from ._findings import FOREIGN_CAPTURE_HINT, capture_holds
+from ._findings import FOREIGN_CAPTURE_HINT, capture_holds, foreign_capture_hint
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
@@ -40,6 +40,7 @@ __all__ = [
     "capture_holds",
     "find_capture",
     "find_pyproject",
+    "foreign_capture_hint",
     "group_findings",
     "load_baseline",
     "load_policy",

@@ -10,8 +10,9 @@ policy's it states (DSH831's bound: :func:`~dsh_audit.gate._findings.policy_free
 leaves out the path, line and hint, so the same logs checked from another checkout or folder (a
 capture given with ``--capture`` by another path included) match, and so do they under a looser
 or tighter bound (a baseline written before the bound was left out of the key matches the same
-way: the bound is taken out of its messages too); any change to what the finding says of the log,
-or where in the session it points, makes it new. Each baseline finding accepts one finding of the
+way: the bound is taken out of its messages too), and so do a baseline's findings whose words
+dsh-audit has since changed (:func:`~dsh_audit.gate._findings.reworded_free`); any change to what
+the finding says of the log, or where in the session it points, makes it new. Each baseline finding accepts one finding of the
 run (the same finding twice in a run needs it twice in the baseline).
 
 A baseline is read as every configuration file is (:func:`~dsh_audit._config_read.read_bytes`: a
@@ -34,7 +35,7 @@ from .._config_read import ConfigFileError, read_bytes, read_json
 from .._shell import shell_word
 from ..errors import UsageError
 from ..log import ensure_room
-from ._findings import VERDICT_RULES, policy_free
+from ._findings import VERDICT_RULES, policy_free, reworded_free
 from ._model import CheckResult, Finding
 
 __all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
@@ -132,7 +133,8 @@ def finding_key(rule: str, session_id: str | None, request: int | None, seq: int
         ('DSH831', 's', None, None, 'ratio 49.6% is below the policy bound (7936 of 15996)')
     """
     placed = None if rule in VERDICT_RULES and request is not None else seq
-    return (rule, session_id, request, placed, policy_free(rule, _without_path(message, path, capture)))
+    return (rule, session_id, request, placed,
+            reworded_free(rule, policy_free(rule, _without_path(message, path, capture))))
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,10 @@ class CaptureCompare:
         self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
+        #: by capture found: the sessions this task's comparisons found it holds requests of (a pi-ai
+        #: capture names none: it is held by the session its sends pair with, which may be another
+        #: task's; :func:`dsh_audit.gate._findings.held_across` says the run's union in every DSH810)
+        self.held: dict[str, set[str]] = {}
 
     def load(self, path: Path) -> Any:
         """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
@@ -92,6 +96,7 @@ class CaptureCompare:
                 continue
             if self.capture is None:  # found: the capture only of the logs it holds requests of
                 held = held_sessions(compared)
+                self.held.setdefault(os.fspath(path), set()).update(held)
                 others.update((s.id, path) for s in members if s.id not in held)
                 if any(s.id not in held for s in members):  # their DSH810 says whose requests it holds
                     self.judge.holds[os.fspath(path)] = capture_holds(compared, held)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,13 @@ from ..capture import captures_ignored
 from ..session import EventLines, Failure, routes_hint
 from ..errors import InputError
 from ..replay import Request
-from ._model import Finding, Hint
+from ._model import Finding, Hint, SessionCheck
 from ._policy import Policy
 from ._rules import GATE_RULES, VALIDATE_COMMAND, GateRule
 
 __all__ = ["DIFF_UNEXPLAINED", "FOREIGN_CAPTURE_HINT", "VALIDATE_COMMAND", "VERDICT_RULES", "Judge", "capture_holds",
-           "diff_command", "policy_free", "refused_rule", "request_seq", "rule_commands"]
+           "diff_command", "foreign_capture_hint", "held_across", "policy_free", "refused_rule", "request_seq",
+           "reworded_free", "rule_commands"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 #: The rules of a capture verdict: one finding per request (a baseline keys them by request alone).
@@ -69,6 +71,52 @@ def policy_free(rule: str, message: str) -> str:
     return _POLICY_VALUE.sub(_BOUND, message) if rule in _POLICY_VALUED else message
 
 
+#: A DSH801 of a first line that is no session header: its prefix, its faults, then (v1+) rc.8's words.
+_HEADER_REFUSAL = re.compile(r"(corrupt session log: first line is not a session header(?: of v[^:]*)?: )(.*?)"
+                             r"((?:; DSH 0\.1\.0-rc\.8, which reads only v0, refuses it as: .*)?)", re.S)
+#: A header field written as a value of the wrong type, as session 43 said it (``createdAt is a
+#: string "x", not ``) and as session 44 does (``createdAt "x" is a string, not ``, the value cut):
+#: keyed without its value (now at most 20 characters: a value is no other fault).
+_MISTYPED_FAULT = re.compile(r"(^|; )(version|id|createdAt|delegationDepth|agentPreset|isSeeded) "
+                             r"(?:is (an? (?:string|number|boolean|array|object)) .*?|"
+                             r".{1,20}? is (an? (?:string|number|boolean|array|object))), not ", re.S)
+#: A v2+ header's own faults after another one: session 44 names them beside the others, session
+#: 43 named them only alone (:func:`~dsh_audit.log._header._header_faults`).
+_V2_FAULT = re.compile(r'; (?:no boolean isSeeded \(v\d+\)|isSeeded is an? \w+, not a boolean \(v\d+\)|'
+                       r'a seedLength \(v0 and v1 only; v\d+ says isSeeded\)|'
+                       r'unknown key ".*?" \(a v\d+ header has exact keys\))')
+#: What DSH810 adds of a found capture that holds none of the log's requests (:func:`capture_holds`),
+#: which session 44 fills from every group of the run (:func:`held_across`).
+_HOLDS = re.compile(r"(holds none of its requests) \((?:it holds |its \d+ captured request).*\)\Z", re.S)
+
+
+def reworded_free(rule: str, message: str) -> str:
+    """``message`` of a finding of ``rule`` without what dsh-audit reworded or added since a
+    baseline may have been written (what a baseline matches on, :func:`policy_free` too): a
+    refused header's mistyped fields without their values, and its v2+ faults named after
+    another; DSH810's clause saying what a found capture holds instead. The finding says the
+    same of the same log: only dsh-audit's words moved. The message a report prints keeps them.
+
+    Example:
+        >>> at = "corrupt session log: first line is not a session header of v4: "
+        >>> old, new = at + 'createdAt is a string "x", not an integer', at + 'createdAt "x" is a string, not an integer'
+        >>> reworded_free("DSH801", old) == reworded_free("DSH801", new + "; no boolean isSeeded (v4)")
+        True
+        >>> reworded_free("DSH801", new)[63:]
+        'createdAt is a string, not an integer'
+        >>> reworded_free("DSH810", "no capture: the capture found beside the log (w) holds none of its requests "
+        ...               "(it holds requests of session(s) s-b)")
+        'no capture: the capture found beside the log (w) holds none of its requests'
+    """
+    if rule == "DSH810":
+        return _HOLDS.sub(r"\1", message)
+    header = _HEADER_REFUSAL.fullmatch(message) if rule == "DSH801" else None
+    if header is None:
+        return message
+    faults = _MISTYPED_FAULT.sub(lambda m: f"{m[1]}{m[2]} is {m[3] or m[4]}, not ", header[2])
+    return header[1] + _V2_FAULT.sub("", faults) + header[3]
+
+
 def refused_rule(error: Exception) -> str:
     """The gate rule of a log's refusal ``error``: ``DSH801`` when DSH refuses to load the log
     (an :class:`~dsh_audit.errors.InputError`), ``DSH802`` when it loads but its requests cannot
@@ -115,10 +163,21 @@ def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "a
     return " ".join(words)
 
 
-#: DSH810's hint for a log whose found capture holds none of its requests, which ``diff``'s error
-#: of such a log says too (one text: the two commands cannot drift apart).
-FOREIGN_CAPTURE_HINT = ("pass --capture FILE naming the log's capture, or put the wire.jsonl holding its requests "
-                        "beside it or up to four folders above it")
+def foreign_capture_hint(*, several: bool = False) -> str:
+    """DSH810's hint for a log whose found capture holds none of its requests, which ``diff``'s
+    error says too, of one log or (``several``) of several: one text, so the two cannot drift apart.
+
+    Example:
+        >>> foreign_capture_hint(several=True)
+        "pass --capture FILE naming the logs' capture, or put the wire.jsonl holding their requests beside them or up to four folders above them"
+    """
+    log, its, it = ("logs'", "their", "them") if several else ("log's", "its", "it")
+    return (f"pass --capture FILE naming the {log} capture, or put the wire.jsonl holding {its} requests "
+            f"beside {it} or up to four folders above {it}")
+
+
+#: :func:`foreign_capture_hint` of one log.
+FOREIGN_CAPTURE_HINT = foreign_capture_hint()
 
 
 def capture_holds(rows: Sequence[Any], held: set[str]) -> str:
@@ -139,6 +198,19 @@ def capture_holds(rows: Sequence[Any], held: set[str]) -> str:
         return f"it holds requests of session(s) {listed(sorted(held))}"
     sends = sum(row.capture is not None for row in rows)
     return f"its {sends} captured request(s) name no session" if sends else "it holds no captured request"
+
+
+def held_across(check: SessionCheck, capture: str, held: set[str]) -> SessionCheck:
+    """``check``, a log whose found ``capture`` holds none of its requests, with its DSH810 naming
+    ``held``: the sessions every comparison of the run found that capture holds requests of.
+
+    check reads logs in groups of neighbours, each compared with the capture alone: a pi-ai capture
+    (no session header) is held by the session its sends pair with, which another group's may be;
+    ``diff`` compares every log beside the capture at once, and names that session. So both say it.
+    """
+    message = _no_capture(capture, holds=capture_holds((), held))[0]
+    return replace(check, findings=tuple(replace(f, message=message) if f.rule == "DSH810" else f
+                                         for f in check.findings))
 
 
 def _no_capture(other: str | os.PathLike[str] | None = None, *, unread: bool = False,

@@ -349,7 +349,17 @@ class CheckResult:
             >>> CheckResult((), (), None).not_checked_said(), two.not_checked_said()
             ('', '; 2 log(s) of another agent not checked (exit 2)')
         """
-        return f"; {len(self.not_checked)} log(s) of another agent not checked (exit 2)" if self.not_checked else ""
+        return f"; {self.not_checked_clause()}" if self.not_checked else ""
+
+    def not_checked_clause(self) -> str:
+        """The logs left out (:attr:`not_checked`) as a clause of its own, for a verdict that says
+        them first (the Markdown summary's ``⚠️ incomplete: ...``): :meth:`not_checked_said`'s words.
+
+        Example:
+            >>> CheckResult((), (), None, not_checked=(("c.jsonl", "a codex session"),)).not_checked_clause()
+            '1 log(s) of another agent not checked (exit 2)'
+        """
+        return f"{len(self.not_checked)} log(s) of another agent not checked (exit 2)"
 
     @property
     def unattached(self) -> tuple[Finding, ...]:

@@ -120,7 +120,8 @@ def _words(*patterns: str) -> re.Pattern[str]:
 
 
 #: The header fields' rules, each of which a first line that is no session header may be refused for.
-_HEADER_FIELD_RULES = frozenset({"DSH202", "DSH203", "DSH207", "DSH208", "DSH209", "DSH210", "DSH211", "DSH216"})
+_HEADER_FIELD_RULES = frozenset({"DSH202", "DSH203", "DSH207", "DSH208", "DSH209", "DSH210", "DSH211", "DSH216",
+                                 "DSH218"})
 #: Every refusal the reader (``dsh_audit.log``) and replay's surface fold (``dsh_audit.replay``) raise,
 #: by DSH's words (spec §1.3-§1.8), with the validation rules that may say the same fault
 #: (:func:`refusal_rules`); the first entry whose words match is the refusal's. A refusal's hint
@@ -221,7 +222,7 @@ def refusal_rules(message: str, hint: str | None) -> frozenset[str]:
         ['DSH107', 'DSH108']
         >>> sorted(refusal_rules("corrupt session log: first line is not a session header: no delegationDepth; "
         ...                      'origin is not "subagent"', "the header needs ..."))
-        ['DSH202', 'DSH203', 'DSH207', 'DSH208', 'DSH209', 'DSH210', 'DSH211', 'DSH216']
+        ['DSH202', 'DSH203', 'DSH207', 'DSH208', 'DSH209', 'DSH210', 'DSH211', 'DSH216', 'DSH218']
         >>> refusal_rules("header version 4 does not fit this record: a packed text-chunks row is written ...", None)
         frozenset({'DSH114'})
         >>> refusal_rules('session "s1" contains event type "x" (seq 4) unknown to this harness and not marked '

@@ -40,7 +40,7 @@ from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, ope
                        route_warnings, run_groups, validating_headers)
 from ..validate import Lineage, LineValidator, lineage_findings, select_rules
 from ._compare import CaptureCompare
-from ._findings import Judge, refused_rule, request_seq
+from ._findings import Judge, held_across, refused_rule, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
 from ._rules import refusal_rules
@@ -64,6 +64,10 @@ class _GroupCheck(GroupResult[SessionCheck]):
     #: the run's fork-lineage check: read once the group is read, however it was read; empty
     #: when the run makes no such check (``check_group``'s ``lineage`` off)
     lineages: list[tuple[str, Lineage | None]] = field(default_factory=list)
+    #: by capture found: the sessions it holds requests of (:attr:`CaptureCompare.held`), and by log:
+    #: the capture found beside it that holds none of its requests (for :func:`_held_across`)
+    held: dict[str, set[str]] = field(default_factory=dict)
+    others: dict[str, str] = field(default_factory=dict)
 
 
 class _Checker(CaptureCompare):
@@ -79,6 +83,7 @@ class _Checker(CaptureCompare):
         self.judge = Judge(policy, routes=routes)
         super().__init__(capture)
         self.tees: dict[str, Any] = {}  # path -> what validates that log in its one read
+        self.others: dict[str, str] = {}  # log path -> its found capture that holds none of its requests
 
     def attribute(self, group: list[Session], ancestors: list[Session],
                   rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
@@ -103,6 +108,8 @@ class _Checker(CaptureCompare):
                                  captured=captured.get(session.id))
             capture, other = files.get(session.id), others.get(session.id)
             unread = self.unread(other)  # its found capture cannot be read: said once, in its row and finding
+            if other is not None and not unread:
+                self.others[session.path] = os.fspath(other)
             first, last = session.span()
             findings = self.judge.session(session.path, session.id, lines=session.lines,
                                           seqs={r.index: request_seq(r) for r in session.requests},
@@ -297,6 +304,21 @@ def _foreign(failure: Failure) -> DshAuditError | None:
     return MalformedRecordError(message, path=failure.path, line=1, hint=hint)
 
 
+def _held_across(checks: Iterable[SessionCheck], held: dict[str, set[str]],
+                 others: dict[str, str]) -> tuple[SessionCheck, ...]:
+    """``checks``, each DSH810 of a found capture that holds none of its log's requests naming the
+    sessions the run's groups found that capture holds (:func:`~dsh_audit.gate._findings.held_across`)
+    but its own: another log of its session id may be held (a twin), this one is not, so its own id
+    is no other session; with none left, its group's message stands."""
+    return tuple(held_across(c, others[c.path], sessions) if (sessions := _held_besides(c, held, others)) else c
+                 for c in checks)
+
+
+def _held_besides(check: SessionCheck, held: dict[str, set[str]], others: dict[str, str]) -> set[str]:
+    """The sessions the capture found beside ``check``'s log holds requests of, its own left out."""
+    return held.get(others.get(check.path, ""), set()) - {check.session_id}
+
+
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, prices: PriceBook,
                 capture: str | None = None, lenient: bool = False, max_version: int = 4, routes: str | None = None,
                 outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
@@ -342,7 +364,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
     notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
     return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=[*notes, *checker.torn],
                        foreign=foreign, torn=checker.torn, caveats=tuple(prices.caveats_met()[met:]),
-                       lineages=_lineages(paths, checker.tees) if lineage else [])
+                       lineages=_lineages(paths, checker.tees) if lineage else [], held=checker.held,
+                       others=checker.others)
 
 
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
@@ -427,6 +450,8 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     warnings: list[str] = []
 
     left: dict[str, str] = {}  # another agent's logs (Claude Code, Codex): not checked, each why
+    held: dict[str, set[str]] = {}  # by capture found: the sessions any group found it holds requests of
+    others: dict[str, str] = {}  # by log: its found capture that holds none of its requests
 
     def spans(result: GroupResult[SessionCheck]) -> None:
         assert isinstance(result, _GroupCheck)
@@ -443,13 +468,16 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         warnings.extend(warning for warning in result.torn if warning not in warnings)  # a capture of several groups
         book.add_caveats(result.caveats)  # met by a worker's copy of the table (in this process: already there)
         lineages.extend(result.lineages)
+        for capture, sessions in result.held.items():
+            held.setdefault(capture, set()).update(sessions)
+        others.update(result.others)
 
     checked = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress,
                          on_group=spans)
     failed = next((c.error for c in checked if isinstance(c, Failure)), None)
     if failed is not None:
         raise failed  # a task that died (a bug or a lost worker), not a log's refusal
-    ordered = tuple(c for c in checked if isinstance(c, SessionCheck) and c.path not in left)
+    ordered = _held_across((c for c in checked if isinstance(c, SessionCheck) and c.path not in left), held, others)
     if lineage:  # in the order the logs were found, as validate pairs them (a session id's first log stands for it)
         read = dict(lineages)
         ordered = _seeded(ordered, [(path, read.get(path)) for path in map(os.fspath, logs)], policy=policy,

@@ -53,7 +53,7 @@ from ..errors import MalformedRecordError
 from ..replay import Digest, Request
 from ._base import ImporterBase
 from ..log import every_record_damaged
-from ._model import ImportedSession, iso_seconds, read_jsonl
+from ._model import NOT_LOGGED, ImportedSession, iso_seconds, line_warning, read_jsonl
 from ._responses import TOOL_CALLS, History, is_output, responses_usage
 
 __all__ = ["import_codex"]
@@ -94,6 +94,11 @@ class _Importer(ImporterBase):
         self.lost = False  # the last total was missing or damaged (total_moved)
         self.disagrees = False  # the last total moved by other than its last_token_usage (total_moved)
         self.difference: dict[str, Any] | None = None  # then the usage it is priced from (disagreed)
+        #: the warning of a disagreeing event held back (:meth:`disputed`): its index, line and text as a call
+        self.reword: tuple[int, int, str] | None = None
+        #: the last warning of how a call is priced (its usage damaged, or its total disputed): its index, line
+        #: and what it says is done, reworded if the event resent whole gives the call its usage (:meth:`relogged`)
+        self.unlogged: tuple[int, int, str] | None = None
         self.unkept: Any = None  # the whole total of the event that disagreed, until the next token_count
         #: request index -> the last_token_usage it was priced from with its total not kept, since the
         #: last whole total (what a later total must have risen by: :meth:`total_moved`)
@@ -236,6 +241,7 @@ class _Importer(ImporterBase):
                 self.unsure = (*self.unsure[:3], usage, None)
             else:
                 self.requests[-1] = replace(self.requests[-1], usage=usage)
+                self.relogged(line, usage)
             return  # the event a damaged one ended its call with, resent whole: that call's usage
         after_loss = self.lost
         moved = self.total_moved(line, total, last)
@@ -250,17 +256,38 @@ class _Importer(ImporterBase):
         if self.disagrees:
             usage = None if self.difference is None else self.usage(line, responses_usage(self.difference))
         elif known:
+            given = len(self.warnings)
             usage = self.usage(line, responses_usage(last))
+            self.unlogged = (given, line, NOT_LOGGED) if len(self.warnings) > given else self.unlogged
         elif not known and "last_token_usage" in info:
             self.damaged(line, _no_last(info, last), _UNPRICED)
         elif not known and not said:  # info {}: the usage is lost where a call ends, never silently
             self.damaged(line, _no_last(info, last), _RESENT)
         priced = (self.difference if self.disagrees else last if known else None) or _A_CALL
         unsure = after_loss or moved is None or self.disagrees  # fuzz 33 D2: a later event copied in
-        if self.open is None and unsure and self.closed_at_line is not None:  # after a tool's output, a fifth call
+        if unsure and self.held():  # after a tool's output, a fifth call
             self.unsure = (line, time, None, usage, priced)  # the last call's event resent damaged, or a
             return  # compaction's call: a call only if a compacted record follows (fuzz 43: a fifth call)
         self.end(line, usage, time, priced)
+
+    def relogged(self, line: int, usage: dict[str, Any] | None) -> None:
+        """Reword the warning of how the last call is priced (not logged: its ``last_token_usage``
+        damaged, as its total; or from the totals' difference) once the event resent whole on ``line``
+        gives it its usage: the warning says what is done (session 44: "treated as not logged", or
+        "priced from the totals' difference", though the resend priced it)."""
+        ended = self.requests[-1].extra.get("token_count_seq")
+        if usage is None or self.unlogged is None or self.unlogged[1] != ended:
+            return
+        index, _, then = self.unlogged
+        self.warnings[index] = self.warnings[index].replace(
+            then, f"its call's usage is the one the event resent whole on line {line} logs")
+        self.unlogged = None
+
+    def held(self) -> bool:
+        """Whether a ``token_count`` that cannot tell a call (after a damaged one, or moved by other
+        than its ``last_token_usage``) is held back: none open and no output item since the last call
+        closed, so it is a call only if a compacted record follows (:meth:`on_compacted`)."""
+        return self.open is None and self.closed_at_line is not None
 
     def repeated(self, line: int, info: Any, time: float | None) -> None:
         """Take a ``token_count`` that repeats the last one word for word, none open, as a repeat
@@ -361,16 +388,29 @@ class _Importer(ImporterBase):
         self.unkept = total
         if after_loss:
             self.difference = None
-            self.damaged(line, "token_count last_token_usage holds more than total_token_usage rose by since "
-                               "the last whole total, less the calls priced since (Codex adds each call's to it)", _RESENT)
+            self.disputed(line, "token_count last_token_usage holds more than total_token_usage rose by since the "
+                                "last whole total, less the calls priced since (Codex adds each call's to it)", _RESENT)
             return True
         self.difference = {key: count - previous[key] for key, count in total.items()} \
             if isinstance(previous, dict) else None
         then = ("the call it ends is priced from the totals' difference" if self.difference is not None
                 else _RESENT)
-        self.damaged(line, "token_count total_token_usage moved by other than its last_token_usage "
-                           "(Codex adds each call's to it)", then)
+        self.disputed(line, "token_count total_token_usage moved by other than its last_token_usage "
+                            "(Codex adds each call's to it)", then)
         return True
+
+    def disputed(self, line: int, why: str, then: str) -> None:
+        """Warn of a total that moved by other than its ``last_token_usage`` saying what is done:
+        ``then`` where it ends a call; where it is held back (:meth:`held`) it adds none (session 44:
+        an event copied in after a tool's output was said priced, though nothing was), reworded to
+        ``then`` if a compacted record follows and makes it the summarising call (``self.reword``)."""
+        if not self.held():
+            if then != _RESENT:  # "priced from the totals' difference": untrue once a resend prices it
+                self.unlogged = (len(self.warnings), line, then)
+            self.damaged(line, why, then)
+            return
+        self.reword = (len(self.warnings), line, f"{why}: {then}")
+        self.damaged(line, why, f"{_HELD}{then})")
 
     def damaged(self, line: int, why: str, then: str) -> None:
         """Warn of a damaged ``token_count`` (``file:line: why: then``, as a damaged line's)."""
@@ -381,6 +421,8 @@ class _Importer(ImporterBase):
             line_ended, time, unsaid, usage, priced = self.unsure
             if unsaid is not None:  # info {}: the summarising call's usage is lost, never silently
                 self.warn(line_ended, unsaid)
+            if self.reword is not None and self.reword[1] == line_ended:  # said held back: now a call
+                self.warnings[self.reword[0]] = line_warning(self.path, line_ended, self.reword[2])
             self.end(line_ended, usage, time, priced)
         last = self.requests[-1] if self.requests else None
         if self.closed_at_line is not None and last is not None and not last.extra["response_seqs"]:
@@ -467,6 +509,9 @@ _A_CALL = {"input_tokens": 1}
 _RESENT = "the call it ends is kept with no usage (the event resent whole right after gives it its usage)"
 #: What the warning of a token_count whose call's usage nothing logged tells says is done.
 _UNPRICED = "the call it ends is kept with no usage"
+#: What the warning of a token_count held back (:meth:`_Importer.held`) says is done, before what is done
+#: if a compacted record follows it.
+_HELD = "it adds no call unless a compacted record follows it (then "
 #: What the warning of a token_count whose total cannot tell a call from a repeat says is done.
 _UNSURE = ("the open request ends here (the event resent whole right after gives it its usage); with none "
            "open it is a call unless it repeats the last last_token_usage or has none, or a compacted "
@@ -485,10 +530,12 @@ def _total_fault(total: Any, previous: Any, last: Any = None) -> str | None:
     whole total had (:func:`_lost_count`; the first total, a count its own call's ``last``
     holds, so the first call's is judged too), gained one it did not hold (Codex writes every count of
     ``TokenUsage``, always), one is no count by the project's rule (:func:`~dsh_audit._usage_rule.count_of`,
-    bounded by a safe integer: ``1.5`` or ``-1``, fuzz 43), a count went down (a cumulative count only adds up), or
-    one rose by more than one call can hold (:data:`~dsh_audit._usage_rule.MAX_TOKENS`; the first
-    total is not judged so: its ``last_token_usage``, the same call's, is). Every such total is
-    alike: not kept, never compared with the next.
+    bounded by a safe integer: ``1.5`` or ``-1``, fuzz 43; the first total's too, its own call's count
+    damaged as well or not, as it would be the base later calls are priced against), a count went
+    down (a cumulative count only adds up), or one rose by more than one call can hold
+    (:data:`~dsh_audit._usage_rule.MAX_TOKENS`; the first total is not judged so: its
+    ``last_token_usage``, the same call's, is). Every such total is alike: not kept, never compared
+    with the next.
 
     Example:
         >>> _total_fault("x", None), _total_fault({"input_tokens": 2}, {"input_tokens": 3})
@@ -511,9 +558,9 @@ def _total_fault(total: Any, previous: Any, last: Any = None) -> str | None:
     lost = _lost_count(total, own)
     if lost is not None:
         return lost
-    wrong = next((key for key, count in total.items() if count_of(count, most=MAX_SAFE) is None
-                  and (before or count_of(own.get(key), most=MAX_SAFE) is not None)), None)
-    if wrong is not None:  # a cumulative count is one by DSH's rule (validate's), bounded by a safe integer
+    wrong = next((key for key, count in total.items() if count_of(count, most=MAX_SAFE) is None), None)
+    if wrong is not None:  # a cumulative count is one by DSH's rule (validate's), bounded by a safe integer,
+        # the first total's too, whatever its own call's holds (session 44: a first -5 was kept, a base)
         return f"{wrong} is {typed(total[wrong])}, not a count"
     gained = [key for key in total if before and key not in before]
     if gained:

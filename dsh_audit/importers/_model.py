@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._json import MAX_DEPTH, NestingError
+from .._usage_rule import MAX_SAFE, count_of
 from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
 from ..log import parse_json
@@ -28,7 +29,7 @@ from ..replay import Request
 if TYPE_CHECKING:
     from _hashlib import HASH
 
-__all__ = ["MAX_COUNT", "ImportedSession", "MessageDigest", "damaged_usage_note", "iso_seconds", "line_warning",
+__all__ = ["NOT_LOGGED", "ImportedSession", "MessageDigest", "damaged_usage_note", "iso_seconds", "line_warning",
            "open_input", "read_jsonl", "token_count", "token_counts", "tool_result_message"]
 
 
@@ -159,24 +160,21 @@ def iso_seconds(value: Any) -> float | None:
     return min(moment.timestamp(), _LAST)
 
 
-#: The largest token count a log can hold exactly (``Number.MAX_SAFE_INTEGER + 1``, JSON numbers are doubles).
-MAX_COUNT = 2**53
-
-
 def token_count(value: Any) -> int | None:
     """A logged token count as an int, or None when it is damaged: a bool, a string, a negative,
-    fractional or non-finite number, or one above :data:`MAX_COUNT` (``1e400`` reads as infinity).
-    An integral float (``1e3``, as another JSON writer may spell it) is its int.
+    fractional or non-finite number, or one above :data:`~dsh_audit._usage_rule.MAX_SAFE`
+    (``1e400`` reads as infinity). An integral float (``1e3``, as another JSON writer may spell it)
+    is its int. The project's one rule for a count (:func:`~dsh_audit._usage_rule.count_of`, bounded
+    by a safe integer), the bound the Codex importer judges a cumulative total by (session 44: 2**53
+    was a count here and none there).
 
     Example:
         >>> token_count(12), token_count(1e3), token_count(7.9), token_count(-1), token_count(True), token_count("5")
         (12, 1000, None, None, None, None)
+        >>> token_count(2**53 - 1), token_count(2**53), token_count(float("inf"))
+        (9007199254740991, None, None)
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COUNT:
-        return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value)
+    return count_of(value, most=MAX_SAFE)
 
 
 def token_counts(raw: dict[str, Any], fields: tuple[str, ...]) -> tuple[dict[str, int], tuple[str, ...]]:
@@ -198,18 +196,21 @@ def token_counts(raw: dict[str, Any], fields: tuple[str, ...]) -> tuple[dict[str
     return counts, tuple(damaged)
 
 
+#: What :func:`damaged_usage_note` says is done with the response's usage.
+NOT_LOGGED = "this response's usage is treated as not logged"
+
+
 def damaged_usage_note(fields: tuple[str, ...]) -> str:
     """Why a usage record holding damaged counts is warned of (:func:`line_warning` names its file
     and line): the response's usage is not logged.
 
     Example:
         >>> print(damaged_usage_note(("output_tokens",)))
-        token count output_tokens is negative, not an integer or above 2**53: this response's usage is treated as not logged
+        token count output_tokens is negative, not an integer or above 2**53 - 1: this response's usage is treated as not logged
     """
     names = ", ".join(fields)
     verb, being = ("count", "is") if len(fields) == 1 else ("counts", "are")
-    return (f"token {verb} {names} {being} negative, not an integer or above 2**53: this response's "
-            "usage is treated as not logged")
+    return f"token {verb} {names} {being} negative, not an integer or above 2**53 - 1: {NOT_LOGGED}"
 
 
 def tool_result_message(message_id: str, call_id: str, content: list[dict[str, Any]], *,

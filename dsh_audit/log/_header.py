@@ -21,7 +21,7 @@ from ..errors import DshAuditError, MalformedRecordError, UnreadableError, Unsup
 from ._decode import Line
 from ._format import classify_record, sniff_format
 from ._json_line import MAX_DEPTH, NestingError, parse_json
-from .._show import cut, typed
+from .._show import cut, shown, typed
 from ..jsjson import js_number
 from ._shapes import is_safe_int
 from ._types import SessionHeader
@@ -149,23 +149,36 @@ def _header_faults(value: Any) -> list[str]:
         faults.append('origin is not "subagent"')
     if value.get("agentPreset") is not None and not isinstance(value.get("agentPreset"), str):
         faults.append(_mistyped(value, "agentPreset", "a string"))
-    if not faults and int(version) >= 2:
+    if isinstance(version, (int, float)) and not isinstance(version, bool) and math.isfinite(version) \
+            and version >= 2:  # every fault named, whatever else is wrong (int() only of a finite number)
         if not isinstance(value.get("isSeeded"), bool):
             faults.append(f"no boolean isSeeded (v{int(version)})" if value.get("isSeeded") is None
                           else _mistyped(value, "isSeeded", f"a boolean (v{int(version)})"))
         if "seedLength" in value:
             faults.append(f"a seedLength (v0 and v1 only; v{int(version)} says isSeeded)")
+        faults.extend(f"unknown key \"{cut(key)}\" (a v{int(version)} header has exact keys)"
+                      for key in value if key not in _V2_KEYS)
     return faults
+
+
+#: The keys of a v2+ header (dsh-format-versions.md §6.3 "exact keys", §6.5 "no other keys"; the
+#: retired policy pair is refused by name, a seedLength above): any other key is refused. rc.8
+#: drops a v0 header's other keys, so a v0/v1 header is not checked for them (validate's DSH218
+#: warns).
+_V2_KEYS = frozenset({"type", "version", "id", "createdAt", "delegationDepth", "cwd", "parentSession", "origin",
+                      "agentPreset", "isSeeded", "seedLength", "sandboxMode", "approvalPolicy"})
 
 
 #: The ``dsh-audit validate`` rule of each header field a fault of :func:`_mistyped` names.
 _FIELD_RULES = {"type": "DSH202", "version": "DSH203", "id": "DSH207", "createdAt": "DSH208",
                 "delegationDepth": "DSH209", "origin": "DSH210", "agentPreset": "DSH211", "isSeeded": "DSH216",
-                "seedLength": "DSH216"}
+                "seedLength": "DSH216", "unknown": "DSH218"}
 #: The header field a fault of :func:`_header_faults` names ("no boolean isSeeded", "a seedLength ...").
 _FAULT_FIELD = re.compile(r"(?:no (?:boolean |string )?|a )?(\w+)")
+#: How much of a mistyped field's value a refusal shows (:func:`_mistyped`; validate's finding shows more).
+_VALUE_ROOM = 20
 #: A fault :func:`_mistyped` says, and the field it names.
-_MISTYPED = re.compile(r"(\w+) is an? (?:string|number|boolean|array|object) ")
+_MISTYPED = re.compile(r"(\w+) .* is an? (?:string|number|boolean|array|object), not ")
 
 
 def _mistyped(header: dict[str, Any], key: str, wanted: str) -> str:
@@ -174,31 +187,59 @@ def _mistyped(header: dict[str, Any], key: str, wanted: str) -> str:
 
     Example:
         >>> _mistyped({"createdAt": "1796209334504"}, "createdAt", "an integer")
-        'createdAt is a string "1796209334504", not an integer'
+        'createdAt "1796209334504" is a string, not an integer'
+        >>> _mistyped({"id": {"name": "standard", "tools": []}}, "id", "a string")
+        'id {"name":"standard",… is an object, not a string'
     """
-    return f"{key} is {typed(header[key])}, not {wanted}"
+    text = shown(header[key])
+    kind = typed(header[key]).removesuffix(" " + text)  # "a string": typed() names the type before the value
+    return f"{key} {_cut_whole(text)} is {kind}, not {wanted}"
+
+
+#: One character of a value's JSON text (:func:`~dsh_audit._show.shown`): itself, or its whole escape.
+_JSON_CHAR = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.S)
+
+
+def _cut_whole(text: str) -> str:
+    r"""JSON ``text`` cut to :data:`_VALUE_ROOM` characters as :func:`~dsh_audit._show.cut` cuts,
+    but between whole characters: an escape (``\u001b``) is kept whole or left out, never cut.
+
+    Example:
+        >>> _cut_whole('"yes\\u001b]0;pwn\\u001b]1"'), _cut_whole('"abc"')
+        ('"yes\\u001b]0;pwn…', '"abc"')
+    """
+    if len(text) <= _VALUE_ROOM:
+        return text
+    kept: list[str] = []
+    room = _VALUE_ROOM - 1
+    for char in _JSON_CHAR.findall(text):
+        if len(char) > room:
+            break
+        kept.append(char)
+        room -= len(char)
+    return "".join(kept) + "…"
 
 
 def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
     """What the refusal of a header says after DSH's words, and its hint, when fields are written
-    as values of the wrong type (:func:`_mistyped`); None when none is. The hint's fix names the
-    mistyped fields, its rules every fault's (:func:`_fault_rules`): validate lists them all."""
-    named = [(fault, match.group(1)) for fault in faults if (match := _MISTYPED.match(fault))]
+    as values of the wrong type (:func:`_mistyped`); None when none is. The message names each
+    field once, its value cut and the type it needs (the fix: not said again); the hint names every
+    fault's rule (:func:`_fault_rules`): validate lists them all."""
+    named = [fault for fault in faults if _MISTYPED.match(fault)]
     if not named:
         return None
-    fixes = " and ".join(f"{key} as {fault.rsplit(', not ', 1)[1]}" for fault, key in named)
     rules = ", ".join(_fault_rules(faults))
-    return ("; ".join(fault for fault, _ in named),
-            f"write {fixes}; `dsh-audit validate FILE` lists every header field DSH refuses ({rules})")
+    return "; ".join(named), f"`dsh-audit validate FILE` lists every header field DSH refuses ({rules})"
 
 
 def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str, str]:
     """The message and hint of a first line that is no session header: DSH's words, then what is
     wrong with it (:func:`_header_faults`), so that a writer can fix each field the message names.
 
-    A header of a version dsh-audit reads (v1+) keeps DSH's refusal as its second half: DSH's
-    v0-only release refuses it for its version (docs/fidelity.md), which is not what is wrong, so
-    without its remedy ("upgrade the harness"): the header's fields are the fault.
+    A header of a version dsh-audit reads (v1+) ends with DSH's v0-only release's refusal, in its
+    words (the corpus goldens compare them: tests/_golden.py): it refuses it for its version
+    (docs/fidelity.md), which is not what is wrong, so without its remedy ("upgrade the harness"):
+    the header's fields, each named once before it, are the fault.
 
     Example:
         >>> header = {"type": "session", "version": 4, "id": "s", "createdAt": 0, "delegationDepth": 0}
@@ -215,8 +256,7 @@ def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str
     if isinstance(version, (int, float)) and not isinstance(version, bool) and version >= 1:
         rc8 = _version_refusal(value, version, reads=0).removesuffix(_UPGRADE)  # no upgrade mends a field
         message = (f"corrupt session log: first line is not a session header of v{_js_string(version)}: "
-                   f"{'; '.join(faults)}; "
-                   f"DSH 0.1.0-rc.8, which reads only v0, refuses it as: {rc8}")
+                   f"{'; '.join(faults)}; DSH 0.1.0-rc.8, which reads only v0, refuses it as: {rc8}")
         needs = ", a boolean isSeeded and no seedLength" if version >= 2 else ""
         hint = mistyped[1] if mistyped is not None else (
             f"a v{_js_string(version)} header needs type \"session\", version, a string id, integer createdAt and "

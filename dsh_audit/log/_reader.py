@@ -21,21 +21,33 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, BinaryIO, NoReturn
 
+import orjson
+
 from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines, parse_line
 from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
-from ._json_line import NestingError
+from ._json_line import MAX_DEPTH, NestingError
+from ._json_room import _ROOM_CHECKED
 from ._outputs import open_regular
 from ._records import RowError, decode_record, row_head
 from ._refusals import (DAMAGED_HINT, LEGACY_HINT, META, RETIRED_TYPES, SCAN, SEED, UPGRADE, Candidate, event_refusal,
                         retired_refusal, seq_refusal)
-from ._shapes import is_plain_chunk
+from ._shapes import MAX_SAFE, is_plain_chunk
 from ._tee import LineTee, _Teed
-from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, Event, SessionHeader, new_event
-from ._upgrade import Malformed, MessageIds, upgrade_event
+from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader, new_event
+from ._upgrade import _UPGRADED_TYPES, Malformed, MessageIds, upgrade_event
 from ._versions import BODY_CUE_TYPES, LATEST_VERSION, SUPPORTED_VERSIONS, body_mismatch, known_types, to_v0_shapes
 
 __all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_header", "read_log", "read_stream"]
+
+_UNPARSED = object()
+#: a line up to this long is parsed by orjson alone: parse_json checks a longer one's room and nesting
+_SHORT = min(2 * MAX_DEPTH, _ROOM_CHECKED)
+#: the record types whose every check, with exactly the envelope's four keys, is the envelope's:
+#: none is retired, upgraded, message-shaped, brought to v0 shapes or read by the scan itself, and
+#: only ``assistant/chunk`` is a cue of an older body (:data:`BODY_CUE_TYPES`)
+_ENVELOPE_ONLY = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call"})
+assert not _ENVELOPE_ONLY & (RETIRED_TYPES | _UPGRADED_TYPES | SURFACE_TYPES | (BODY_CUE_TYPES - {"assistant/chunk"}))
 
 @dataclass
 class SessionLog:
@@ -155,11 +167,42 @@ class SessionLog:
         message_ids = self._message_ids
         collapse = self._collapse_rows
         cues = self.format_version >= 2  # an older body under the header is looked for until found
+        # A short line of a log read without a tee is parsed here, by orjson alone: what parse_line
+        # adds (room and nesting checks, the tee's shared value) applies only to longer lines or to
+        # a teed read; a line orjson refuses takes parse_line, which says why.
+        direct = not isinstance(self._lines, _Teed)
+        known = self._known
         for line in self._lines:
+            value: Any = _UNPARSED
+            if direct and len(line.raw) <= _SHORT:
+                try:
+                    value = orjson.loads(line.raw)
+                except orjson.JSONDecodeError:
+                    pass
+            # The fast lane of a record whose only checks are its envelope's (:data:`_ENVELOPE_ONLY`: a
+            # plain chunk, the bulk of every log, and the step and tool-call records), taken when the
+            # slow path below would prove every other check unnecessary: no damage or older body looked
+            # for, exactly the keys type, seq, time and data, the next seq (a safe integer: after a
+            # packed row at the top of the range it may not be), an exact int time within the safe
+            # range, a type this version knows and, for a chunk, an object data (:func:`is_plain_chunk`).
+            if type(value) is dict and len(value) == 4 and issue is None:
+                tag = value.get("type")
+                if type(tag) is str and tag in _ENVELOPE_ONLY and tag in known:
+                    seq, time, data = value.get("seq"), value.get("time"), value.get("data", _UNPARSED)
+                    if (seq == expected and type(seq) is int and seq <= MAX_SAFE
+                            and type(time) is int and -MAX_SAFE <= time <= MAX_SAFE
+                            and (type(data) is dict and not cues if tag == "assistant/chunk"
+                                 else data is not _UNPARSED)):
+                        expected += 1
+                        self._next_seq = expected
+                        if self._candidate is None:
+                            yield new_event(seq, tag, time, data, line.number)
+                        continue
             # The line's records (a packed row's events, or the one record of any other line), and
             # how many members of a collapsed row they leave out; read here, not by a call per line.
             try:
-                value = parse_line(line)  # a tee's validator may have parsed it already
+                if value is _UNPARSED:
+                    value = parse_line(line)  # a tee's validator may have parsed it already
                 tag = value.get("type") if type(value) is dict else None  # JSON objects are exact dicts
                 if cues and issue is None and type(tag) is str and tag in BODY_CUE_TYPES:
                     cues = not self._older_body(value, line.number, expected)

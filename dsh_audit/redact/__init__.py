@@ -16,6 +16,7 @@ Example:
 
 from ._placeholder import Placeholders
 from ._bundle import BundleCheck, check_bundle
+from ._family import cause_hint, family_hint
 from ._manifest import manifest_path, routes_path
 from ._redact import Redaction, redact
 from ._keys import CONTENT_KEYS, HEADER_KEYS, KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS
@@ -37,7 +38,9 @@ __all__ = [
     "SECRET_KINDS",
     "STRUCTURAL_KEYS",
     "SecretMatch",
+    "cause_hint",
     "check_bundle",
+    "family_hint",
     "find_secrets",
     "manifest_path",
     "redact",

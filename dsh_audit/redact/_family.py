@@ -19,10 +19,11 @@ from ..log import SessionLog
 from ..session import Headers, Session, find_parent, nearby_logs, open_session
 from ..wire import PiRoutes
 from ._derivation import KEY_DERIVATION
-from ._manifest import manifest_path, read_manifest
+from ._manifest import Manifest, manifest_path, read_manifest
 from ._placeholder import Placeholders
 
-__all__ = ["Identifiers", "family", "family_cause", "parent_log", "parent_session", "salt_cause"]
+__all__ = ["Identifiers", "cause_hint", "family", "family_cause", "family_hint", "parent_log", "parent_session",
+           "salt_cause"]
 
 
 class Identifiers:
@@ -117,11 +118,12 @@ def _children(source: Path, own: str, headers: Headers,
 
 
 def family(source: Path, target: Path, session: Session, *, alone: bool, headers: Headers,
-           protect: Callable[[Path], object]) -> tuple[list[str], Path | None, Path | None]:
+           protect: Callable[[Path], object]) -> tuple[list[str], Path | None, Path | None, Manifest | None]:
     """A fork or subagent child whose parent log lies beside it (where ``breaks`` and ``cache`` find it
     and compare the child with it): the notes, the parent's log and its redacted log beside ``target``
     (where the recipient's ``breaks`` finds it), so the verdicts compared are the child's with its
-    parent on both sides. Nothing when the parent is not beside the child (its verdicts are its own
+    parent on both sides, and that redaction's manifest, read once (None: it cannot be read), for
+    :func:`salt_cause` to ask too. Nothing when the parent is not beside the child (its verdicts are its own
     alone, there as in the bundle) or with ``alone`` (a note says the parent was left out). Each
     header is read once, through ``headers``. Each parent log found is an input of the run, handed to
     ``protect`` as soon as it is found (which refuses an output that would replace it), and so is a log
@@ -133,10 +135,10 @@ def family(source: Path, target: Path, session: Session, *, alone: bool, headers
     """
     parent_id = session.header.parent_session
     if not isinstance(parent_id, str) or not parent_id:
-        return [], None, None
+        return [], None, None, None
     parent = find_parent(source, parent_id, headers=headers)
     if parent is None:
-        return [], None, None
+        return [], None, None, None
     protect(parent)
     if os.path.lexists(target) and headers.ids(target)[0] == parent_id:
         protect(target)  # a log of the parent (its redaction, --alone) where the child's would go
@@ -144,51 +146,87 @@ def family(source: Path, target: Path, session: Session, *, alone: bool, headers
     if redacted is not None:
         protect(redacted)
     if alone:
-        return [f"redacted alone: its verdicts were compared without its parent log {parent} (beside it, breaks "
-                "compares the two); redact the parent too, with the same salt, to give the recipient both"], None, None
+        note = (f"redacted alone: its verdicts were compared without its parent log {parent} (beside it, breaks "
+                "compares the two); redact the parent too, with the same salt, to give the recipient both")
+        return [note], None, None, None
     if redacted is not None and os.path.realpath(redacted) != os.path.realpath(parent) \
             and not os.path.isfile(manifest_path(redacted)):
         # a plain copy of the parent (a backup, another export), not its redaction: a redaction has its manifest
         raise UsageError(f"the parent session's log beside the output, {redacted}, is no redaction of it (no "
                          f"{manifest_path(redacted).name} beside it), and no redaction of the parent lies beside "
                          "the output", path=str(source),
-                         hint="move that copy away and redact the parent first, with the same --salt, with -o "
-                              "beside this child's -o (as breaks finds a parent); or pass --alone to compare this "
-                              "child's verdicts without its parent")
+                         hint="move that copy away and " + family_hint(beside=True))
     if redacted is None or os.path.realpath(redacted) == os.path.realpath(parent):
         raise UsageError(f"this log is a child of {parent}, beside it, which its breaks and cache verdicts there "
                          "compare it with, and no redaction of that parent lies beside the output", path=str(source),
-                         hint="redact the parent first, then this child, with one salt you choose (the same --salt S, "
-                              "or DSH_AUDIT_REDACT_SALT=S, for both: the default salt is random), into the layout the "
-                              "logs have (the child's -o beside it, as breaks finds a parent); or pass --alone to "
-                              "compare this child's verdicts without its parent")
-    _refuse_derivation(source, redacted)
+                         hint=family_hint(beside=True))
+    recorded = _parent_manifest(redacted)
+    _refuse_derivation(source, redacted, recorded)
     return [f"verdicts compared with the parent session {parent_id} on both sides: {parent} and its redaction "
-            f"{redacted}"], parent, redacted
+            f"{redacted}"], parent, redacted, recorded
 
 
-def _refuse_derivation(source: Path, redacted: Path) -> None:
-    """Refuse a child whose parent's redaction ``redacted`` has placeholders of another key derivation than
-    this run's (:data:`._derivation.KEY_DERIVATION`; a manifest of an older dsh-audit records none: 1): every
-    text parent and child share (a fork's seed, a spawn's prompt) would differ, whatever the salt, and the
-    verdicts moved or, worse, a bundle held two placeholders of one text. Refused before any verdict is
-    compared, nothing written. A manifest that cannot be read refuses nothing here (:func:`salt_cause`'s)."""
+def family_hint(*, again: bool = False, salt: bool = False, beside: bool = False, alone: bool = True) -> str:
+    """How to redact a child so that its verdicts hold with its parent: the parent first (``again``: its
+    redaction made again, replacing one of an older dsh-audit, "with this dsh-audit", or with ``salt``, one of
+    another salt, which no dsh-audit mends), then the child, both with one salt given, as the default one is
+    random and no run repeats it; ``beside``: the child's output where ``breaks`` finds a parent; ``alone``:
+    the other way out. The one wording of redact's refusals of a child and of the lines the CLI prints when a
+    child's verdicts moved (``redact`` and ``redact --check``: :func:`cause_hint`).
+
+    Example:
+        >>> family_hint(again=True, alone=False)
+        'redact the parent again with this dsh-audit, then this child, both with --force and one salt ...'
+        >>> family_hint(again=True, salt=True, alone=False)[:59]
+        'redact the parent again, then this child, both with --force'
+    """
+    first = ("again" if salt else "again with this dsh-audit") if again else "first"
+    salt_given = "--force and one salt" if again else "one salt"
+    child = "this child with its -o beside the parent's (where breaks finds a parent)" if beside else "this child"
+    words = (f"redact the parent {first}, then {child}, both with {salt_given} you give (--salt S or "
+             "DSH_AUDIT_REDACT_SALT=S), not the default random one")
+    return words + ("; or pass --alone to compare this child's verdicts without its parent" if alone else "")
+
+
+def cause_hint(cause: str) -> str:
+    """The hint of a line saying why a child's verdicts moved (``cause``: :func:`family_cause`'s or
+    :func:`salt_cause`'s words): the parent redacted again, "with this dsh-audit" only when an older one's
+    key derivation is the cause (:func:`_derivation_words`); a salt's is mended by the salt alone."""
+    return family_hint(again=True, salt=_OLDER not in cause, alone=False)
+
+
+def _parent_manifest(redacted: Path) -> Manifest | None:
+    """The manifest of a parent's redaction ``redacted``, read once for every question a run asks of it (its
+    key derivation, its salt); None when it cannot be read, which refuses and explains nothing here
+    (``redact --check`` of the parent says why)."""
     try:
-        recorded = read_manifest(redacted).key_derivation
+        return read_manifest(redacted)
     except DshAuditError:
-        return
-    if recorded != KEY_DERIVATION:  # an older one's (read_manifest refuses any derivation it does not know)
-        raise UsageError(_derivation_words(f"the parent's redaction {redacted}", recorded, "this one's",
-                                           KEY_DERIVATION), path=str(source),
-                         hint="redact the parent again with this dsh-audit and --force, then this child, with one "
-                              "salt you choose (the same --salt S, or DSH_AUDIT_REDACT_SALT=S, for both); or pass "
-                              "--alone to compare this child's verdicts without its parent")
+        return None
+
+
+def _refuse_derivation(source: Path, redacted: Path, recorded: Manifest | None) -> None:
+    """Refuse a child whose parent's redaction ``redacted`` (its manifest ``recorded``, None: unread, which
+    refuses nothing) has placeholders of another key derivation than this run's
+    (:data:`._derivation.KEY_DERIVATION`; a manifest of an older dsh-audit records none: 1): every text parent
+    and child share (a fork's seed, a spawn's prompt) would differ, whatever the salt, and the verdicts moved
+    or, worse, a bundle held two placeholders of one text. Refused before any verdict is compared, nothing
+    written."""
+    # an older one's derivation (read_manifest refuses any derivation it does not know)
+    if recorded is not None and recorded.key_derivation != KEY_DERIVATION:
+        raise UsageError(_derivation_words(f"the parent's redaction {redacted}", recorded.key_derivation,
+                                           "this one's", KEY_DERIVATION), path=str(source),
+                         hint=family_hint(again=True))
+
+
+#: What :func:`_derivation_words` says of a redaction of another key derivation (:func:`cause_hint`).
+_OLDER = "was made by an older dsh-audit"
 
 
 def _derivation_words(older: str, recorded: int, newer: str, own: int) -> str:
     """Why ``older``'s placeholders (key derivation ``recorded``) are not ``newer``'s (``own``): the words redact
     refuses a child with and ``redact --check`` says of a child's moved verdicts (:func:`family_cause`)."""
-    return (f"{older} was made by an older dsh-audit, whose placeholders (key derivation {recorded}) are not "
+    return (f"{older} {_OLDER}, whose placeholders (key derivation {recorded}) are not "
             f"{newer} (key derivation {own}) for any salt")
 
 
@@ -196,30 +234,27 @@ def family_cause(redacted: Path, *, salt_id: str | None, key_derivation: int) ->
     """Why a child bundle's verdicts moved on ``redact --check``, as the manifests of the child (``salt_id``,
     ``key_derivation``) and of its parent's redaction ``redacted`` (beside it) record them: placeholders of
     another key derivation (:func:`_refuse_derivation`'s refusal, which a parent redacted again after the child
-    by a newer dsh-audit escapes) or of another salt (:func:`salt_cause`). None when neither is known."""
-    try:
-        recorded = read_manifest(redacted).key_derivation
-    except DshAuditError:
+    by a newer dsh-audit escapes) or of another salt (:func:`salt_cause`), its manifest read once. None when
+    neither is known."""
+    recorded = _parent_manifest(redacted)
+    if recorded is None:
         return None
-    if recorded < key_derivation:
-        return _derivation_words(f"the parent's redaction {redacted}", recorded, "this child's", key_derivation)
-    if recorded > key_derivation:
+    if recorded.key_derivation < key_derivation:
+        return _derivation_words(f"the parent's redaction {redacted}", recorded.key_derivation, "this child's",
+                                 key_derivation)
+    if recorded.key_derivation > key_derivation:
         return _derivation_words("this child's bundle", key_derivation, f"those of its parent's redaction {redacted}",
-                                 recorded)
-    return None if salt_id is None else salt_cause(redacted, salt_id, than="this child's bundle's")
+                                 recorded.key_derivation)
+    return None if salt_id is None else salt_cause(redacted, recorded, salt_id, than="this child's bundle's")
 
 
-def salt_cause(redacted: Path, identity: str, *, than: str = "this run's") -> str | None:
+def salt_cause(redacted: Path, recorded: Manifest | None, identity: str, *, than: str = "this run's") -> str | None:
     """Why a child's verdicts moved, when its parent's redaction ``redacted`` was made with another salt than
-    the child's (whose :func:`._manifest.salt_id` is ``identity``), as the parent's manifest records it: its
-    placeholders then differ from the child's for the texts they share (a fork's seed, a spawn's prompt), so
-    ``breaks`` sees changed texts (``than``: whose salt ``identity`` is). None when the manifest records the
-    same salt, or cannot be read."""
-    try:
-        recorded = read_manifest(redacted)
-    except DshAuditError:
-        return None
-    if recorded.salt_id == identity:
+    the child's (whose :func:`._manifest.salt_id` is ``identity``), as the parent's manifest ``recorded`` (as
+    :func:`family` read it) records it: its placeholders then differ from the child's for the texts they share
+    (a fork's seed, a spawn's prompt), so ``breaks`` sees changed texts (``than``: whose salt ``identity`` is).
+    None when the manifest records the same salt, or could not be read (None)."""
+    if recorded is None or recorded.salt_id == identity:
         return None
     if recorded.salt_id is None:
         return (f"the parent's redaction {redacted} may have been made with another salt (its manifest, written by an "

@@ -256,8 +256,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         notes = rewriter.finish()
         if rewriter.written_compressed != rewriter.compressed:
             notes.append(compression_note(target, rewriter.written_compressed))
-        kin, parent_path, redacted_parent = family(source, target, original, alone=alone, headers=headers,
-                                                   protect=protect)
+        kin, parent_path, redacted_parent, parent_manifest = family(source, target, original, alone=alone,
+                                                                    headers=headers, protect=protect)
         # each parent log read whole from the open log whose header was read to find it, never opened again
         parent_opened = parent_log(parent_path, headers, learn)
         redacted_parent_opened = parent_log(redacted_parent, headers, learn)
@@ -305,8 +305,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                                      parent=parent_session(redacted_parent_opened, redacted, lenient=lenient,
                                                            config=bundle_config))
             digests, mismatched = _compare(before, after)
-            cause = (salt_cause(redacted_parent, identity) if mismatched and redacted_parent is not None
-                     else None)
+            cause = (salt_cause(redacted_parent, parent_manifest, identity)
+                     if mismatched and redacted_parent is not None else None)
             if mismatched and bundle_config is not None:
                 notes.append(f"the copy's verdicts were rendered with the bundle's redacted route file "
                              f"{route_target.name if route_target is not None else ''}: a route whose internal "

@@ -424,10 +424,15 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
                 index += 1
             pending.clear()
 
-    on_event = replayer.on_event
+    on_event, on_chunk = replayer.on_event, replayer.on_chunk
     for event in log.events(collapse_rows=True):
         if observe is not None:
             observe(event)
+        if event.type == "assistant/chunk":  # on_event's chunk branch, taken here: most events are chunks
+            replayer.now = event.time / 1000
+            on_chunk(event)
+            replayer.prev_time = replayer.now
+            continue
         done = on_event(event)
         if done:
             yield from settle(done)

@@ -1,7 +1,9 @@
 """The inline stylesheet and script of the HTML report (no external resources).
 
 The script only ever writes log text with ``textContent`` (``el()`` below); it never assigns
-``innerHTML``. It draws the timeline :data:`PAGE` requests at a time and assembles a request's
+``innerHTML``. Every text and attribute it writes goes through ``inert()``: a lone surrogate (a log
+may hold one) is shown as its escape ``\\udXXX``, as the terminal outputs show it, while the data it
+searches stays the log's text. It draws the timeline :data:`PAGE` requests at a time and assembles a request's
 messages (from its base request and its delta, see :mod:`._html`) only when the request is
 opened or searched. Deep links name the session: ``#<anchor>/request-N`` and ``#<anchor>/break-N``
 (the log's ``anchor``, its session id URL-escaped, so a link does not depend on the other logs of
@@ -118,9 +120,15 @@ SCRIPT = r"""
 var PAGE=__PAGE__,NO_LOG=__NO_LOG__;
 var DATA=JSON.parse(document.getElementById("dsh-data").textContent);
 var state={session:0,page:0,request:null,filter:null};
+// Text as the page shows it: a lone surrogate (valid JSON, and DSH logs what it is given) as its
+// visible escape \udXXX, as the terminal outputs show it (drawing text that ends in one kills
+// some Chromium builds); a pair (an emoji) is one code point to the u flag, so it stays.
+function inert(text){
+ return String(text).replace(/[\ud800-\udfff]/gu,function(c){return "\\u"+c.charCodeAt(0).toString(16);});}
+function textNode(text){return document.createTextNode(inert(text));}
 function el(tag,attrs,text){var e=document.createElement(tag);if(attrs){for(var k in attrs){
- if(k==="cls"){e.className=attrs[k];}else{e.setAttribute(k,attrs[k]);}}}
- if(text!==undefined&&text!==null){e.textContent=String(text);}return e;}
+ if(k==="cls"){e.className=attrs[k];}else{e.setAttribute(k,inert(attrs[k]));}}}
+ if(text!==undefined&&text!==null){e.textContent=inert(text);}return e;}
 function add(parent,child){parent.appendChild(child);return child;}
 function clear(node){while(node.firstChild){node.removeChild(node.firstChild);}}
 function json(v){return JSON.stringify(v,null,2);}
@@ -263,9 +271,9 @@ function nav(){var n=document.getElementById("sessions");clear(n);var many=DATA.
 
 function legend(){var l=document.getElementById("legend");clear(l);
  [["prompt","prompt tokens"],["expected","expected cache read"],["actual","actual cache read"]].forEach(function(p){
-  var s=add(l,el("span"));add(s,el("i",{cls:"bar "+p[0]}));add(s,document.createTextNode(p[1]));});
+  var s=add(l,el("span"));add(s,el("i",{cls:"bar "+p[0]}));add(s,textNode(p[1]));});
  [["var(--warn)","break the policy allows"],["var(--brk)","break or request that fails"]].forEach(function(p){
-  var b=add(l,el("span"));add(b,el("i",{style:"background:"+p[0]}));add(b,document.createTextNode(p[1]));});}
+  var b=add(l,el("span"));add(b,el("i",{style:"background:"+p[0]}));add(b,textNode(p[1]));});}
 
 function prefix(){return state.session?"s"+state.session+"-":"";}
 // The link to request (or break) i of the k-th log: #request-i on a page of one log, else
@@ -332,8 +340,8 @@ function kv(parent,rows,keyed){var tb=add(parent,el("table"));rows.forEach(funct
  var tr=add(tb,el("tr",keyed&&r[2]?{"data-key":r[2]}:null));add(tr,el("th",null,r[0]));
  if(typeof r[1]==="function"){r[1](add(tr,el("td")));}else{add(tr,cell(r[1]===null?"-":String(r[1])));}});return tb;}
 // A time span "a \u2013 b" (or none), each date-time kept on one line: a narrow page wraps it at the dash only.
-function spanOf(parent,a,b,none){if(!a){add(parent,document.createTextNode(none));return parent;}
- add(parent,el("span",{cls:"date"},a));add(parent,document.createTextNode(" \u2013 "));add(parent,el("span",{cls:"date"},b));
+function spanOf(parent,a,b,none){if(!a){add(parent,textNode(none));return parent;}
+ add(parent,el("span",{cls:"date"},a));add(parent,textNode(" \u2013 "));add(parent,el("span",{cls:"date"},b));
  return parent;}
 
 function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=document.getElementById("overview");clear(box);
@@ -369,7 +377,7 @@ var LIST_OPEN=10,LIST_MAX=200;
 // A break is drawn in the legend's colours, as its marker: red when it fails, orange when the policy allows it.
 function breakItem(ul,b){var li=add(ul,el("li"));
  add(li,el("a",{href:hashFor(state.session,"break",b.i),cls:b.fails?"fails":"allowed"},"break at request "+b.i));
- add(li,document.createTextNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));}
+ add(li,textNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));}
 function breakList(box,o){if(o.break_details.length<=LIST_OPEN){var ul=add(box,el("ul",{cls:"break-list"}));
   o.break_details.forEach(function(b){breakItem(ul,b);});return;}
  var losing=o.break_details.filter(function(b){return b.lost!==0;});var nothing=o.break_details.length-losing.length;
@@ -380,21 +388,21 @@ function breakList(box,o){if(o.break_details.length<=LIST_OPEN){var ul=add(box,e
  losing.slice(0,LIST_MAX).forEach(function(b){breakItem(list,b);});
  if(losing.length>LIST_MAX){add(list,el("li",{cls:"muted"},(losing.length-LIST_MAX)+" more: see the timeline's markers"));}
  o.break_summary.forEach(function(c){if(!c.nothing.length){return;}var li=add(list,el("li",{cls:"nothing","data-cause":c.cause}));
-  add(li,document.createTextNode(c.cause+": "+fmt(c.nothing.length)+" break(s) lost nothing, at request(s) "));
-  c.nothing.slice(0,LIST_MAX).forEach(function(i,at){if(at){add(li,document.createTextNode(", "));}
+  add(li,textNode(c.cause+": "+fmt(c.nothing.length)+" break(s) lost nothing, at request(s) "));
+  c.nothing.slice(0,LIST_MAX).forEach(function(i,at){if(at){add(li,textNode(", "));}
    add(li,el("a",{href:hashFor(state.session,"break",i)},String(i)));});
-  if(c.nothing.length>LIST_MAX){add(li,document.createTextNode(" and "+(c.nothing.length-LIST_MAX)+" more"));}});}
+  if(c.nothing.length>LIST_MAX){add(li,textNode(" and "+(c.nothing.length-LIST_MAX)+" more"));}});}
 
 function familyLine(info,s){var f=s.family;if(!f){return;}var p=add(info,el("p",{cls:"family"}));
- add(p,document.createTextNode(f.relation+" of "));
+ add(p,textNode(f.relation+" of "));
  if(f.parent!==null){var ps=DATA.sessions[f.parent];
   add(p,el("a",{href:sessionHash(f.parent)},ps.overview.title?ps.overview.title+" ("+f.parent_id+")":f.parent_id));}
  else{add(p,el("span",{cls:"parent"},f.parent_id));}
- if(f.seed!==null){add(p,document.createTextNode(" at seq "+f.seed));}
- if(f.parent===null){add(p,document.createTextNode("; the parent session is not in this report"));}}
+ if(f.seed!==null){add(p,textNode(" at seq "+f.seed));}
+ if(f.parent===null){add(p,textNode("; the parent session is not in this report"));}}
 
 function sessionInfo(){var s=DATA.sessions[state.session];
- document.getElementById("session-title").textContent=label(s);
+ document.getElementById("session-title").textContent=inert(label(s));
  var section=document.getElementById("session");section.setAttribute("data-session",String(state.session));
  var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor","data-anchor":s.anchor}));
  familyLine(info,s);
@@ -459,10 +467,10 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
  var d=document.getElementById("detail");clear(d);
  add(d,el("h2",null,"Request "+r.i+" \u00b7 "+where(r)));
  if(r.t){var brk=r.t.verdict==="break";var line=add(d,el("p",{cls:"transition "+(brk?"is-break":"is-safe")}));
-  add(line,document.createTextNode((VERDICTS[r.t.verdict]||r.t.verdict)+" ("+r.t.relation+")"));
-  if(r.t.cause){add(line,document.createTextNode(brk?" \u00b7 cause ":" \u00b7 "));add(line,el("span",{cls:"cause "+(brk?(fails(r)?"brk":"allowed"):"safe")},r.t.cause));
-   if(r.t.verdict==="cache_safe_change"){add(line,document.createTextNode(" \u00b7 the prompt prefix is intact: no cache read lost"));}}
-  if(r.t.other_causes.length){add(line,document.createTextNode(" + "+r.t.other_causes.join(", ")));}
+  add(line,textNode((VERDICTS[r.t.verdict]||r.t.verdict)+" ("+r.t.relation+")"));
+  if(r.t.cause){add(line,textNode(brk?" \u00b7 cause ":" \u00b7 "));add(line,el("span",{cls:"cause "+(brk?(fails(r)?"brk":"allowed"):"safe")},r.t.cause));
+   if(r.t.verdict==="cache_safe_change"){add(line,textNode(" \u00b7 the prompt prefix is intact: no cache read lost"));}}
+  if(r.t.other_causes.length){add(line,textNode(" + "+r.t.other_causes.join(", ")));}
   if(r.t.detail){add(d,el("p",{cls:"detail"},r.t.detail));}
   if(r.t.divergence){add(d,el("p",{cls:"muted"},"first divergence: "+r.t.divergence.segment+
    (r.t.divergence.message_index!==null?" message "+r.t.divergence.message_index:"")+
@@ -530,8 +538,8 @@ function showSession(k){if(k!==state.session){select(k);render();}var top=docume
 // detail pane; it never opens another one.
 function linkError(words,candidates,kind,i){var d=document.getElementById("detail");clear(d);
  var p=add(d,el("p",{cls:"failed link-error"},words));
- if(candidates&&candidates.length){add(p,document.createTextNode(" Open it in: "));candidates.slice(0,20).forEach(function(k,at){
-  if(at){add(p,document.createTextNode(", "));}
+ if(candidates&&candidates.length){add(p,textNode(" Open it in: "));candidates.slice(0,20).forEach(function(k,at){
+  if(at){add(p,textNode(", "));}
   add(p,el("a",{href:hashFor(k,kind,i)},label(DATA.sessions[k])+" ("+(DATA.sessions[k].project?DATA.sessions[k].project+", ":"")+
    (DATA.sessions[k].short_id||DATA.sessions[k].anchor)+")"));});}
  return true;}

@@ -13,12 +13,15 @@ session (a scenario's ``.zstd`` log and its decompressed copy, or three logs wit
 distinct testcases, which a CI viewer does not merge. Each log of another agent the run left out
 (:attr:`~dsh_audit.gate.CheckResult.not_checked`: it exits 2 for them) is a testcase of a ``not
 checked`` testsuite with one ``<error>`` saying why: the report's ``errors`` counts them, so a
-CI viewer shows no all-green run of a check that exited 2. Text that XML 1.0 cannot hold (control characters,
-lone surrogates) is written as ``\\uXXXX``; a character it holds that a terminal would act on
-rather than show (DEL, C1 controls such as the 8-bit CSI U+009B, bidi overrides, line and
-paragraph separators, CR) as a character reference (``&#x202e;``), and so is the first character
-of a line of log text that a CI runner would read as a workflow command (``::error``): the same
-text to an XML reader, inert where the document is printed (``check --junit -``).
+CI viewer shows no all-green run of a check that exited 2. Log text is written as the terminal shows
+it (:func:`~dsh_audit.report.terminal.terminal_text`, each text one line): control characters, DEL, C1,
+bidi overrides, line and paragraph separators, CR and lone surrogates as ``\\uXXXX`` text, which XML
+can hold and an XML reader (the CI viewer) shows as it is, never a character reference that would
+decode to the raw character; the first character of a line that a CI runner would read as a workflow
+command (``::error``) is escaped too, inert where the document is printed (``check --junit -``).
+A testsuite's ``file`` attribute is no such text but a machine field, the log's real path a CI
+viewer opens: only what XML cannot hold is ``\\uXXXX`` there; its active characters are character
+references, which an XML reader reads back as the path's own.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ._json import ACTIVE_TEXT
+from ._safe_text import terminal_text
 
 __all__ = ["format_junit", "iter_junit"]
 
@@ -42,7 +46,22 @@ _CI_LINE = re.compile(r"(?m)^([^\S\n]*)([:#])(?=:|#\[|#vso\[)")
 
 
 def _clean(text: str) -> str:
-    return _BAD_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    """Text for the document as :func:`terminal_text` shows it, one line: a character reference
+    alone (``&#x202e;``) would be the raw control again to an XML reader, the CI viewer that shows
+    the report. A text of several lines (:func:`_lines`) is made of such lines."""
+    return terminal_text(text)
+
+
+def _xml_safe(path: str) -> str:
+    """A log's path for the ``file`` attribute, a machine field (a CI viewer opens the file it names):
+    the path itself, only what XML cannot hold as ``\\uXXXX``; :func:`_inert` writes its active
+    characters as character references, which an XML reader reads back as the path's own."""
+    return _BAD_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", path)
+
+
+def _lines(texts: Iterable[str]) -> str:
+    """``texts`` one a line, each :func:`_clean`: a log path's line break is no line of its own."""
+    return "\n".join(map(_clean, texts))
 
 
 def _reference(match: re.Match[str]) -> str:
@@ -79,7 +98,7 @@ def _label(request: Any) -> str:
 
 def _failure_text(finding: Any) -> str:
     text: str = finding.format(hint=False)
-    return text + (f"\nhint: {finding.hint}" if finding.hint else "")
+    return _lines([text, *([f"hint: {finding.hint}"] if finding.hint else [])])
 
 
 def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[Any]) -> int:
@@ -92,10 +111,10 @@ def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[An
         if len(failing) > 1:
             message += f" (and {len(failing) - 1} more failing finding(s): {', '.join(f.rule for f in failing[1:])})"
         node = ET.SubElement(case, "failure", message=_clean(message), type=" ".join(rules))
-        node.text = _clean("\n\n".join(_failure_text(f) for f in failing))
+        node.text = "\n\n".join(_failure_text(f) for f in failing)
     others = [f for f in findings if not f.fails]
     if others:
-        ET.SubElement(case, "system-out").text = _clean("\n".join(f.format() for f in others))
+        ET.SubElement(case, "system-out").text = _lines(f.format() for f in others)
     return 1 if failing else 0
 
 
@@ -168,7 +187,7 @@ def _suite(check: Any, base: str) -> tuple[dict[str, str], Callable[[], Iterator
             yield _label(request), classname, about.get(request.index, ())
 
     failures = sum(_fails(findings) for _, _, findings in cases())
-    return {"name": _clean(name), "file": _clean(check.path), "tests": str(len(check.requests) + 1),
+    return {"name": _clean(name), "file": _xml_safe(check.path), "tests": str(len(check.requests) + 1),
             "failures": str(failures), "errors": "0", "skipped": "0", "time": "0"}, cases
 
 

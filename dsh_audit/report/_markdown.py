@@ -250,7 +250,7 @@ def _verdict_head(result: Any) -> str:
         return f"❌ failed{result.not_checked_said()}"
     if not getattr(result, "not_checked", ()):
         return "✅ passed"
-    return f"⚠️ incomplete: {result.not_checked_said()[2:]}; the {len(result.sessions)} checked log(s) passed"
+    return f"⚠️ incomplete: {result.not_checked_clause()}; the {len(result.sessions)} checked log(s) passed"
 
 
 def _head(result: Any) -> list[str]:

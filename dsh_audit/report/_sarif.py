@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .._version import __version__
+from ._safe_text import terminal_text
 
 __all__ = ["SARIF_SCHEMA", "SarifRule", "build_sarif", "format_sarif", "validation_sarif"]
 
@@ -70,12 +71,12 @@ def _uri(path: str, base: str | None) -> str:
     if base is not None:
         absolute = Path(os.path.abspath(path))
         try:
-            return quote(absolute.relative_to(os.path.abspath(base)).as_posix())
+            return quote(os.fsencode(absolute.relative_to(os.path.abspath(base)).as_posix()))
         except ValueError:
             return absolute.as_uri()
     if os.path.isabs(path):
         return Path(path).as_uri()
-    return quote(path.replace(os.sep, "/"))
+    return quote(os.fsencode(path.replace(os.sep, "/")))
 
 
 def _relative(uri: str) -> bool:
@@ -101,10 +102,17 @@ def _artifact(path: str, base: str | None) -> dict[str, Any]:
     return artifact
 
 
+def _text(text: str) -> dict[str, str]:
+    """A ``message`` object whose text a viewer shows: :func:`terminal_text`, as the terminal shows
+    it. A JSON escape alone (``\\u001b``) would decode to the raw control in the viewer (GitHub code
+    scanning), so a log's ESC, C1 or bidi character is shown as ``\\uXXXX`` text instead."""
+    return {"text": terminal_text(text)}
+
+
 def _notification(path: str, why: str, base: str | None) -> dict[str, Any]:
     """A ``toolExecutionNotification`` (SARIF 2.1.0 §3.20.21): an input the run left out (another
     agent's log), at its file: not a result, as nothing in it was analysed."""
-    return {"level": "error", "message": {"text": f"not checked: {why}"},
+    return {"level": "error", "message": _text(f"not checked: {why}"),
             "locations": [{"physicalLocation": {"artifactLocation": _artifact(path, base)}}]}
 
 
@@ -115,13 +123,13 @@ def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bo
     seq = getattr(finding, "seq", None)
     if seq is not None:
         session = getattr(finding, "session_id", None)
-        location["logicalLocations"] = [{"name": f"seq {seq}", "kind": "object",
-                                         "fullyQualifiedName": f"{session} seq {seq}" if session else f"seq {seq}"}]
+        location["logicalLocations"] = [{"name": f"seq {seq}", "kind": "object", "fullyQualifiedName":
+                                         terminal_text(f"{session} seq {seq}") if session else f"seq {seq}"}]
     hint = getattr(finding, "hint", None)
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": _level(finding),
-        "message": {"text": finding.message + (f" (hint: {hint})" if hint else "")},
+        "message": _text(finding.message + (f" (hint: {hint})" if hint else "")),
         "locations": [location],
     }
     if finding.rule in index:

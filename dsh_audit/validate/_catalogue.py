@@ -126,6 +126,15 @@ _ALL = [
          "rc.8 reads it",
          '{"type":"session","version":1,"id":"s1","createdAt":1800000000000,"delegationDepth":0}   '
          "(in session.v1.jsonl)"),
+    Rule("DSH218", "warning", "header-unknown-key",
+         "A session header holds only the keys of its version: type, version, id, createdAt, delegationDepth, "
+         "cwd, parentSession, origin, agentPreset, and seedLength (v0/v1) or isSeeded (v2+). v2+ readers refuse "
+         "any other key (dsh-format-versions.md §6.3 \"exact keys\", §6.5 \"no other keys\"): an error in a "
+         "v2+ log. DSH 0.1.0-rc.8 reads a v0 header's other keys and drops them (format.ts fromHeaderLine): a "
+         "warning in a v0/v1 log, whose reader loses what the key meant (a misspelt origin: the subagent mark).",
+         "spell the key as its version does, or drop it",
+         '{"type":"session","version":4,"id":"s1","createdAt":1,"isSeeded":false,"delegationDepth":0,'
+         '"orgin":"subagent"}', refused_from=2),
     Rule("DSH221", "error", "request-header-route", "A request/header config needs a non-empty provider and model.",
          "write the resolved route", '{"type":"request/header","seq":10,"time":1,"data":{"header":{"config":{"model":"m"}},"reason":"initial"}}'),
     Rule("DSH222", "error", "request-header-effort", "reasoningEffort, when present, must be a non-empty string.",
@@ -242,22 +251,38 @@ _ALL = [
          "write them between turn/start and turn/end", '{"type":"request/context","seq":22,...}   (after turn/end, before turn/start)'),
     Rule("DSH407", "info", "open-tail", "The log ends inside an open turn (a crash or a live session); DSH closes it as interrupted on load.",
          "nothing to fix for a crashed session", '{"type":"step/start","seq":40,...}   (last line)'),
-    Rule("DSH410", "warning", "tool-result-dangling", "A tool/result answers a tool/call of the same step (except the TOOL_NOT_STARTED repair).",
-         "write the tool/call first, in the same step", '{"type":"tool/result","seq":13,...}   (no tool/call for its callId in this step)'),
-    Rule("DSH411", "warning", "tool-call-unlogged", "Every tool-call block of an assistant message gets a tool/call in the same step.",
-         "log a tool/call per advertised call", "assistant/message with tool-call c1, then step/end without tool/call c1"),
-    Rule("DSH412", "warning", "tool-result-missing", "Every tool-call block of an assistant message gets a tool/result before step/end.",
-         "append a tool/result (an error result if the tool failed)", "tool/call c1, then step/end without tool/result c1"),
+    Rule("DSH410", "warning", "tool-result-dangling", "A tool/result answers a tool/call of the same step (except the TOOL_NOT_STARTED repair)."
+         " In a v4 log an error: v4 readers refuse it (dsh-format-versions.md §9.2).",
+         "write the tool/call first, in the same step", '{"type":"tool/result","seq":13,...}   (no tool/call for its callId in this step)',
+         refused_from=4),
+    Rule("DSH411", "warning", "tool-call-unlogged", "Every tool-call block of an assistant message gets a tool/call in the same step."
+         " In a v4 log an error when nothing resolves the call (v4's step/end refuses an unresolved call, §9.2); "
+         "a TOOL_NOT_STARTED result, which resolves it, stays a warning.",
+         "log a tool/call per advertised call", "assistant/message with tool-call c1, then step/end without tool/call c1",
+         refused_from=4),
+    Rule("DSH412", "warning", "tool-result-missing", "Every tool-call block of an assistant message gets a tool/result before step/end."
+         " In a v4 log an error: v4's step/end refuses an unresolved call (dsh-format-versions.md §9.2).",
+         "append a tool/result (an error result if the tool failed)", "tool/call c1, then step/end without tool/result c1",
+         refused_from=4),
     Rule("DSH413", "warning", "tool-result-order", "Tool results are appended in model order: the order of the assistant's tool-call blocks.",
          "journal results in model order even when tools ran in parallel", "tool-call blocks c1, c2; tool/result c2 before tool/result c1"),
-    Rule("DSH414", "warning", "tool-call-unadvertised", "A tool/call answers a tool-call block of its step's assistant message.",
-         "log only calls the model made", '{"type":"tool/call","seq":12,...,"data":{"callId":"c9",...}}   (no block c9)'),
+    Rule("DSH414", "warning", "tool-call-unadvertised", "A tool/call answers a tool-call block of its step's assistant message."
+         " In a v4 log an error: a v4 tool/call takes an advertised call not yet started (§9.2).",
+         "log only calls the model made", '{"type":"tool/call","seq":12,...,"data":{"callId":"c9",...}}   (no block c9)',
+         refused_from=4),
     Rule("DSH415", "warning", "tool-call-arguments",
          "A tool/call's arguments is a string, the model's raw argument text (types.ts:283). DSH loads another "
          "value, but its readers JSON.parse it and drop the call's view (api-proxy.ts viewFor, backscanArgs).",
          "write arguments as the JSON text the model sent (JSON.stringify of an object), not the object",
          '{"type":"tool/call","seq":12,"time":1,"data":{"turn":1,"step":1,"callId":"c1","name":"bash",'
          '"arguments":{"command":"ls"}}}'),
+    Rule("DSH416", "warning", "tool-call-repeated",
+         "A tool/call starts a call once: a second tool/call with the callId of one already started in the step "
+         "(and not a second tool-call block of that id) is a repeated start. DSH 0.1.0-rc.8 loads it; in a v4 log "
+         "an error: v4 readers refuse a repeated start (dsh-format-versions.md §9.2).",
+         "log one tool/call per tool-call block of the assistant message",
+         '{"type":"tool/call","seq":12,...,"data":{"callId":"c1",...}}\n'
+         '{"type":"tool/call","seq":13,...,"data":{"callId":"c1",...}}', refused_from=4),
     Rule("DSH420", "warning", "stream-block-start", "A block-start must not reuse the index of a block still open.",
          "give each open block its own index", '{"chunk":{"type":"block-start","index":1,...}} twice without block-end'),
     Rule("DSH421", "warning", "stream-delta", "A delta needs an open block of its type at its index.",

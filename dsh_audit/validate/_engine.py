@@ -39,14 +39,14 @@ __all__ = ["LineValidator", "SeedChain", "check_file", "validate"]
 # it reports (``validate --rule``); tests/test_validate32.py checks each rule's breaking log.
 #: the rules only the header line can break (DSH2xx but those of request headers and stream
 #: records, and the header's DSH601): with no other reported, the rest of the file is not read
-_HEADER_RULES = frozenset({f"DSH{n}" for n in range(201, 218)} | {"DSH601"})
+_HEADER_RULES = frozenset({f"DSH{n}" for n in range(201, 219)} | {"DSH601"})
 #: the rules the physical pass alone finds (damaged bytes and records, seq breaks) beside the
 #: header's: with no other reported, no event is admitted (DSH111 and DSH112 are not among them:
 #: the admission finds them too)
 _PHYSICAL_RULES = _HEADER_RULES | {f"DSH{n}" for n in range(101, 109)}
 #: the rules of :class:`Trace` (turns, steps, tools, streams, request headers, usage, end-seeds)
 _TRACE_RULES = frozenset({"DSH109", "DSH224", "DSH225", "DSH226", "DSH310", "DSH311", "DSH602"}
-                         | {f"DSH{n}" for n in (*range(401, 408), *range(410, 416), *range(420, 427))}
+                         | {f"DSH{n}" for n in (*range(401, 408), *range(410, 417), *range(420, 427))}
                          | {f"DSH{n}" for n in range(701, 705)})
 #: the rules of :class:`CompactionCheck`
 _COMPACTION_RULES = frozenset(f"DSH{n}" for n in range(320, 328))
@@ -56,15 +56,23 @@ def _open(path: str) -> Any:
     return open_regular(path)  # a FIFO or device is refused, never read (closed by the caller's with)
 
 
+#: DSH601's hint for a v2+ header, which says isSeeded instead of seedLength (DSH216)
+_V2_LINEAGE_HINT = ("write parentSession, origin and delegationDepth together; a v2+ header says isSeeded, "
+                    "never seedLength")
+
+
 def _lineage_header(header: HeaderInfo, sink: Sink) -> None:
+    """DSH601 of a child header. A v2+ header's seedLength is DSH216's fault (the key is not
+    v2's), not a lineage one, and its hint names no seedLength (which DSH216 forbids)."""
     raw = header.raw
     parent, depth = raw.get("parentSession"), raw.get("delegationDepth")
-    if raw.get("seedLength") is not None and parent is None:
+    hint = _V2_LINEAGE_HINT if header.version >= 2 else None
+    if raw.get("seedLength") is not None and parent is None and header.version < 2:
         sink.add("DSH601", "header has seedLength but no parentSession", line=1)
     if raw.get("origin") == "subagent" and (parent is None or not (isinstance(depth, int) and depth >= 1)):
         sink.add("DSH601", "subagent header needs parentSession and delegationDepth >= 1 "
                  f"({named('parentSession', member(raw, 'parentSession'))}, "
-                 f"{named('delegationDepth', member(raw, 'delegationDepth'))})", line=1)
+                 f"{named('delegationDepth', member(raw, 'delegationDepth'))})", line=1, hint=hint)
 
 
 class LineValidator:

@@ -8,6 +8,7 @@ events are still checked afterwards with the shapes of the header's version.
 from __future__ import annotations
 
 import codecs
+import difflib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from ..log import (BOM_HINT, BOM_REFUSAL, LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, foreign_record,
                    is_absolute_path, is_safe_int, parse_json)
 from .._show import missing_or, shown
+from ._model import Severity
 from ._sink import Sink
 from ._source import Fatal, _refuse_foreign, foreign_header, header_refused
 
@@ -68,7 +70,9 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         sink.add("DSH202", 'first line is not an object with type "session"', line=1)
         value = value if isinstance(value, dict) else {}
     version = _check_version(value, sink, lenient=lenient, max_version=max_version)
+    sink.version = version
     _check_fields(value, sink, version=version, lenient=lenient)
+    _check_keys(value, sink, version=version)
     sid: str = value["id"] if isinstance(value.get("id"), str) else "?"
     return HeaderInfo(version=version, session_id=sid, raw=value)
 
@@ -91,13 +95,23 @@ def _no_line(sink: Sink, torn: Sequence[TornTail]) -> None:
 
 
 def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_version: int) -> int:
+    """The version the body is read with: the header's, or with none that is a number or a released
+    one, the file name's generation (``session.v4.jsonl``: 4; ``session.jsonl``: 0), so that a v4
+    body is not checked against v0's vocabulary for a quoted or mistyped version."""
     version = value.get("version")
-    if "version" not in value:
-        sink.add("DSH203", "header has no version", line=1, severity="warning" if lenient else None)
-        return 0
-    if not isinstance(version, (int, float)) or isinstance(version, bool):
-        sink.add("DSH203", f"header version {shown(version)} is not a number", line=1)
-        return 0
+    name = os.path.basename(sink.path)
+    generation = canonical_generation(name)
+    if "version" not in value or not isinstance(version, (int, float)) or isinstance(version, bool):
+        message = ("header has no version" if "version" not in value
+                   else f"header version {shown(version)} is not a number")
+        severity: Severity | None = "warning" if lenient and "version" not in value else None
+        if not generation or generation not in SUPPORTED_VERSIONS:  # session.jsonl, or no released name: v0
+            sink.add("DSH203", message, line=1, severity=severity)
+            return 0
+        sink.add("DSH203", message, line=1, severity=severity,
+                 hint=f'write "version": {generation}, a JSON number: the generation the file name {name} says '
+                 f"(its body is checked as v{generation})")
+        return generation
     if version > max_version:
         readable = "v0" if max_version == 0 else f"v0-v{max_version}"
         if version > LATEST_VERSION:
@@ -111,10 +125,9 @@ def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_vers
         return int(version)
     if version not in SUPPORTED_VERSIONS:
         sink.add("DSH205", f"log format v{version} is not a released version", line=1)
-        return 0
-    generation = canonical_generation(os.path.basename(sink.path))
+        return generation if generation is not None and generation in SUPPORTED_VERSIONS else 0  # as for none
     if generation is not None and generation != version:
-        sink.add("DSH206", f"header says v{version} but the file name {os.path.basename(sink.path)} "
+        sink.add("DSH206", f"header says v{version} but the file name {name} "
                  f"is generation v{generation}", line=1)
     elif version == 1:  # (a v1 header in session.jsonl is DSH206's finding)
         sink.add("DSH217", "log format v1 was written only by development builds, never by a release: "
@@ -153,3 +166,34 @@ def _check_fields(value: dict[str, Any], sink: Sink, *, version: int, lenient: b
         bad("DSH215", f"header uses retired field(s) {', '.join(retired)}")
     if version >= 2 and (not isinstance(value.get("isSeeded"), bool) or "seedLength" in value):
         bad("DSH216", f"a v{version} header needs a boolean isSeeded and no seedLength")
+
+
+#: The keys of a session header by version (dsh-format-versions.md §6.1, §6.3, §6.5): v0 and v1
+#: say seedLength, v2+ isSeeded. The retired sandboxMode and approvalPolicy are DSH215's, and a v2+
+#: seedLength DSH216's, not this check's.
+_COMMON_KEYS = ("type", "version", "id", "createdAt", "delegationDepth", "cwd", "parentSession", "origin",
+                "agentPreset")
+_V0_KEYS = frozenset((*_COMMON_KEYS, "seedLength"))
+_V2_KEYS = frozenset((*_COMMON_KEYS, "isSeeded"))
+_RULED_KEYS = frozenset({"sandboxMode", "approvalPolicy", "seedLength"})
+
+
+def _check_keys(value: dict[str, Any], sink: Sink, *, version: int) -> None:
+    """DSH218 for each key the header's version does not know: a v2+ reader refuses it (the
+    rule's severity by version); rc.8 drops it from a v0 header, and with it what it meant."""
+    known = _V2_KEYS if version >= 2 else _V0_KEYS
+    for key in value:
+        if key in known or key in _RULED_KEYS:
+            continue
+        sink.add("DSH218", f"header key {shown(key)} is not a v{version} header key{_nearest(key, version)}",
+                 line=1)
+
+
+def _nearest(key: str, version: int) -> str:
+    """What the unknown header ``key`` was probably meant as: a key of another version (isSeeded
+    in a v0 header), or one of its own a letter or two away (``orgin``)."""
+    if version < 2 and key == "isSeeded":
+        return " (isSeeded is a v2+ key; a v0/v1 child writes seedLength)"
+    known = sorted(_V2_KEYS if version >= 2 else _V0_KEYS)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+    return f" (did you mean {close[0]}?)" if close else ""

@@ -26,6 +26,9 @@ class Rule:
         summary: the one-line rationale.
         hint: how to fix a violation.
         example: a small log excerpt that violates the rule.
+        refused_from: the format version from which DSH refuses a log that breaks the rule (a
+            v2+ header's exact keys, v4's tool-call relationships): in a log of that version or
+            newer a finding is an ``error``, in an older one ``severity`` (what rc.8 does with it).
     """
 
     id: str
@@ -34,6 +37,7 @@ class Rule:
     summary: str
     hint: str
     example: str
+    refused_from: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,14 +92,19 @@ class Sink:
         self.path = path
         self.selected = selected
         self.findings: list[Finding] = []
+        #: the log's format version once its header is read: a rule DSH refuses from some version
+        #: on (:attr:`Rule.refused_from`) is an error in a log of that version or newer
+        self.version = 0
 
     def add(self, rule: str, message: str, *, line: int | None = None, seq: int | None = None,
             severity: Severity | None = None, hint: str | None = None, foreign: str | None = None) -> None:
         """Record one finding of ``rule`` (its catalogue severity and hint unless ``severity`` or
         ``hint`` overrides: a case the rule's general hint does not fit; ``foreign``: see
-        :class:`Finding`)."""
+        :class:`Finding`; a rule refused from :attr:`version` on is an error)."""
         meta = RULES[rule]
         if rule not in self.selected:
             return
+        if severity is None and meta.refused_from is not None and self.version >= meta.refused_from:
+            severity = "error"
         self.findings.append(Finding(rule=rule, severity=severity or meta.severity, message=message,
                                      path=self.path, line=line, seq=seq, hint=hint or meta.hint, foreign=foreign))

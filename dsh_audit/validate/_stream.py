@@ -17,6 +17,7 @@ from ..jsjson import stringify
 from ..log import CHUNK_ROW_TYPES, Event, RowError, expand_row, is_safe_int
 from .._show import MISSING, Opaque, member, shown
 from ._sink import Sink
+from ._model import Severity
 
 __all__ = ["Attempt", "DELTA_BLOCK", "Step", "StreamChecks", "block_type", "hashable", "stream_record_chunks",
            "usage_problems"]
@@ -103,7 +104,8 @@ _GRAMMAR_RULES = frozenset(f"DSH{n}" for n in range(420, 427))
 class Step:
     advertised: list[str] = field(default_factory=list)
     known: bool = True  # False when the step's assistant/message was refused: pairing unknowable
-    calls: dict[str, int] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)  # each call's first tool/call seq
+    starts: dict[str, int] = field(default_factory=dict)  # how many tool/calls started each call
     results: list[str] = field(default_factory=list)
     attempt: Attempt | None = None
     last_attempt: Attempt | None = None
@@ -136,11 +138,11 @@ class StreamChecks:
     at: tuple[int, int] | None  # the current event's line and seq
     step: Step
 
-    def add(self, rule: str, message: str, *, hint: str | None = None) -> None:
+    def add(self, rule: str, message: str, *, hint: str | None = None, severity: Severity | None = None) -> None:
         assert self.at is not None
         if self.step.lost and rule in _GRAMMAR_RULES:
             return  # the refused record's finding (DSH104, DSH105) stands for what it held
-        self.sink.add(rule, message, line=self.at[0], seq=self.at[1], hint=hint)
+        self.sink.add(rule, message, line=self.at[0], seq=self.at[1], hint=hint, severity=severity)
 
     def end_attempt(self) -> None:
         attempt = self.step.attempt

@@ -130,9 +130,14 @@ class Trace(StreamChecks):
         self.step.lost = True
 
     def refused(self, value: dict[str, Any]) -> None:
-        """An event the admission refused: what it would have told the trace is unknown."""
+        """An event the admission refused: what it would have told the trace is unknown, but a
+        refused turn/end (a malformed legacy reason, DSH504) still ends its turn, so that the next
+        turn/start does not report it never ended."""
         if value.get("type") == "assistant/message":
             self.step.known = False
+        elif value.get("type") == "turn/end" and self.open_turn is not None:
+            self.open_turn = self.misplaced = self.owed_step = self.owed_turn = None
+            self.next_turn += 1
         elif value.get("type") == "request/header":
             self.header, self.new_instance = _UNKNOWN_HEADER, False
 
@@ -308,7 +313,9 @@ class Trace(StreamChecks):
         step = self.step
         for call_id in step.advertised if step.known else ():
             if call_id not in step.calls:
-                self.add("DSH411", f"tool call {_call(call_id)} of the step's assistant message has no tool/call")
+                # a TOOL_NOT_STARTED result resolves a call never started: v4 reads it (a fork seed's)
+                self.add("DSH411", f"tool call {_call(call_id)} of the step's assistant message has no tool/call",
+                         severity="warning" if call_id in step.results else None)
             if call_id not in step.results:
                 self.add("DSH412", f"tool call {_call(call_id)} of the step's assistant message has no tool/result")
         self.pending.clear()
@@ -329,8 +336,21 @@ class Trace(StreamChecks):
         if type(arguments) is not str:
             self.add("DSH415", "tool/call has no arguments" if arguments is MISSING else
                      f"tool/call arguments is a JSON {json_type(arguments)}, not a string: {shown(arguments)}")
+        self._repeated(call_id)
         self.pending.add(call_id)
-        self.step.calls[call_id] = event.seq
+        self.step.calls.setdefault(call_id, event.seq)
+
+    def _repeated(self, call_id: Any) -> None:
+        """DSH416 when a tool/call starts a call the step started already (more often than its
+        assistant message advertises the id: a repeated id opens one call per block)."""
+        step = self.step
+        started = step.starts.get(call_id, 0)
+        step.starts[call_id] = started + 1
+        if call_id is MISSING or call_id not in step.calls:
+            return
+        if started >= (step.advertised.count(call_id) if step.known else 1):
+            self.add("DSH416", f"tool/call {_call(call_id)} starts again the call started at seq "
+                     f"{step.calls[call_id]}: a call is started once")
 
     def on_tool_result(self, event: Event, data: dict[str, Any]) -> None:
         if event.surface_op != "append":

@@ -97,9 +97,9 @@ class CapturedUsage:
         self.tail: _Tail | None = None  # where a growing wire.jsonl is read on from; None: read whole
         self.fresh = False  # requests were judged since the last alignment
         self.broken = False  # the capture could not be read when it was read whole last
-        self.said: list[tuple[str, str, str]] = []  # what it could not read, to be said: level, path, text
-        self.told: set[str] = set()  # each text said so far, said once
-        self.unreadable: dict[str, set[str]] = {}  # each capture an error was said of, and its errors' texts
+        # what each reading could not read (and that one read it again after), to be said: level, path,
+        # text; said again at each reading: the watch says each once per breakage (:func:`watch`)
+        self.said: list[tuple[str, str, str]] = []
 
     def __call__(self, request: Request) -> Tokens | None:
         """The capture's tokens for ``request`` when its log holds no usage and the capture reports
@@ -180,7 +180,7 @@ class CapturedUsage:
     def _given(self, session: Session) -> AlignedCapture | None:
         """What :func:`~dsh_audit.cache.given_capture` gives for ``session`` (the capture read and
         aligned with it, None when there is none or it cannot be read), with what it could not read
-        kept to be said once (:attr:`said`), as ``usage`` says it: a found capture's warning
+        kept to be said (:attr:`said`), as ``usage`` says it: a found capture's warning
         (:func:`~dsh_audit.capture.usage_capture` adds it to the log's warnings, which a watch
         printed when it read the log, not after), a given one's error (``usage`` then reads no log
         and exits 2; a watch says it, as it says a log it cannot read, and goes on: the log is
@@ -189,7 +189,10 @@ class CapturedUsage:
         that is no capture record, skipped, is a warning too, as ``usage`` says it of a found
         capture (issue 15; of a given one ``usage`` makes it an error, its comparison of bodies
         reading the capture strictly: a watch compares none, and prices from the rest as ``usage``
-        does); a torn last line is not said (a record being written: read when it is whole)."""
+        does); a torn last line is not said (a record being written: read when it is whole). A capture
+        read after a reading that could not read it is said to be read again (a ``note``: the watch
+        says it when it said an error of it, which the summary counts as logs read again are: re-read E
+        of session 43, the capture was counted unreadable to the end)."""
         before = len(session.warnings)
         try:
             aligned = usage_capture([session], self.capture, keep=keep_usage)
@@ -202,27 +205,15 @@ class CapturedUsage:
         for text in aligned.said if aligned is not None else ():
             if not text.startswith(torn):  # a record being written as it was read: no warning, read on later
                 self._say("warning", self.path, text)
-        if aligned is not None and self.unreadable:
-            self._read_again()
+        if aligned is not None and self.broken:
+            place = os.fspath(aligned.path)
+            self._say("note", place, f"{place}: read again: the requests it reports are priced from it")
         self.broken = aligned is None
         return aligned
 
-    def _read_again(self) -> None:
-        """Say that each capture an error was said of is read again (a note, which the summary counts as
-        logs read again are: re-read E of session 43, the capture was counted unreadable to the end), and
-        forget its errors' texts: said again if it turns unreadable again."""
-        for path, texts in self.unreadable.items():
-            self.told.difference_update(texts)
-            self.said.append(("note", path, f"{path}: read again: the requests it reports are priced from it"))
-        self.unreadable.clear()
-
     def _say(self, level: str, path: str, text: str) -> None:
-        """Keep ``text`` to be said (:attr:`said`) unless it was said already."""
-        if text not in self.told:
-            self.told.add(text)
-            self.said.append((level, path, text))
-            if level == "error":
-                self.unreadable.setdefault(path, set()).add(text)
+        """Keep ``text`` to be said (:attr:`said`)."""
+        self.said.append((level, path, text))
 
     def _tail_read(self, tail: _Tail, fresh: bool) -> bool | None:
         """Read the records appended to the capture since ``tail`` and align them with the requests
@@ -235,7 +226,7 @@ class CapturedUsage:
         start = tail.position
         skipped: list[str] = []
         new = _appended(tail, skipped)
-        for text in skipped:  # a line that is no capture record, said as `usage` says it (once: :meth:`_say`)
+        for text in skipped:  # a line that is no capture record, said as `usage` says it
             self._say("warning", self.path, text)
         if new is None:
             return None

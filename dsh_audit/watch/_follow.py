@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import BinaryIO, cast
 
 from ..attribution import Transition, attribute_log
-from ..cache import (CacheVerdict, LedgerEntry, LedgerTotals, ParentRequest, PriceBook, Tokens, attribution_causes,
-                     entry_usage, iter_cache_verdicts, load_prices, price_entry)
+from ..cache import (CacheAccount, CacheVerdict, LedgerEntry, LedgerTotals, ParentRequest, PriceBook, Tokens,
+                     attribution_causes, entry_usage, load_prices, price_entry, restater)
 from ..capture import captures_ignored
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
@@ -33,21 +33,6 @@ from ._model import CaptureNote, WatchItem, WatchNote, WatchRequest
 from ._tail import LogReplaced, TailStream
 
 __all__ = ["follow_log"]
-
-
-class _Inbox:
-    """An iterator that hands the cache judge exactly the request just put in."""
-
-    def __init__(self) -> None:
-        self.items: deque[Request] = deque()
-
-    def __iter__(self) -> _Inbox:
-        return self
-
-    def __next__(self) -> Request:
-        if not self.items:
-            raise StopIteration
-        return self.items.popleft()
 
 
 def _describe(request: Request, transition: Transition | None, verdict: CacheVerdict, entry: LedgerEntry, *,
@@ -104,8 +89,15 @@ class _Awaited:
     appended lines, not the log: :class:`~dsh_audit.watch._captured.CapturedUsage`) only when its
     file changed (:func:`dsh_audit._stamp.file_stamp`), until
     it has changed :data:`_LOOKS` times without it (it skipped this one: it stays provisional and
-    unpriced, and the capture is not read again for it). Its verdict stays the one judged without
-    the capture's usage (the judge has moved on): only its price changes.
+    unpriced, and the capture is not read again for it). Its update is judged again with the
+    capture's usage, from the cache state it was judged from first (:func:`restater`): its prompt
+    tokens, cache reads, verdict and price as ``cache`` and ``usage`` state them (only its price
+    changed: its tokens stayed unknown, its verdict ``usage_unknown``, session 43). The requests
+    judged between its first judgement and that keep their verdicts; those judged after compare
+    with its size from the capture. A restater keeps a copy of the judge's recent requests: one is
+    made only when a capture was given or found (:meth:`restates`), and at most :data:`_RESTATERS`
+    requests waiting at once keep one (the oldest beyond, and one judged before a capture was found,
+    is priced only, its verdict kept, as before session 44).
 
     A request judged while no capture was there (none found beside the log, ``--capture``'s file
     not made yet) is shown unpriced, not provisional (most logs never get one), and kept
@@ -123,33 +115,56 @@ class _Awaited:
 
     def __init__(self, usage: CapturedUsage) -> None:
         self.usage = usage
-        # each request held, with how many times the capture had been read when it was held
-        self.held: dict[int, tuple[Request, Transition | None, CacheVerdict, bool, int]] = {}
-        # each request judged before the capture reported it, with how many times it had been read then
-        self.unfound: dict[int, tuple[Request, Transition | None, CacheVerdict, bool, int]] = {}
+        self.held: dict[int, _Wait] = {}  # each request held
+        self.unfound: dict[int, _Wait] = {}  # each request judged before the capture reported it
+        self.again: dict[int, _Wait] = {}  # those of both that hold a restater, oldest first (:data:`_RESTATERS`)
 
     def due(self) -> bool:
         """Whether a look may price something: a request held, or one judged before the capture
         that has been found since (an attribute test: no file is looked at)."""
         return bool(self.held) or (bool(self.unfound) and self.usage.mark is not None)
 
-    def wait(self, request: Request, transition: Transition | None, verdict: CacheVerdict, history: bool,
-             found: Tokens | None) -> bool:
-        """Hold ``request`` when a capture is there and reports no usable usage of it (``found``:
-        what it reported, None for nothing; one that matched no request of the session yet is
-        held too); whether it was held."""
-        if entry_usage(request, found)[2] is not None or _failed(request):
+    def restates(self, request: Request, found: Tokens | None) -> bool:
+        """Whether ``request`` is to be judged with a restater (:func:`restater`): it may be priced
+        from the capture later (:func:`_awaitable`) and a capture was given or found (none is looked
+        for with ``--no-capture``): with none, most logs never get one."""
+        return (self.usage.capture is not None or self.usage.mark is not None) and _awaitable(request, found)
+
+    def wait(self, request: Request, transition: Transition | None, verdict: CacheVerdict, again: _Again | None,
+             history: bool, found: Tokens | None) -> bool:
+        """Hold ``request`` when a capture is there and reports no usable usage of it (``found``: what
+        it reported, None for nothing; one that matched no request of the session yet is held too);
+        whether it was held. ``verdict``: as it was judged; ``again``: what judges it again once the
+        capture reports it (None: it is priced only, its verdict kept)."""
+        if not _awaitable(request, found):
             return False  # the log or the capture priced the request, or no response reports usage
+        waiting = _Wait(request, transition, verdict, again, history, self.usage.reads)
         if self.usage.mark is None or self.usage.broken or not _may_come(request, history):
             # no capture yet, one that cannot be read (said: it is not awaited), or one silent on a
             # request answered before the watch: shown unpriced now, looked at again once the
             # capture is found or changes (:meth:`_found`)
             if not (self.usage.mark is None and self.usage.capture is None and captures_ignored()):
-                slim = replace(request, messages=(), message_seqs=())  # what pricing it again reads
-                self.unfound[request.index] = (slim, transition, verdict, history, self.usage.reads)
+                self._keep(self.unfound, _slim(waiting))
             return False
-        self.held[request.index] = (request, transition, verdict, history, self.usage.reads)
+        self._keep(self.held, waiting)
         return True
+
+    def _keep(self, where: dict[int, _Wait], waiting: _Wait) -> None:
+        """Keep ``waiting`` in ``where``; the oldest request beyond :data:`_RESTATERS` that holds a
+        restater drops it (and its messages): it will be priced only."""
+        where[waiting.request.index] = waiting
+        if waiting.again is None:
+            return
+        self.again[waiting.request.index] = waiting
+        while len(self.again) > _RESTATERS:
+            oldest = self.again.pop(next(iter(self.again)))
+            oldest.again = None
+            _slim(oldest)
+
+    def _drop(self, where: dict[int, _Wait], index: int) -> _Wait:
+        """Take request ``index`` out of ``where`` (priced, given up, or moved)."""
+        self.again.pop(index, None)
+        return where.pop(index)
 
     def priced(self, prices: PriceBook, *, look: bool = False
                ) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
@@ -157,17 +172,16 @@ class _Awaited:
         watch ends, a capture not found yet is looked for once more."""
         if self.unfound and (look or self.usage.mark is not None):
             yield from self._found(prices)
-        for index, (request, transition, verdict, history, reads) in list(self.held.items()):
-            tokens = self.usage(request)
-            if entry_usage(request, tokens)[2] == "capture":
-                del self.held[index]
-                yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
+        for index, waiting in list(self.held.items()):
+            tokens = self.usage(waiting.request)
+            if entry_usage(waiting.request, tokens)[2] == "capture" and tokens is not None:
+                yield _restated(self._drop(self.held, index), tokens, prices)
             elif self.usage.broken:  # it cannot be read now (said): priced once it is repaired (:meth:`_found`)
                 del self.held[index]
-                slim = replace(request, messages=(), message_seqs=())
-                self.unfound[index] = (slim, transition, verdict, history, self.usage.reads)
-            elif self.usage.reads - reads >= _LOOKS:
-                del self.held[index]  # the capture changed again and again without it: it will not come
+                waiting.reads = self.usage.reads
+                self.unfound[index] = _slim(waiting)
+            elif self.usage.reads - waiting.reads >= _LOOKS:
+                self._drop(self.held, index)  # the capture changed again and again without it: it will not come
 
     def _found(self, prices: PriceBook) -> Iterator[tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]]:
         """The requests judged while no capture was there, or while it was silent on them, that the
@@ -175,18 +189,68 @@ class _Awaited:
         are held (:meth:`wait`'s rule), the rest dropped. One the capture was not read again for
         (none found yet, its file unchanged: a ``stat``) stays, and so does one while the capture
         cannot be read, until it has changed :data:`_LOOKS` times (each change read it whole)."""
-        for index, (request, transition, verdict, history, reads) in list(self.unfound.items()):
+        for index, waiting in list(self.unfound.items()):
+            request, reads = waiting.request, waiting.reads
             tokens = self.usage(request)
             if self.usage.mark is None:
                 return  # still no capture: looked for once, not per request
             if self.usage.reads == reads or self.usage.broken and self.usage.reads - reads < _LOOKS:
                 continue
-            del self.unfound[index]
             source = entry_usage(request, tokens)[2]
-            if source == "capture":
-                yield request, transition, verdict, price_entry(request, prices, verdict, captured=tokens), history
-            elif source is None and not self.usage.broken and _may_come(request, history):
-                self.held[index] = (request, transition, verdict, history, self.usage.reads)
+            if source == "capture" and tokens is not None:
+                yield _restated(self._drop(self.unfound, index), tokens, prices)
+            elif source is None and not self.usage.broken and _may_come(request, waiting.history):
+                del self.unfound[index]
+                waiting.reads = self.usage.reads
+                self.held[index] = waiting
+            else:
+                self._drop(self.unfound, index)
+
+
+#: What judges a request again with the capture's usage (:func:`restater`).
+_Again = Callable[[Tokens], CacheVerdict]
+
+#: The most waiting requests that hold a restater (:func:`restater`: a copy of the cache judge's
+#: recent requests, 4-6 KB each kept alive, review rA of session 44): the oldest beyond it is priced
+#: only, its verdict kept (a capture absent for hours leaves every request waiting).
+_RESTATERS = 256
+
+
+def _slim(waiting: _Wait) -> _Wait:
+    """``waiting``, its request without its messages when it holds no restater (pricing reads none)."""
+    if waiting.again is None:
+        waiting.request = replace(waiting.request, messages=(), message_seqs=())
+    return waiting
+
+
+@dataclass(slots=True)
+class _Wait:
+    """A request waiting for the capture's usage: its transition, its verdict as first judged, what
+    judges it again (None: it is priced only), ``history`` as shown, and how many times the capture
+    had been read when it began to wait where it waits."""
+
+    request: Request
+    transition: Transition | None
+    verdict: CacheVerdict
+    again: _Again | None
+    history: bool
+    reads: int
+
+
+def _awaitable(request: Request, found: Tokens | None) -> bool:
+    """Whether ``request`` may be priced from the capture later: its log holds no usage, the
+    capture reports none of it now (``found``) and a response of it may report some."""
+    return entry_usage(request, found)[2] is None and not _failed(request)
+
+
+def _restated(waiting: _Wait, tokens: Tokens, prices: PriceBook
+              ) -> tuple[Request, Transition | None, CacheVerdict, LedgerEntry, bool]:
+    """``waiting``'s request judged again (or its verdict kept: it holds no restater) and priced from
+    the capture's usage ``tokens``."""
+    request = waiting.request
+    verdict = waiting.again(tokens) if waiting.again is not None else waiting.verdict
+    return request, waiting.transition, verdict, price_entry(request, prices, verdict, captured=tokens), waiting.history
+
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
                max_version: int | None = None, config: PiRoutes | None = None,
@@ -238,15 +302,11 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     causes: dict[int, str] = {}
     bodies, routes = Bodies(config, log=path), RouteEvidence()
     declared = config.apis if config is not None else None
-    inbox = _Inbox()
     captured = CapturedUsage(path, capture, lenient=lenient, max_version=version)
     awaited = _Awaited(captured)
     parents: dict[int, ParentRequest] = {}  # a child's request -> the parent's request it continues
     opened: dict[str, Session] = {}  # the parent read for attribution, for the cache judge too
     live: dict[int, Tokens] = {}  # the capture's usage of the request being judged, read by the judge
-    judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
-                                routes=lambda request: request_route(request, routes, declared=declared).adapter,
-                                zero_data_retention=zero_data_retention, parents=parents, captured=live)
 
     def parent(parent_id: str) -> Session | None:
         found = find_parent(path, parent_id)
@@ -301,10 +361,11 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         yield from said()
 
     def said() -> Iterator[WatchNote]:
-        """What the capture could not be read for, once each (:attr:`CapturedUsage.said`): a found
+        """What each reading of the capture could not read (:attr:`CapturedUsage.said`): a found
         one's warning, a given one's error, a line of either that is no record (a warning), said as
-        ``usage`` says them, and a note when a capture an error was said of is read again; each distinct
-        text once however many logs it prices, and once again after the capture was read again (:func:`watch`)."""
+        ``usage`` says them, and a note when it is read again after a reading that could not read it;
+        :func:`watch` says each distinct text once however many logs it prices and however often it is
+        read, again after the capture was read again, and the note only after an error of it."""
         while captured.said:
             level, place, text = captured.said.pop(0)
             yield CaptureNote(time.time(), place, level, text, sid, again=level == "note")
@@ -318,20 +379,28 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             tokens = captured(request)
             if tokens is not None:
                 live[request.index] = tokens  # judged from the capture's usage, as `cache` judges it
-            inbox.items.append(request)
-            verdict = next(judge)
+            again: _Again | None = None
+            if awaited.restates(request, tokens):
+                verdict, again = restater(account, request)
+            else:
+                verdict = account.add(request, request.time)
             live.clear()
             causes.pop(request.index, None)  # read only while its request is judged
             parents.pop(request.index, None)
             release(request)
             entry = price_entry(request, prices, verdict, captured=tokens)
             history = request.first_chunk_seq <= history_seq[0]
-            held = awaited.wait(request, transition, verdict, history, tokens)
+            held = awaited.wait(request, transition, verdict, again, history, tokens)
             yield from said()  # before the line it leaves unpriced
             yield _describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
                             history=history, awaited=held)
 
     try:
+        # the cache judge, one request at a time (a pyproject.toml that states the Zero Data Retention
+        # wrongly is this log's error); what it holds is copied for a request judged again (:func:`restater`)
+        account = CacheAccount(causes=causes, bodies=bodies, prices=prices, keep=False, parents=parents,
+                               routes=lambda request: request_route(request, routes, declared=declared).adapter,
+                               zero_data_retention=zero_data_retention, captured=live)
         for transition in attribute_log(log, bodies=bodies, routes=routes, config=config, tap=pending.append,
                                         observe=observe, parent=parent):
             transitions[transition.request] = transition

@@ -535,20 +535,25 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
 
 def _told_before(item: WatchItem, told: dict[tuple[str, str], str]) -> bool:
     """Whether ``item`` says what a capture could not be read for (:class:`CaptureNote`) that was
-    said already, by any followed log: each log prices its requests from the capture on its own, and
-    a capture several logs share (``--capture``, a ``wire.jsonl`` beside a folder of logs), or a log
-    followed again (replaced), said it once per log, in ``--json`` and in the summary's errors
-    (issue 15); text mode said it once (stderr says a line once per run). Each distinct text once
-    (its text names the capture file), in both modes; the summary counts a capture's errors as one
-    (:class:`WatchSummary`). A capture read again (its note) has its errors forgotten, and an error
-    its read-again note: each is said again when the capture turns unreadable, or readable, again."""
+    said already: the one place that decides what of a capture is said (each followed log's
+    :class:`~dsh_audit.watch._captured.CapturedUsage` says what each reading found; the command
+    prints what it is given). Each log prices its requests from the capture on its own, and a
+    capture several logs share (``--capture``, a ``wire.jsonl`` beside a folder of logs), a log
+    followed again (replaced) or a capture read again as it changes said it once per log and per
+    reading, in ``--json`` and in the summary's errors (issue 15). Each distinct text once (its text
+    names the capture file; ``told``: each said, with its path), in both modes; the summary counts
+    a capture's errors as one (:class:`WatchSummary`). A note that a capture is read again is said
+    only after an error of it (``item.path``), once, and forgets its errors: each is said again
+    when it turns unreadable again (fuzz round 33 D4)."""
     if not isinstance(item, CaptureNote):
         return False
+    if item.again:
+        errors = [key for key, path in told.items() if key[0] == "error" and path == item.path]
+        for key in errors:
+            del told[key]
+        return not errors
     key = (item.level, item.message)
     if key in told:
         return True
-    other = "error" if item.again else "note" if item.level == "error" else None
-    for said in [k for k, path in told.items() if other is not None and k[0] == other and path == item.path]:
-        del told[said]
     told[key] = item.path
     return False

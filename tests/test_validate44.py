@@ -1,0 +1,209 @@
+"""Session 44: validate for DSH port authors, over one hand-made log written as v0-v4.
+
+Each case is a fault a port's writer makes (an unknown or misspelt header key, a v4 tool-call
+relationship fault, a lineage hint, a quoted version, a turn/end refused for its reason) and the
+exact findings (rule, severity, line, seq, message, hint) it gives in each version: what upstream
+refuses from some version on is an error from that version, before it what rc.8 does with it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_audit.testing._migrate import migrate_events
+from dsh_audit.validate import RULES, validate
+
+Log = tuple[dict[str, Any], list[dict[str, Any]]]
+
+_SRC = {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}
+_CALL = {"type": "tool-call", "id": "c1", "name": "bash", "arguments": '{"command":"ls"}'}
+
+
+def _event(etype: str, data: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": etype, "time": 1800000000001, "data": data, **extra}
+
+
+def _v0() -> Log:
+    """A v0 log of one turn: a tool call and its result, then the answer."""
+    header = {"type": "session", "version": 0, "id": "s44", "createdAt": 1800000000000, "cwd": "/w",
+              "delegationDepth": 0}
+    tool_result = {"id": "r1", "role": "user", "source": {"kind": "tool", "callId": "c1"},
+                   "content": [{"type": "tool-result", "toolCallId": "c1", "content": [{"type": "text", "text": "a"}]}]}
+    events = [
+        _event("turn/start", {"turn": 1}),
+        _event("request/header", {"header": {"config": {"provider": "deepseek", "model": "deepseek-chat"}},
+                                   "reason": "initial"}),
+        _event("user/message", {"id": "u1", "role": "user", "source": {"kind": "user"},
+                                "content": [{"type": "text", "text": "hi"}]}, surfaceOp="append"),
+        _event("step/start", {"turn": 1, "step": 1}),
+        _event("assistant/message", {"turn": 1, "step": 1, "message": {"id": "m1", "role": "assistant",
+                                                                       "content": [_CALL], "source": _SRC}},
+               surfaceOp="append"),
+        _event("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": '{"command":"ls"}'}),
+        _event("tool/result", {"turn": 1, "step": 1, "message": tool_result}, surfaceOp="append",
+               sourceEventSeqs=[5]),
+        _event("step/end", {"turn": 1, "step": 1}),
+        _event("step/start", {"turn": 1, "step": 2}),
+        _event("assistant/message", {"turn": 1, "step": 2, "message": {
+            "id": "m2", "role": "assistant", "content": [{"type": "text", "text": "done"}], "source": _SRC}},
+               surfaceOp="append"),
+        _event("step/end", {"turn": 1, "step": 2}),
+        _event("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+        _event("turn/start", {"turn": 2}),
+        _event("turn/end", {"turn": 2, "reason": {"kind": "completed"}}),
+    ]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    return header, events
+
+
+def _write(tmp_path: Path, version: int, edit: Callable[[Log], None] | None = None) -> Path:
+    """The hand-made log as ``version`` (``edit`` applied to the migrated log), in its file name."""
+    header, events = migrate_events(*copy.deepcopy(_v0()), version) if version else copy.deepcopy(_v0())
+    if edit is not None:
+        edit((header, events))
+    path = tmp_path / ("session.jsonl" if version == 0 else f"session.v{version}.jsonl")
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [header, *events]))
+    return path
+
+
+def _typed(log: Log, etype: str, n: int = 0) -> dict[str, Any]:
+    """The ``n``-th event of type ``etype``."""
+    return [e for e in log[1] if e["type"] == etype][n]
+
+
+def _header(**fields: Any) -> Callable[[Log], None]:
+    return lambda log: log[0].update(fields)
+
+
+def _quoted_version(log: Log) -> None:
+    log[0]["version"] = str(log[0]["version"])
+
+
+def _call_twice(log: Log) -> None:
+    """A second tool/call of c1 right after the first: every later seq moves up one."""
+    call = _typed(log, "tool/call")
+    at = log[1].index(call)
+    log[1].insert(at + 1, copy.deepcopy(call))
+    for seq, event in enumerate(log[1]):
+        event["seq"] = seq
+    result = _typed(log, "tool/result")
+    result["sourceEventSeqs"] = [call["seq"]]
+
+
+def _wrong_call_id(log: Log) -> None:
+    message = _typed(log, "tool/result")["data"]["message"]
+    message["source"]["callId"] = "c9"
+    for block in message["content"]:
+        block["toolCallId"] = "c9"
+    if "toolCallId" in message:
+        message["toolCallId"] = "c9"
+
+
+def _not_started(log: Log) -> None:
+    """The tool/call removed and its result the TOOL_NOT_STARTED repair (a fork seed's): the seqs close up."""
+    log[1].remove(_typed(log, "tool/call"))
+    for seq, event in enumerate(log[1]):
+        event["seq"] = seq
+    result = _typed(log, "tool/result")
+    result.pop("sourceEventSeqs")
+    result["data"]["error"] = {"name": "ToolNotStarted", "code": "TOOL_NOT_STARTED"}
+    message = result["data"]["message"]
+    (message if "toolCallId" in message else message["content"][0])["isError"] = True
+
+
+def _unadvertised(log: Log) -> None:
+    _typed(log, "assistant/message")["data"]["message"]["content"] = [{"type": "text", "text": "x"}]
+
+
+def _no_reason(log: Log) -> None:
+    del _typed(log, "turn/end")["data"]["reason"]
+
+
+def _seq(log_version: int, v0_seq: int) -> int:
+    """An event's seq as the migration writes it (v3+ insert the system/message head after the first step/start)."""
+    return v0_seq + (1 if log_version >= 3 and v0_seq > 3 else 0)
+
+
+_HINT_KEY = "spell the key as its version does, or drop it"
+_V2_LINEAGE = ("write parentSession, origin and delegationDepth together; a v2+ header says isSeeded, never "
+               "seedLength")
+_V0_LINEAGE = "write parentSession, seedLength, origin and delegationDepth together"
+
+
+def _expected(case: str, v: int) -> list[tuple[str, str, int | None, int | None, str, str | None]]:
+    """(rule, severity, line, seq, message, hint) of each finding of ``case`` in a v``v`` log."""
+    refused = "error" if v >= 2 else "warning"  # a header key outside the version's
+    v4 = "error" if v == 4 else "warning"  # a tool-call relationship fault
+    name = "session.jsonl" if v == 0 else f"session.v{v}.jsonl"
+    dev = [("DSH217", "info", 1, None, "log format v1 was written only by development builds, never by a release: "
+            "DSH 0.1.0-rc.8 reads only v0 and refuses this log", None)] if v == 1 else []
+    if case == "typo":
+        return [*dev, ("DSH218", refused, 1, None,
+                       f'header key "orgin" is not a v{v} header key (did you mean origin?)', _HINT_KEY)]
+    if case == "isseeded":
+        if v >= 2:  # its own key: nothing to say
+            return [*dev]
+        return [*dev, ("DSH218", "warning", 1, None, f'header key "isSeeded" is not a v{v} header key (isSeeded is '
+                       "a v2+ key; a v0/v1 child writes seedLength)", _HINT_KEY)]
+    if case == "lineage":
+        return [*dev, ("DSH601", "warning", 1, None, "subagent header needs parentSession and delegationDepth >= 1 "
+                       "(no parentSession, delegationDepth 0)", _V2_LINEAGE if v >= 2 else None)]
+    if case == "quoted":
+        hint = None if v == 0 else (f'write "version": {v}, a JSON number: the generation the file name {name} '
+                                    f"says (its body is checked as v{v})")
+        return [("DSH203", "error", 1, None, f'header version "{v}" is not a number', hint)]
+    if case == "twice":
+        return [*dev, ("DSH416", v4, _seq(v, 6) + 2, _seq(v, 6), 'tool/call "c1" starts again the call started at '
+                       f"seq {_seq(v, 5)}: a call is started once", None)]
+    if case == "wrongid":
+        return [*dev, ("DSH410", v4, _seq(v, 6) + 2, _seq(v, 6), 'tool/result for "c9" with no prior tool/call in '
+                       "this step", None),
+                ("DSH412", v4, _seq(v, 7) + 2, _seq(v, 7), 'tool call "c1" of the step\'s assistant message has no '
+                 "tool/result", None)]
+    if case == "unreleased":  # the body read as the file name's version: no finding of another's vocabulary
+        return [("DSH205", "error", 1, None, "log format v1.5 is not a released version", None)]
+    if case == "notstarted":  # resolved without a start: v4 reads it, a warning in every version
+        return [*dev, ("DSH411", "warning", _seq(v, 7) + 1, _seq(v, 7) - 1, 'tool call "c1" of the step\'s assistant '
+                       "message has no tool/call", None)]
+    if case == "unadvertised":
+        return [*dev, ("DSH414", v4, _seq(v, 5) + 2, _seq(v, 5), 'tool/call "c1" is not a tool-call block of the '
+                       "step's assistant message", None)]
+    if case == "oddreason":  # rc.8 passes any other kind through (coordinator.ts migrateLegacyTurnEndEvent)
+        return [*dev]
+    assert case == "noreason"
+    return [*dev, ("DSH504", "error", _seq(v, 11) + 2, _seq(v, 11), 'session "s44" contains malformed '
+                   f"pre-react-loop turn/end at seq {_seq(v, 11)}", "write the current shape")]
+
+
+_CASES: dict[str, Callable[[Log], None]] = {
+    "typo": _header(orgin="subagent"),
+    "isseeded": _header(isSeeded=False),
+    "lineage": _header(origin="subagent"),
+    "quoted": _quoted_version,
+    "twice": _call_twice,
+    "wrongid": _wrong_call_id,
+    "noreason": _no_reason,
+    "unreleased": _header(version=1.5),
+    "oddreason": lambda log: _typed(log, "turn/end")["data"].update(reason={"kind": "finished"}),
+    "notstarted": _not_started,
+    "unadvertised": _unadvertised,
+}
+
+
+@pytest.mark.parametrize("version", range(5))
+@pytest.mark.parametrize("case", [None, *_CASES])
+def test_port_faults_by_version(tmp_path: Path, case: str | None, version: int) -> None:
+    path = _write(tmp_path, version, _CASES[case] if case else None)
+    got = [(f.rule, f.severity, f.line, f.seq, f.message, f.hint) for f in validate(path)]
+    if case is None:
+        assert [g for g in got if g[0] != "DSH217"] == []
+        return
+    want = [(r, s, ln, sq, m, h if h is not None else RULES[r].hint) for r, s, ln, sq, m, h in _expected(case, version)]
+    assert got == want
