@@ -2,12 +2,13 @@
 ``[project.scripts]`` names it), which takes Ctrl-C over in its first statement, before the command
 line's modules load (fuzz round 34B: a Ctrl-C while click loaded printed a KeyboardInterrupt
 traceback, or killed the run by SIGINT). Only what runs before it is Python's own: the interpreter's
-start-up, ``site``, ``runpy`` and this package's ``__init__`` (docs/hostile-inputs.md)."""
+start-up, ``site``, ``runpy``, this package's ``__init__`` and this module's one import, ``signal``
+(docs/hostile-inputs.md); nothing else is imported before the guard (``threading`` was: 6 of 40
+Ctrl-Cs at start-up landed in these two imports, session 44's re-read)."""
 
 import signal
 import sys
-import threading
-from types import FrameType
+from types import FrameType  # loaded by site already
 
 
 def main() -> None:
@@ -33,17 +34,23 @@ def _forget_interrupted_strings() -> None:
     """Clear CPython's note that a string of code (``exec``/``eval`` of text: a dataclass's or a
     namedtuple's methods as a module loads) ended in KeyboardInterrupt. The note outlives the
     handling of the interrupt, and under ``python -m`` the interpreter then ends itself by SIGINT
-    (rc -2) instead of with exit 130 (fuzz round 34B, seen in an strace); evaluating a string resets it."""
+    (rc -2) instead of with exit 130 (fuzz round 34B, seen in an strace); evaluating a string resets it.
+    CPython-specific (3.10 to 3.13: ``run_eval_code_obj`` clears ``_Py_UnhandledKeyboardInterrupt``);
+    elsewhere it is a harmless constant."""
     eval("0")  # noqa: S307 - a constant, for its side effect on the interpreter's state
 
 
 def _take_ctrl_c() -> bool:
     """Raise the first Ctrl-C as KeyboardInterrupt, and ignore the ones after it (a terminal's and the
-    copy a CI runner forwards), where Python's handler has SIGINT (ignored, ``nohup``: it stays so)."""
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    copy a CI runner forwards), where Python's handler has SIGINT (ignored, ``nohup``: it stays so).
+    Off the main thread (:func:`main` called by a host program) ``signal.signal`` raises ValueError,
+    and the host's handling stands."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return False
-    signal.signal(signal.SIGINT, _first_ctrl_c)
+    try:
+        signal.signal(signal.SIGINT, _first_ctrl_c)
+    except ValueError:  # not the main thread: only it may set a handler
+        return False
     return True
 
 

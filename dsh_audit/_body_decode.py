@@ -7,10 +7,15 @@ gives the name, not its spelling). Gzip data is inflated, every member of it, wi
 decoded size and expansion (:class:`dsh_audit.log.DecodeBudget`), when the body says it is gzip
 (its ``encoding`` or its ``Content-Encoding`` header naming gzip: then a body not marked base64 is
 tried as base64 too, the only way gzip data travels in a JSON string) or when base64 decodes to gzip data (no text body
-starts with the gzip magic bytes). A body that only claims gzip, stored already inflated, is kept.
-A ``Content-Encoding`` naming several codings (``gzip, gzip``) is undone last one first, each layer
-within its own limits; ``deflate`` is zlib data, or raw deflate as some clients send it; a coding the
-standard library has no decoder for (``br``) is refused in one line naming it (issue 15).
+starts with the gzip magic bytes).
+A ``Content-Encoding`` naming several codings (``gzip, gzip``) is undone last one first, every layer
+counted against the one body's limits (its decoded bytes, all layers', per byte of the body as
+captured: each layer within its own ratio would let two 100x layers make 10,000x); ``deflate`` is
+zlib data, or raw deflate as some clients send it, and is guessed from base64 by its zlib header as
+gzip is by its magic (raw deflate has none). A body already UTF-8 JSON text is kept as stored,
+whatever coding it claims: HAR tools store the decoded text with the original headers. Any other
+body under a coding the standard library has no decoder for (``br``) is refused in one line naming
+it (issue 15).
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ _FIRST_FEED = 64
 _GZIP_BITS, _ZLIB_BITS, _RAW_BITS = 31, 15, -15
 #: A coding's name as shown in an error (anything else in the header is not quoted: it is capture text).
 _CODING_NAME = re.compile(r"[a-z0-9][a-z0-9._+-]{0,31}")
+#: A JSON object's or array's start, past JSON's whitespace: no gzip, zlib or raw deflate data
+#: starts so (``{``, ``[`` and whitespace are no zlib header) and ends as one (:func:`_json_shaped`).
+_JSON_START = re.compile(rb"[ \t\r\n]*[{\[]")
+_JSON_SPACE = b" \t\r\n"
 
 
 class BodyDecodeError(ValueError):
@@ -67,12 +76,18 @@ def content_encoding(headers: Any) -> Any:
     return next((value for name, value in pairs if isinstance(name, str) and name.lower() == "content-encoding"), None)
 
 
-def _gunzip(data: bytes, source: str) -> bytes:
-    """Gzip ``data`` inflated member after member, within the decode limits (one budget for all:
-    a bomb of many members is counted as one of one). A gzip body is a series of members (RFC 1952
-    2.2), so a server inflates every one; bytes after the last that start no member are refused, not
-    dropped: the body the server read is not the one the capture shows."""
-    budget = DecodeBudget(source, what="body", codec="gzip")
+def _budget(source: str) -> DecodeBudget:
+    """The decode limits of one captured body, all its layers (module docstring)."""
+    return DecodeBudget(source, what="body", codec="gzip")
+
+
+def _gunzip(data: bytes, budget: DecodeBudget, captured: int = 0) -> bytes:
+    """Gzip ``data`` inflated member after member, within the body's ``budget`` (one for all: a
+    bomb of many members is counted as one of one; ``captured``: :func:`_inflate_member`). A gzip
+    body is a series of members (RFC 1952 2.2), so a server inflates every one; bytes after the last
+    that start no member are refused, not dropped: the body the server read is not the one the
+    capture shows."""
+    budget.codec = "gzip"
     view, at = memoryview(data), 0
     pieces: list[bytes] = []
     try:
@@ -81,7 +96,7 @@ def _gunzip(data: bytes, source: str) -> bytes:
                 raise BodyDecodeError(
                     f"the gzip body has {len(data) - at} byte(s) after its gzip data that are not a gzip member",
                     "the capture appended bytes to the body: recapture, or give --capture another capture")
-            at = _inflate_member(view, at, budget, pieces)
+            at = _inflate_member(view, at, budget, pieces, captured=captured)
     except zlib.error as exc:
         raise BodyDecodeError(f"the gzip body is corrupt ({exc})",
                               "store the body as sent, or drop the gzip Content-Encoding") from None
@@ -90,9 +105,11 @@ def _gunzip(data: bytes, source: str) -> bytes:
     return b"".join(pieces)
 
 
-def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: list[bytes], wbits: int = _GZIP_BITS) -> int:
+def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: list[bytes], wbits: int = _GZIP_BITS,
+                    captured: int = 0) -> int:
     """Inflate the gzip member (or, by ``wbits``, the deflate stream) that starts at ``data[at]`` onto
-    ``pieces``; where it ends. Input is fed
+    ``pieces``; where it ends. The ratio is of the captured bytes read so far: ``data``'s, or, when
+    ``data`` is an inner layer (another layer's output), ``captured``, the whole body's size. Input is fed
     in pieces that start small and double, each at most twice what the member has read: zlib copies
     the input past a member's end, so a body of many tiny members stays linear, not quadratic. Output
     is counted a whole :data:`_PIECE` at a time (and at the member's end), as one member always was."""
@@ -106,7 +123,7 @@ def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: lis
         pieces.append(piece)
         uncounted += len(piece)
         if uncounted == _PIECE or inflater.eof:
-            budget.spend(uncounted, at - len(pending))
+            budget.spend(uncounted, captured or at - len(pending))
             uncounted = 0
         elif not piece and not pending and at == len(data):
             raise BodyDecodeError(f"the {budget.codec} body is cut off",
@@ -114,32 +131,44 @@ def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: lis
     return at - len(inflater.unused_data)
 
 
-def _inflate_deflate(data: bytes, source: str) -> bytes:
-    """A ``deflate`` body undone, within the decode limits: zlib data (RFC 1950, as HTTP names it), or
-    raw deflate (RFC 1951, which some clients send instead). Corrupt zlib data, or bytes after it, are
-    refused, as for gzip; a body with no zlib header that is no whole raw deflate stream either is kept:
-    it was stored already inflated (raw deflate has no magic bytes to tell it by)."""
-    zlib_header = len(data) > 1 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
-    budget, pieces = DecodeBudget(source, what="body", codec="deflate"), list[bytes]()
+def _has_zlib_header(data: bytes) -> bool:
+    """Whether ``data`` starts with a zlib header (RFC 1950: deflate, its check bits right)."""
+    return len(data) > 1 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+
+
+def _inflate_deflate(data: bytes, budget: DecodeBudget, captured: int = 0) -> bytes:
+    """A ``deflate`` body undone, within the body's ``budget`` (``captured``: :func:`_inflate_member`):
+    zlib data (RFC 1950, as HTTP names it), or raw deflate (RFC 1951, which some clients send instead).
+    Corrupt zlib data, or bytes after it, are refused, as for gzip; a body with no zlib header that is
+    no whole raw deflate stream either is kept, and what the try decoded is not counted: it was stored
+    already inflated (raw deflate has no magic bytes to tell it by)."""
+    zlib_header, spent = _has_zlib_header(data), budget.decoded
+    budget.codec, pieces = "deflate", list[bytes]()
     try:
-        end = _inflate_member(memoryview(data), 0, budget, pieces, _ZLIB_BITS if zlib_header else _RAW_BITS)
+        end = _inflate_member(memoryview(data), 0, budget, pieces, _ZLIB_BITS if zlib_header else _RAW_BITS, captured)
     except UnreadableError as exc:  # past the limits: refused however the body is wrapped
         raise BodyDecodeError(f"the deflate body is {exc.message}", exc.hint or "") from None
     except BodyDecodeError:  # cut off
         if not zlib_header:
-            return data
+            return _as_stored(data, budget, spent)
         raise
     except zlib.error as exc:
         if not zlib_header:
-            return data
+            return _as_stored(data, budget, spent)
         raise BodyDecodeError(f"the deflate body is corrupt ({exc})",
                               "store the body as sent, or drop the deflate Content-Encoding") from None
     if end == len(data):
         return b"".join(pieces)
     if not zlib_header:
-        return data
+        return _as_stored(data, budget, spent)
     raise BodyDecodeError(f"the deflate body has {len(data) - end} byte(s) after its deflate data",
                           "the capture appended bytes to the body: recapture, or give --capture another capture")
+
+
+def _as_stored(data: bytes, budget: DecodeBudget, spent: int) -> bytes:
+    """``data`` kept as stored (no raw deflate stream), ``budget`` back at ``spent``: a try is no body."""
+    budget.decoded = spent
+    return data
 
 
 def _codings(value: object) -> list[str]:
@@ -156,12 +185,48 @@ def _codings(value: object) -> list[str]:
     return ["gzip" if item == "x-gzip" else item for item in named if item not in ("", "identity")]
 
 
-def _undo(body: bytes, coding: str, source: str) -> bytes:
-    """``body`` with one content coding undone (:func:`_codings`); one no decoder here undoes refused."""
+def _stored_decoded(body: bytes) -> bool:
+    """Whether ``body`` is already what a request carries, UTF-8 JSON text (or nothing): kept as
+    stored whatever coding its header names, as a HAR tool stores a body it decoded. Told by its
+    shape (:func:`_json_shaped`) and its UTF-8, not parsed: parsing it is the capture reader's.
+
+    Example:
+        >>> _stored_decoded(' {"a": "é"} '.encode()), _stored_decoded(b""), _stored_decoded(b"{\\x7f}")
+        (True, True, True)
+        >>> _stored_decoded('{"a": "é"}'.encode("latin-1")), _stored_decoded(b"\\x1f\\x8b{}")
+        (False, False)
+    """
+    if not body:
+        return True
+    if not _json_shaped(body):
+        return False
+    try:
+        return body.isascii() or bool(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+
+
+def _json_shaped(body: bytes) -> bool:
+    """Whether ``body`` starts and ends as a JSON object or array does, past JSON's whitespace; its
+    end looked for in its last 4 KiB first (all whitespace: in a copy of it), in linear time."""
+    if _JSON_START.match(body) is None:
+        return False
+    end = body[-4096:].rstrip(_JSON_SPACE) or body.rstrip(_JSON_SPACE)
+    return end[-1:] in (b"}", b"]")
+
+
+def _packed(data: bytes, coding: str) -> bool:
+    """Whether ``data`` starts as data of ``coding`` does (gzip's magic, deflate's zlib header)."""
+    return is_gzip(data) if coding == "gzip" else coding == "deflate" and _has_zlib_header(data)
+
+
+def _undo(body: bytes, coding: str, budget: DecodeBudget, captured: int) -> bytes:
+    """``body`` with one content coding undone (:func:`_codings`) within the body's ``budget``
+    (``captured``: :func:`_inflate_member`); one no decoder here undoes refused."""
     if coding == "gzip":
-        return inflated(body, source)
+        return _gunzip(body, budget, captured) if is_gzip(body) else body
     if coding == "deflate":
-        return _inflate_deflate(body, source)
+        return _inflate_deflate(body, budget, captured)
     shown = coding if _CODING_NAME.fullmatch(coding) else "that is not a coding name"
     raise BodyDecodeError(f"the body's Content-Encoding {shown} cannot be decoded (dsh-audit decodes gzip and deflate)",
                           "store the body as sent before its Content-Encoding, or capture it with gzip")
@@ -179,7 +244,7 @@ def inflated(body: bytes, source: str = "") -> bytes:
         >>> inflated(__import__("gzip").compress(b"{}", mtime=0)), inflated(b"{}")
         (b'{}', b'{}')
     """
-    return _gunzip(body, source) if body.startswith(_GZIP_MAGIC) else body
+    return _gunzip(body, _budget(source)) if body.startswith(_GZIP_MAGIC) else body
 
 
 def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field: str = "text",
@@ -215,13 +280,22 @@ def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field:
             raise BodyDecodeError(f"{field} holds a lone surrogate, so it has no UTF-8 bytes",
                                   'store the body base64-encoded with "encoding": "base64"') from None
     layers = _codings(content_coding) or (["gzip"] if gzip or "gzip" in declared else [])
-    gzip = bool(layers) and layers[-1] == "gzip"
-    if gzip and not coded and not body.startswith(_GZIP_MAGIC):
-        try:  # a gzip body can only travel in a JSON string as base64, whatever the encoding names
+    if layers and not coded and not _packed(body, layers[-1]):
+        try:  # packed data can only travel in a JSON string as base64, whatever the encoding names
             decoded = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             decoded = b""
-        body = decoded if decoded.startswith(_GZIP_MAGIC) else body
-    for coding in reversed(layers):  # the last one applied first
-        body = _undo(body, coding, source)
-    return inflated(body, source) if coded and not layers else body
+        body = decoded if _packed(decoded, layers[-1]) else body
+    return _undone(body, layers, source) if layers else inflated(body, source) if coded else body
+
+
+def _undone(body: bytes, layers: list[str], source: str) -> bytes:
+    """``body`` with its ``layers`` undone, the last applied first, within one budget: each layer's
+    output counted against the body's size as captured (module docstring); a layer's output already
+    JSON text is the body (:func:`_stored_decoded`)."""
+    budget, captured = _budget(source), len(body)
+    for depth, coding in enumerate(reversed(layers)):
+        if _stored_decoded(body):
+            break
+        body = _undo(body, coding, budget, captured if depth else 0)
+    return body

@@ -117,7 +117,7 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "error. A listing of sessions keeps the sessions active in the window, each whole; `usage` and `stats` sum "
         "only the requests sent in it (each command's `--help` says which).",
         "- **JSON.** `--json` (" + _names(having(option("--json"))) + ") prints JSON on stdout: one object per "
-        "line (`check`: its JSON report, one indented object).",
+        "line (`check`: its JSON report on one line; `--json-report -` writes it indented).",
         "- **Formats.** `--format table|json|csv|markdown` (" + _names(having(option("--format"))) + "): `json` is "
         "what `--json` prints; `csv` is RFC 4180 with a header row and every column, each row led by a `table` "
         "column naming its table, tables apart by a blank line, a count or amount plain (money to the "
@@ -126,7 +126,10 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "escaped.",
         "- **Tables.** A table fits the terminal (piped: `COLUMNS`, else 200 columns) without splitting a number, "
         "a date or an id: a narrow terminal leaves out a column with no value, then each command's lesser columns "
-        "(the caption names them), and a run's tables share one style (boxed, or borderless when narrow).",
+        "(the caption names them), and a run's tables share one style (boxed, or borderless when narrow). A "
+        "line beside a table wraps at spaces; a log's path in it is never cut nor folded at a `/`: wider than the "
+        "terminal, it stands whole on a line of its own (the terminal wraps it, and copies it whole), and so does "
+        "a command to copy (`redact`'s `dsh-audit check ...`).",
         "- **Pager.** On a terminal, a table or Markdown goes through `$DSH_AUDIT_PAGER`, else `$PAGER`, else "
         "`less` (" + _names(having(option("--pager", shown=True))) + "; `--no-pager` prints directly). Output to a "
         "pipe or a file is never paged. " + _names(having(option("--pager", shown=False))) + " print no listing "

@@ -37,20 +37,25 @@ Severities:
 
 - **error**: DSH 0.1.0-rc.8 refuses to load the log (or, for lineage, a rebuilt request would be
   attributed to the wrong log). `validate` exits 1. A rule shown as "warning; error from vN" is an
-  error in a log of format vN or newer, whose readers refuse it, and a warning in an older one,
-  which rc.8 loads (docs/fidelity.md).
+  error in a log of format vN or newer, which DSH's vN reader refuses as the spec describes it
+  (dsh-format-versions.md §6.3 for DSH218's exact header keys; §9.2, upstream's v4 relationship
+  checks, which the jhugard fork keeps, for DSH410-DSH416), and a warning in an older one, which
+  rc.8 loads. dsh-audit's own reader refuses a header DSH218 finds too, but replays a v4 log that
+  breaks DSH410-DSH416: `requests`, `breaks` and the reports read it (docs/fidelity.md).
 - **warning**: DSH loads the log, but a conforming writer never produces it (DSH's runtime
   invariants: session trace, stream grammar, header obligation, usage shape). `--strict` exits 1.
 - **info**: worth knowing, nothing to fix.
 
-`--lenient` reports the header metadata DSH's oracle adapted for tokenised fixtures (a missing
-`version` or `delegationDepth`, a non-absolute `cwd`) as warnings. Select rules with `--rule ID`
+`--lenient` reports the header metadata DSH's oracle adapted for tokenised fixtures (a v0 header's
+missing `version` or `delegationDepth`, a non-absolute `cwd`) as warnings, as the reader's
+`--lenient` reads them; a header with no version in a file named for a later generation
+(`session.v4.jsonl`) stays an error, which the reader refuses too. Select rules with `--rule ID`
 and drop them with `--ignore ID` (an id prefix such as `DSH3` names a family).
 """
 
 
 def _severity(rule: Rule) -> str:
-    """A rule's severity, and the version from which its readers refuse it (an error from there)."""
+    """A rule's severity, and the version from which DSH's reader refuses it (an error from there)."""
     return rule.severity if rule.refused_from is None else f"{rule.severity}; error from v{rule.refused_from}"
 
 

@@ -312,7 +312,8 @@ def test_check_table_and_csv_show_the_cost_and_name_the_ratio_as_sessions_does(
     # each log's path whole on a line of its own (session 38: never cut, nor left out), wider or not
     logs = named_logs(priced / "sessions" / "--p--" / name / "session.jsonl" for name in ("s-one", "s-two", "s-three"))
     assert lines[6:6 + len(logs)] == logs
-    assert max(len(line) for line in lines if line not in logs) <= 80
+    # and a finding's paths: each whole on a line of its own ("PATH:", "(PATH,"), never folded at a "/"
+    assert max(len(line) for line in lines if line not in logs and not re.fullmatch(r" *\(?\S+\.jsonl\)?[,:]?", line)) <= 80
     assert [re.sub(r"\s+", " ", line) for line in lines[3:6]] == [
         "ok 1 s-one 2 none 0 31.0% $0.0006 1",
         "ok 2 s-two 3 none 0 30.2% $0.0009 1",
@@ -345,9 +346,10 @@ def test_a_narrow_check_table_leaves_out_the_ratio_then_the_cost(
 def test_the_json_report_spells_numbers_as_every_json_output(
         priced: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "check", "--json")
-    assert code == 0 and not re.search(r"\de[-+]?\d|: -?\d+\.0[,\n]", out)  # no 5.4e-06, no 0.0
-    assert ('"cost_usd": {\n          "cache_miss": 0.0006,\n          "cache_read": 0.0000054,\n'
-            '          "cache_write": 0,\n          "output": 0.000024,\n          "total": 0.0006294\n        },') in out
+    # --json: JSON lines (issue 14 B3), the report's one compact line
+    assert code == 0 and out.count("\n") == 1 and not re.search(r"\de[-+]?\d|:-?\d+\.0[,}]", out)  # no 5.4e-06, no 0.0
+    assert ('"cost_usd":{"cache_miss":0.0006,"cache_read":0.0000054,"cache_write":0,"output":0.000024,'
+            '"total":0.0006294},') in out
     # each session's cost object spelt as cache --json spells it, number for number
     cache = {line["session_id"]: line["cost"] for line in map(
         _spelt, invoke(monkeypatch, capsys, "cache", "--json")[1].splitlines())}

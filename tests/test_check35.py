@@ -3,8 +3,9 @@ for one reason (issue 14, F8).
 
 1. A log not a line of which can be read (a FIFO, a symlink loop, a dangling link, no permission, a
    folder where the log was found) stopped ``check`` (exit 2, no report, its neighbours never
-   checked). It is now that log's ``DSH801`` (``log-refused``, ``fail-on-refusal``: exit 1) at its
-   path in every report, its error said once on stderr, and every other log is checked.
+   checked). It is now that log's ``DSH801`` (``log-refused``, ``fail-on-refusal``) at its path in
+   every report, its error said once on stderr, and every other log is checked; the run exits 2, as
+   for a folder that cannot be read (session 44: bad input, not only a finding).
 2. The same finding of a log's requests is one terminal line with a count; piped it stays whole,
    a terminal (or ``COLUMNS``) wraps it; a failing warning says which policy key fails it.
 """
@@ -80,7 +81,7 @@ def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
     said = message if hint == VALIDATE_HINT else f"{message} (hint: {hint})"  # the reader's own hint, if any
     code, out, err = invoke(monkeypatch, capsys, "check", "root", "--json-report", "r.json", "--junit", "j.xml",
                             "--sarif", "s.sarif", "--markdown", "m.md")
-    assert (code, err) == (1, [f"error: {BAD}: {said}"])
+    assert (code, err) == (2, [f"error: {BAD}: {said}"])
     lines = out.splitlines()
     assert [line.split("│")[1:3] for line in lines if line.startswith("│")] == [
         [" ok     ", f" {GOOD} "], [" FAIL   ", f" {BAD} "]]
@@ -117,7 +118,7 @@ def test_a_lone_unreadable_log_is_checked_too(unreadable: str, monkeypatch: pyte
     """One log, the group read as it is replayed otherwise: refused the same way."""
     _, message, hint = UNREADABLE[unreadable]
     code, out, err = invoke(monkeypatch, capsys, "check", BAD, "--json")
-    assert (code, err) == (1, [f"error: {BAD}: {message}" + ("" if hint == VALIDATE_HINT else f" (hint: {hint})")])
+    assert (code, err) == (2, [f"error: {BAD}: {message}" + ("" if hint == VALIDATE_HINT else f" (hint: {hint})")])
     assert [(f["rule"], f["path"], f["fails"]) for f in json.loads(out)["findings"]] == [("DSH801", BAD, True)]
 
 
@@ -222,14 +223,13 @@ def test_unrendered_requests_wrap_to_columns(compat: Path, monkeypatch: pytest.M
     monkeypatch.setenv("COLUMNS", "100")
     code, out, err = invoke(monkeypatch, capsys, "check", "c3")
     assert code == 1
-    assert out.splitlines()[-8:] == [
-        "c3/home/sessions/--home-dev-dsh-runs-c-c3-openai-compat-ws--/",
-        "  session-e7611f7a-95b5-4af3-83c0-7c6d07d82016/session.jsonl.zstd: DSH815 warning (fails the gate:",
-        "  capture-fail): 6 requests: #0, #1, #2, #3, #4, #5 are unrendered: cannot render: no pi-ai model",
-        "  facts for local-openai/local-coder: a hand-declared route's models are described by DSH's route",
-        "  configuration, which the log does not record (hint: pass --routes FILE (DSH's llm-pi-ai route",
-        "  configuration), or declare the route in c3/home/cordis.patch.yml (the patch layer of the DSH home",
-        "  the log was recorded in, read when no --routes is given))", FAILED]
+    assert out.splitlines()[-7:] == [  # the log's path whole on a line of its own, never folded at a "/"
+        f"{COMPAT_LOG}:",
+        "  DSH815 warning (fails the gate: capture-fail): 6 requests: #0, #1, #2, #3, #4, #5 are unrendered:",
+        "  cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models",
+        "  are described by DSH's route configuration, which the log does not record (hint: pass --routes",
+        "  FILE (DSH's llm-pi-ai route configuration), or declare the route in c3/home/cordis.patch.yml (the",
+        "  patch layer of the DSH home the log was recorded in, read when no --routes is given))", FAILED]
     monkeypatch.delenv("COLUMNS")
     code, out, err = invoke(monkeypatch, capsys, "check", "c3")
     assert (code, out.splitlines()[-2:]) == (1, [GROUPED, FAILED])
@@ -258,7 +258,7 @@ def test_a_file_of_mode_000_read_without_the_capabilities_that_bypass_it(tmp_pat
     done = subprocess.run(["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", command],
                           cwd=tmp_path, capture_output=True, text=True, check=False,
                           env={**os.environ, "DSH_HOME": str(tmp_path / "home"), "COLUMNS": "200"})
-    assert (done.returncode, done.stderr) == (1, f"error: {BAD}: cannot open: Permission denied\n")
+    assert (done.returncode, done.stderr) == (2, f"error: {BAD}: cannot open: Permission denied\n")
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert [(f["rule"], f["path"], f["message"], f["fails"]) for f in report["findings"]] == [
         ("DSH810", GOOD, "no capture given or found beside the log (wire.jsonl)", False),

@@ -6,6 +6,9 @@ reads, the same as the other commands say it.
   name no session", where diff, comparing both logs with it at once, named the session it holds.
 - A v4 header with three mistyped fields was refused in a line of 480-580 characters: each value
   whole, each field named again in the hint, DSH's refusal template (the id again) quoted.
+- Re-read D: that rewording also hid, behind a baseline this version wrote, a header fault added since
+  (an unknown key, isSeeded gone, a seedLength) or a value changed: only a baseline of the earlier wording
+  (no ``message_wording``) is matched without those words.
 - Review B: a v2+ header's isSeeded/seedLength fault went unnamed beside another fault, and a cut value
   could end inside an escape; a second log of the capture's session was told its own id was "another"
   session's; and a baseline session 43 wrote no longer matched either reworded finding (DSH801, DSH810).
@@ -61,7 +64,9 @@ def test_check_and_diff_name_the_session_a_pi_ai_capture_found_holds(
     if not twin:
         assert invoke(monkeypatch, capsys, "diff", "home/sessions")[2][0] == (
             f"note: {CHAT}: {said}; not compared (--capture FILE names one)")
-    # the same report as session 43 wrote it, a baseline: only the clause moved, so it still matches
+    # the same report as session 43 wrote it (no message_wording), a baseline: only the clause moved, so it
+    # still matches
+    del report["message_wording"]
     for finding in report["findings"]:
         if finding["rule"] == "DSH810":
             finding["message"] = f"{FOUND} {before}"
@@ -112,6 +117,7 @@ def test_a_refused_header_names_every_fault_in_one_line_and_a_session_43_baselin
     # the same report as session 43 (a9fe6c1) wrote it, a baseline: only dsh-audit's words moved, so it still
     # matches (gate._findings.reworded_free) and the gate passes
     report = json.loads((tmp_path / "b.json").read_text("utf-8"))
+    assert report.pop("message_wording") == 2  # session 43 wrote none: wording 1
     for finding in report["findings"]:
         if finding["rule"] == "DSH801":
             finding["message"] = refused.split(": ", 3)[3] + before
@@ -119,3 +125,40 @@ def test_a_refused_header_names_every_fault_in_one_line_and_a_session_43_baselin
     code, out, err = invoke(monkeypatch, capsys, "check", name, "--baseline", "b.json", "--json")
     assert (code, err, [(f["rule"], f["baselined"]) for f in json.loads(out)["findings"]][0]) == (
         0, [], ("DSH801", True))
+
+
+BAD = {"type": "session", "version": 4, "id": "s-bad", "createdAt": "yesterday", "isSeeded": False,
+       "delegationDepth": 0, "cwd": "/w"}
+AT = 'corrupt session log: first line is not a session header of v4: createdAt "{}" is a string, not an integer'
+# how the log changes after this version wrote the baseline, what its DSH801 then says after AT
+CHANGED = {
+    "unknown-key-added": (dict(BAD, orgin="subagent"), '; unknown key "orgin" (a v4 header has exact keys)'),
+    "isSeeded-removed": ({k: v for k, v in BAD.items() if k != "isSeeded"}, "; no boolean isSeeded (v4)"),
+    "seedLength-added": (dict(BAD, seedLength=3), "; a seedLength (v0 and v1 only; v4 says isSeeded)"),
+    "value-changed": (dict(BAD, createdAt="tomorrow"), ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGED))
+def test_a_baseline_of_this_wording_keeps_a_header_fault_added_since_new(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    header, added = CHANGED[case]
+    log = tmp_path / "logs" / "session.v4.jsonl"
+    log.parent.mkdir()
+    log.write_text(json.dumps(BAD) + "\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert invoke(monkeypatch, capsys, "check", "logs", "--json-report", "b.json")[0] == 1
+    log.write_text(json.dumps(header) + "\n", "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--baseline", "b.json", "--json")
+    found = [(f["message"].split("; DSH 0.1.0")[0], "baselined" in f) for f in json.loads(out)["findings"]
+             if f["rule"] == "DSH801"]
+    assert (code, err, found) == (1, ["note: 1 baseline finding(s) no longer occur"],
+                                  [(AT.format(header["createdAt"]) + added, False)])
+    # the same baseline without its message_wording (session 43 wrote none) matches it: only words moved
+    report = json.loads((tmp_path / "b.json").read_text("utf-8"))
+    for wording, said in ((None, (0, [])), ("2", (2, [
+            "error: b.json: message_wording a string is not one this dsh-audit reads (a whole number of 1 or "
+            "more) (hint: write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE)"]))):
+        report["message_wording"] = wording
+        (tmp_path / "b.json").write_text(json.dumps({k: v for k, v in report.items() if v is not None}), "utf-8")
+        assert invoke(monkeypatch, capsys, "check", "logs", "--baseline", "b.json")[::2] == said

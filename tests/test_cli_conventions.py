@@ -414,11 +414,14 @@ def test_watch_waits_only_a_finite_time(option: str, value: str, monkeypatch: py
 
 def test_check_json_is_the_flag_and_an_old_json_file_is_refused_with_the_option_to_use(
         monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path) -> None:
-    """``check --json`` prints the JSON report on stdout, as ``--json-report -`` does; the older
+    """``check --json`` prints the JSON report on stdout as JSON lines, as every --json (issue 14
+    B3): one compact line, the very object ``--json-report -`` writes indented; the older
     ``check --json FILE`` names a .json file as a log, and is told the option that writes one."""
     flag = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json")
     dash = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json-report", "-")
-    assert flag[:2] == dash[:2] and flag[0] == 0 and json.loads(flag[1])["passed"] is True
+    lines = flag[1].splitlines()
+    assert (flag[0], dash[0], len(lines), flag[1].endswith(b"}\n"), len(dash[1].splitlines()) > 20) == (0, 0, 1, True, True)
+    assert json.loads(lines[0]) == json.loads(dash[1]) and json.loads(lines[0])["passed"] is True
     # --json says nothing else; a report FILE of '-' leaves the table and the verdict on stderr (session 40)
     assert (flag[2], dash[2].splitlines()[0], dash[2].splitlines()[-1].startswith("PASSED: ")) == (
         "", "dsh-audit check", True)
@@ -569,3 +572,18 @@ def test_a_quiet_command_takes_no_pager_and_changes_nothing(name: str, tmp_path:
         code, out, err = _run(name, *_walk_args(name, folder), *flag)
         said.append((code, *(re.sub(r" in \d+\.\d s", "", text.replace(str(folder), "F")) for text in (out, err))))
     assert said[0][0] == 0 and said[0] == said[1] == said[2]
+
+
+def test_a_session_named_by_id_gets_no_note_about_another_sessions_copies(
+        monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path) -> None:
+    """Issue 14: ``cache ID`` said the duplicate-file note of another session of the home; a note
+    about a session the user did not name is noise. The home itself (no PATH) still says it."""
+    shutil.copytree(SAMPLES / "sessions", tmp_path / "sessions")
+    tools = tmp_path / "sessions" / "--home-dev-projects-demo--" / "session-sample-tools"
+    shutil.copy(SAMPLES / "tools" / "session.jsonl", tools / "session.jsonl")  # a plain copy beside the .zstd
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    code, out, err = _main(monkeypatch, capsysbinary, "cache", "session-sample-chat", "--json")
+    assert (code, len(out.splitlines()), err) == (0, 1, "")
+    code, out, err = _main(monkeypatch, capsysbinary, "cache", "--json")
+    assert (code, err) == (0, f"note: {tools}: read session.jsonl.zstd (generation v0), the one DSH would read; "
+                              "also present: session.jsonl\n")

@@ -121,11 +121,12 @@ def test_sessions_csv_carries_the_exact_hit_ratio(tmp_path: Path, monkeypatch: p
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--format", "csv", str(log))
     assert (code, err) == (0, [])
     assert list(csv.reader(io.StringIO(out))) == [
-        ["table", "when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id"],
-        ["1 session(s), newest first", "2027-01-15 08:00", "-", "/home/dev/project", "3", repr(1920 / 4020), "0",
-         "0.00066552", "1", "sess-a"]]
+        ["table", "when (UTC)", "title", "project", "requests", "tokens", "hit ratio", "breaks", "cost", "unpriced",
+         "first (UTC)", "format", "id"],
+        ["1 session(s), newest first", "2027-01-15 08:00", "-", "/home/dev/project", "3", "5970", repr(1920 / 4020), "0",
+         "0.00066552", "1", "2027-01-15 08:00", "v0", "sess-a"]]  # no totals row: CSV holds the JSON's rows (as `requests`)
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--no-cost", "--format", "csv", str(log))
-    assert code == 0 and list(csv.reader(io.StringIO(out)))[1][5] == ""  # no accounting: no ratio, an empty cell
+    assert code == 0 and list(csv.reader(io.StringIO(out)))[1][6] == ""  # no accounting: no ratio, an empty cell
 
 
 # -- 4. cache lists sessions as `sessions` does, PATHS given or not ----------------------------------

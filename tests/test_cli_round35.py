@@ -286,5 +286,6 @@ def test_a_long_title_keeps_twenty_columns_at_80(tmp_path: Path, monkeypatch: py
         "2027-01-15 08:01  └ subagent Count the bullet lines in       2  session-9e8d7c6b",
         "                  the README",
         "2027-01-15 08:00  └ fork Review the narrow table layout      2  session-5a6b7c8d",
-        "narrow terminal: hit, breaks, cost (no values), project not shown (widen it, or",
-        "use --json)"]
+        "total                                                        6",  # issue 14 B1: sums, no id: no session
+        "narrow terminal: hit, breaks, cost (no values), format, first (UTC), tokens,",
+        "project not shown (widen it, or use --json)"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -111,11 +112,21 @@ def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
 
 
 def test_sessions_wide_shows_every_column():
-    code, out = invoke("sessions", "--no-cost", columns=160)
-    header = next(line for line in out.splitlines() if "when (UTC)" in line)
-    assert code == 0 and [c.strip() for c in header.strip("┃").split("┃")] == [
-        "when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id"]
-    assert "│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │        3 │ -         │ -      │ -    │" in out
+    """Issue 14 B1: tokens, first activity and format version too, where every cell fits whole in
+    the boxes (a lesser column never costs the table its boxes: session 44, 160 columns)."""
+    code, out = invoke("sessions", "--no-cost", columns=200)
+    lines = [line.rstrip() for line in out.splitlines()]
+    assert code == 0 and [line for line in lines if "when (UTC)" in line or "Who are you" in line
+                          or line.startswith("│ total")] == [
+        "┃ when (UTC)       ┃ title       ┃ project                 ┃ requests ┃ tokens ┃ hit ratio ┃ breaks ┃ cost ┃"
+        " first (UTC)      ┃ format ┃ id                         ┃",
+        "│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │        3 │    510 │ -         │ -      │ -    │"
+        " 2027-01-15 08:00 │ v0     │ session-sample-chat        │",
+        "│ total            │             │                         │       28 │   6887 │ -         │ -      │ -    │"
+        "                  │        │                            │"]
+    code, out = invoke("sessions", "--no-cost", columns=160)  # boxed still: an empty column left out first
+    assert code == 0 and out.splitlines()[1].startswith("┏") and out.splitlines()[-1] == (
+        "narrow terminal: hit ratio (no values) not shown (widen it, or use --json)")
 
 
 # --- session references -------------------------------------------------------------------------
@@ -268,14 +279,18 @@ LONG_TITLE = {
          "when (UTC)        title         reqs    hit  breaks      cost  id",
          "─" * 80,
          "2027-01-15 08:00  line\\u000al…     3  26.9%       0  ≥$0.0001  session-sample-c…",
+         "total                              3  26.9%       0  ≥$0.0001",
          "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
-         "narrow terminal: project not shown (widen it, or use --json)"],
+         "narrow terminal: format, first (UTC), tokens, project not shown (widen it, or",
+         "use --json)"],
     200: ["1 session(s), newest first",
           "when (UTC)        title" + " " * 92 + "project                  requests  hit ratio  breaks      cost  id",
           "─" * 198,
           "2027-01-15 08:00  " + "line\\u000a" * 9 + "line…  /home/dev/projects/demo         3      26.9%       0  "
           "≥$0.0001  session-sample-chat",
-          "title: cut to fit (--json for whole titles)"],
+          "total" + " " * 142 + "3      26.9%       0  ≥$0.0001",
+          "title: cut to fit (--json for whole titles)",
+          "narrow terminal: format, first (UTC), tokens not shown (widen it, or use --json)"],
 }
 
 

@@ -167,8 +167,10 @@ def test_sessions_at_80_columns_keeps_the_date_the_title_and_a_short_id_whole():
         "when (UTC)        title          reqs    hit  breaks      cost  id",
         "─" * 80,
         "2026-12-02 11:02  Fake session…     8  62.8%       5  ≥$0.0111  session-da27503b",
+        "total                               8  62.8%       5  ≥$0.0111",  # issue 14 B1
         "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
-        "narrow terminal: project not shown (widen it, or use --json)"]
+        "narrow terminal: format, first (UTC), tokens, project not shown (widen it, or",
+        "use --json)"]
 
 
 @needs_corpus

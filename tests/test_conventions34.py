@@ -205,18 +205,20 @@ def test_the_table_lists_each_child_under_its_parent(tmp_path: Path, monkeypatch
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(_family(tmp_path)), "--no-cost")
     assert (code, err) == (0, [])
-    assert out.splitlines() == [
+    assert out.splitlines() == [  # boxed: "tokens" and "first (UTC)" kept, "format" left out for the boxes
         "6 session(s), newest first",
-        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┳━━━━━━┳━━━━━━━━━━┓",
-        "┃ when (UTC)       ┃ title               ┃ project           ┃ requests ┃ hit ratio ┃ breaks ┃ cost ┃ id       ┃",
-        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━╇━━━━━━╇━━━━━━━━━━┩",
-        "│ 2027-01-15 08:05 │ -                   │ /home/dev/project │        1 │ -         │ -      │ -    │ s-other  │",
-        "│ 2027-01-15 08:03 │ -                   │ /home/dev/project │        1 │ -         │ -      │ -    │ s-orphan │",
-        "│ 2027-01-15 08:00 │ -                   │ /home/dev/project │        1 │ -         │ -      │ -    │ s-parent │",
-        "│ 2027-01-15 08:01 │ └ subagent          │ /home/dev/project │        1 │ -         │ -      │ -    │ s-sub    │",
-        "│ 2027-01-15 08:01 │   └ fork            │ /home/dev/project │        1 │ -         │ -      │ -    │ s-grand  │",
-        "│ 2027-01-15 08:00 │ └ fork Review notes │ /home/dev/project │        2 │ -         │ -      │ -    │ s-fork   │",
-        "└──────────────────┴─────────────────────┴───────────────────┴──────────┴───────────┴────────┴──────┴──────────┘"]
+        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┓",
+        "┃ when (UTC)       ┃ title               ┃ project           ┃ requests ┃ tokens ┃ first (UTC)      ┃ id       ┃",
+        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━┩",
+        "│ 2027-01-15 08:05 │ -                   │ /home/dev/project │        1 │      8 │ 2027-01-15 08:05 │ s-other  │",
+        "│ 2027-01-15 08:03 │ -                   │ /home/dev/project │        1 │      8 │ 2027-01-15 08:03 │ s-orphan │",
+        "│ 2027-01-15 08:00 │ -                   │ /home/dev/project │        1 │      8 │ 2027-01-15 08:00 │ s-parent │",
+        "│ 2027-01-15 08:01 │ └ subagent          │ /home/dev/project │        1 │      8 │ 2027-01-15 08:01 │ s-sub    │",
+        "│ 2027-01-15 08:01 │   └ fork            │ /home/dev/project │        1 │      8 │ 2027-01-15 08:01 │ s-grand  │",
+        "│ 2027-01-15 08:00 │ └ fork Review notes │ /home/dev/project │        2 │      8 │ 2027-01-15 08:00 │ s-fork   │",
+        "│ total            │                     │                   │        7 │     48 │                  │          │",
+        "└──────────────────┴─────────────────────┴───────────────────┴──────────┴────────┴──────────────────┴──────────┘",
+        "narrow terminal: hit ratio, breaks, cost (no values), format not shown (widen it, or use --json)"]
 
 
 def test_json_and_csv_stay_flat_with_the_parent_and_relation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -236,7 +238,7 @@ def test_json_and_csv_stay_flat_with_the_parent_and_relation(tmp_path: Path, mon
     assert table[0][:3] == ["table", "when (UTC)", "title"]
     assert [(row[2], row[-1]) for row in table[1:]] == [
         ("-", "s-other"), ("-", "s-orphan"), ("-", "s-grand"), ("-", "s-sub"), ("Review notes", "s-fork"),
-        ("-", "s-parent")]  # no marker: the JSON's rows
+        ("-", "s-parent")]  # no marker, no total row: the JSON's rows alone (as `requests` CSV; a consumer sums)
 
 
 def _summary(session_id: str, parent: str | None, relation: str | None = "subagent") -> SessionSummary:

@@ -238,10 +238,14 @@ def test_check_json_help_is_true(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     code, help_text, _ = invoke(monkeypatch, capsys, "check", "--help")
     assert code == 0
     flat = " ".join(help_text.split())
-    assert ("--json The JSON report (docs/report-schema.json) on stdout: one indented JSON object, as "
-            "--json-report - writes it (the same as --format json).") in flat
+    # one compact line since session 44 (issue 14 B3: stdout of every --json is JSON lines)
+    assert ("--json The JSON report (docs/report-schema.json) on stdout as JSON lines, as every --json: one "
+            "compact object on one line (--json-report - writes it indented) (the same as --format json).") in flat
+    assert ("json (--json) prints the JSON report on one line (--json-report - indents it), markdown") in flat
     code, out, _ = invoke(monkeypatch, capsys, "check", str(CHAT), "--json")
-    assert code == 0 and len(out.splitlines()) > 1 and isinstance(json.loads(out), dict)
+    assert code == 0 and len(out.splitlines()) == 1 and out.endswith("}\n") and isinstance(json.loads(out), dict)
+    code, indented, _ = invoke(monkeypatch, capsys, "check", str(CHAT), "--json-report", "-")
+    assert code == 0 and len(indented.splitlines()) > 1 and json.loads(indented) == json.loads(out)
     for name in ("sessions", "requests"):  # the others' --json is one object per line
         assert "--json One JSON object per line on stdout" in " ".join(
             invoke(monkeypatch, capsys, name, "--help")[1].split())

@@ -58,12 +58,13 @@ MIXED = {f"c{n}/session.jsonl" + (".zstd" if n % 2 else ""): _zstd(CHAT.read_byt
 
 TABLE = """\
 1 session(s), newest first
-┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┓
-┃ when (UTC)       ┃ title       ┃ project                 ┃ requests ┃ hit ratio ┃ breaks ┃     cost ┃ id                  ┃
-┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━┩
-│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │        3 │     26.9% │      0 │ ≥$0.0001 │ session-sample-chat │
-└──────────────────┴─────────────┴─────────────────────────┴──────────┴───────────┴────────┴──────────┴─────────────────────┘
-"""
+┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┓
+┃ when (UTC)       ┃ title       ┃ project                 ┃ requests ┃ tokens ┃ hit ratio ┃ breaks ┃     cost ┃ first (UTC)      ┃ format ┃ id                  ┃
+┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━┩
+│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │        3 │    510 │     26.9% │      0 │ ≥$0.0001 │ 2027-01-15 08:00 │ v0     │ session-sample-chat │
+│ total            │             │                         │        3 │    510 │     26.9% │      0 │ ≥$0.0001 │                  │        │                     │
+└──────────────────┴─────────────┴─────────────────────────┴──────────┴────────┴───────────┴────────┴──────────┴──────────────────┴────────┴─────────────────────┘
+"""  # tokens, first (UTC), format and the totals row: issue 14 B1
 
 
 @pytest.mark.parametrize(("files", "read", "second"), [(SEVEN, "c1/session.jsonl", "c2/session.jsonl"),
@@ -103,10 +104,10 @@ def test_copies_that_differ_are_listed_each_and_refused_by_id(tmp_path: Path, mo
                                             "early/session.jsonl": b"".join(lines[:4]), "other/session.jsonl": other})
     code, out, err = _run(monkeypatch, capsys, "sessions", "--format", "csv")
     assert (code, out.splitlines()[1:]) == (0, [
-        f'"2 session(s), newest first",2027-01-15 08:00,Who are you,/home/dev/projects/demo,3,0.2694736842105263,0,'
-        f"0.000146868,1,{SID} ({project}/same0/session.jsonl)",
-        f'"2 session(s), newest first",2027-01-15 08:00,x,/home/dev/projects/demo,0,,0,0,0,'
-        f"{SID} ({project}/other/session.jsonl)"])
+        f'"2 session(s), newest first",2027-01-15 08:00,Who are you,/home/dev/projects/demo,3,510,0.2694736842105263,0,'
+        f"0.000146868,1,2027-01-15 08:00,v0,{SID} ({project}/same0/session.jsonl)",
+        f'"2 session(s), newest first",2027-01-15 08:00,x,/home/dev/projects/demo,0,0,,0,0,0,2027-01-15 08:00,v0,'
+        f"{SID} ({project}/other/session.jsonl)"])  # no total row: CSV holds the JSON's rows alone
     assert err == [  # one note for the session's copies (fuzz round 23: one a copy, then one of 5)
         f"note: one session in 7 files under {project}/: read same0/session.jsonl, not same1/session.jsonl, "
         "same2/session.jsonl, same3/session.jsonl, same4/session.jsonl (the same lines), not early/session.jsonl "

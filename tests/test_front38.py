@@ -236,9 +236,10 @@ def test_a_hostile_title_and_path_in_sessions_markdown_and_check_summary(tmp_pat
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "www.evil.example.com/session.jsonl", "--format",
                           "markdown", "--no-cost")
     assert code == 0
-    assert out.splitlines()[-1] == (
+    assert out.splitlines()[-3:] == [
         "| 2027-01-15 08:00 | ``[click](http://evil.example.com/x) www.evil.example.com `a` \\| b`` | "
-        "/home/dev/project | 2 | - | - | - | s-hostile |")
+        "/home/dev/project | 2 | 8 | - | - | - | 2027-01-15 08:00 | v0 | s-hostile |",
+        "| total |  |  | 2 | 8 | - | - | - |  |  |  |", ""]  # the total row, then the blank line ending the table
     code, out, _ = invoke(monkeypatch, capsys, "check", "www.evil.example.com/session.jsonl", "--markdown", "-")
     assert code == 0
     assert "| ✅ pass | `www.evil.example.com/session.jsonl` | s-hostile | 2 | none | 0 |" in out

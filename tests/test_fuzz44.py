@@ -1,13 +1,17 @@
 """Fuzz round 34B (session 44): ``stats --db`` on a path that is not UTF-8 (exit 3 before), HAR
 request bodies with the Content-Encodings other than one gzip (``deflate``, ``gzip, gzip``, ``br``:
-"holds no LLM call" before), and a Ctrl-C while dsh-audit starts (a traceback, or death by SIGINT)."""
+"holds no LLM call" before), and a Ctrl-C while dsh-audit starts (a traceback, or death by SIGINT).
+The re-read of it: a body HAR tools stored decoded under ``br`` is kept (refused whole before), and a
+stack of codings is one body within the ratio limit (two 100x layers were 10,000x)."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -45,41 +49,78 @@ def _raw_deflate(data: bytes) -> bytes:
     return packer.compress(data) + packer.flush()
 
 
-#: Content-Encoding -> how the body was packed (every request of the a-chat scenario, as base64).
-PACKED: dict[str, Callable[[bytes], bytes]] = {
-    "deflate": zlib.compress,  # zlib data, as RFC 9110 names it
-    "Deflate ": _raw_deflate,  # raw deflate, as some clients send it
-    "gzip, gzip": lambda body: gzip.compress(gzip.compress(body, mtime=0), mtime=0),
-    "x-gzip, identity, deflate": lambda body: zlib.compress(gzip.compress(body, mtime=0)),
-}
+def _gzip_gzip(body: bytes) -> bytes:
+    return gzip.compress(gzip.compress(body, mtime=0), mtime=0)
 
 
-def _har(tmp_path: Path, coding: str, pack: Callable[[bytes], bytes]) -> Path:
+#: (Content-Encoding, how the body was packed, postData.encoding) of every request of the a-chat
+#: scenario: packed bytes as base64; None: the JSON text stored as sent before its coding, as HAR
+#: tools store a body they decoded.
+PACKED: list[tuple[str, Callable[[bytes], bytes] | None, str | None]] = [
+    ("deflate", zlib.compress, "base64"),  # zlib data, as RFC 9110 names it
+    ("Deflate ", _raw_deflate, "base64"),  # raw deflate, as some clients send it
+    ("gzip, gzip", _gzip_gzip, "base64"),
+    ("x-gzip, identity, deflate", lambda body: zlib.compress(gzip.compress(body, mtime=0)), "base64"),
+    ("gzip, gzip", lambda body: gzip.compress(body, mtime=0), "base64"),  # a tool undid one layer
+    ("deflate", zlib.compress, None),  # base64, no "encoding": told by its zlib header as gzip by its magic
+    ("gzip", lambda body: gzip.compress(body, mtime=0), None),
+    *((coding, None, None) for coding in ("br", "zstd", "gzip", "deflate", "gzip, gzip", "br, deflate")),
+]
+
+
+def _post_data(body: str, pack: Callable[[bytes], bytes] | None, encoding: str | None) -> dict[str, str]:
+    if pack is None:
+        return {"mimeType": "application/json", "text": body}
+    text = base64.b64encode(pack(body.encode())).decode()
+    return {"mimeType": "application/json", "text": text, **({"encoding": encoding} if encoding else {})}
+
+
+def _har(tmp_path: Path, coding: str, pack: Callable[[bytes], bytes] | None, encoding: str | None = "base64") -> Path:
     records = [json.loads(line) for line in (SCENARIO / "wire.jsonl").read_text().splitlines() if line]
     entries = [{"request": {"method": r["method"], "url": "http://127.0.0.1" + r["path"],
                             "headers": [{"name": k, "value": v} for k, v in r["headers"].items()]
                             + [{"name": "Content-Encoding", "value": coding}],
-                            "postData": {"mimeType": "application/json", "encoding": "base64",
-                                         "text": base64.b64encode(pack(r["body"].encode())).decode()}}}
+                            "postData": _post_data(r["body"], pack, encoding)}}
                for r in records]
     har = tmp_path / "capture.har"
     har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
     return har
 
 
-@pytest.mark.parametrize("coding", sorted(PACKED))
+@pytest.mark.parametrize("coding, pack, encoding", PACKED)
 def test_har_bodies_in_every_coding_the_standard_library_undoes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                capsys: pytest.CaptureFixture[str], coding: str) -> None:
-    har = _har(tmp_path, coding, PACKED[coding])
+                                                                capsys: pytest.CaptureFixture[str], coding: str,
+                                                                pack: Callable[[bytes], bytes] | None,
+                                                                encoding: str | None) -> None:
+    har = _har(tmp_path, coding, pack, encoding)
     code, out, err = invoke(monkeypatch, capsys, "diff", str(SCENARIO / "home" / "sessions"), "--capture", str(har))
     assert (code, err) == (0, [])
     assert out.splitlines()[-1] == "3 request(s): 3 identical; 0 capture(s) unexplained, 0 foreign: OK"
 
 
-BOMB = b" " * (16 << 20)
+@functools.cache
+def _gzipped_spaces() -> bytes:
+    """16 MiB of spaces as gzip: about 1000x."""
+    return gzip.compress(b" " * (16 << 20), mtime=0)
+
+
+@functools.cache
+def _stacked_bomb() -> tuple[bytes, bytes]:
+    """8 MiB that gzip packs about 100x, packed again about 4x: each layer within the 200x limit,
+    the body 400x (its layers: inner, outer)."""
+    inner = random.Random(0).randbytes(20_000) * 419
+    once = gzip.compress(inner, mtime=0)
+    twice = gzip.compress(once, 9, mtime=0)
+    assert len(inner) < 200 * len(once) and len(once) < 200 * len(twice) and len(inner) > 300 * len(twice)
+    return once, twice
+
+
 REFUSED = [
     ("br", lambda body: b"\x1b\xff\xff\x7f" + body,
      "entries[0]: the body's Content-Encoding br cannot be decoded (dsh-audit decodes gzip and deflate) "
+     "(hint: store the body as sent before its Content-Encoding, or capture it with gzip)"),
+    ("zstd", lambda body: b"\x28\xb5\x2f\xfd" + body,
+     "entries[0]: the body's Content-Encoding zstd cannot be decoded (dsh-audit decodes gzip and deflate) "
      "(hint: store the body as sent before its Content-Encoding, or capture it with gzip)"),
     ("gzip, \x1b[31m", lambda body: gzip.compress(body, mtime=0),
      "entries[0]: the body's Content-Encoding that is not a coding name cannot be decoded (dsh-audit decodes gzip "
@@ -90,11 +131,15 @@ REFUSED = [
     ("deflate", lambda body: zlib.compress(body) + b"junk",
      "entries[0]: the deflate body has 4 byte(s) after its deflate data (hint: the capture appended bytes to the "
      "body: recapture, or give --capture another capture)"),
-    ("gzip, gzip", lambda body: gzip.compress(gzip.compress(BOMB, mtime=0), mtime=0),  # the inner layer a bomb
-     "entries[0]: the gzip body is refused as a decompression bomb: N gzip bytes expand to more than 5242880 "
+    ("gzip, gzip", lambda body: gzip.compress(_gzipped_spaces(), mtime=0),  # the inner layer a bomb
+     "entries[0]: the gzip body is refused as a decompression bomb: N gzip bytes expand to more than {spaces} "
      "bytes, past the limit of 200x (DSH_AUDIT_MAX_RATIO) (hint: if this is a real body, raise the limit: "
      "DSH_AUDIT_MAX_RATIO=2000 (0: no limit); see docs/hostile-inputs.md)"),
-    ("deflate", lambda body: _raw_deflate(BOMB),
+    ("gzip, gzip", lambda body: _stacked_bomb()[1],  # every layer counted against the body as captured
+     "entries[0]: the gzip body is refused as a decompression bomb: N gzip bytes expand to more than {stacked} "
+     "bytes, past the limit of 200x (DSH_AUDIT_MAX_RATIO) (hint: if this is a real body, raise the limit: "
+     "DSH_AUDIT_MAX_RATIO=2000 (0: no limit); see docs/hostile-inputs.md)"),
+    ("deflate", lambda body: _raw_deflate(b" " * (16 << 20)),
      "entries[0]: the deflate body is refused as a decompression bomb: N deflate bytes expand to more than "
      "5242880 bytes, past the limit of 200x (DSH_AUDIT_MAX_RATIO) (hint: if this is a real body, raise the "
      "limit: DSH_AUDIT_MAX_RATIO=2000 (0: no limit); see docs/hostile-inputs.md)"),
@@ -110,6 +155,8 @@ def test_har_bodies_not_undone_are_refused_in_one_line(tmp_path: Path, monkeypat
     har = _har(tmp_path, coding, pack)
     code, out, err = invoke(monkeypatch, capsys, "diff", str(SCENARIO / "home" / "sessions"), "--capture", str(har))
     bytes_read = re.compile(r"bomb: \d+ ")  # how far zlib had read: its build's own
+    # a stack's refusal: its inner layer's bytes and 4 MiB, the first piece past the ratio's floor
+    said = said.format(stacked=len(_stacked_bomb()[0]) + (4 << 20), spaces=len(_gzipped_spaces()) + (4 << 20))
     assert (code, out, [bytes_read.sub("bomb: N ", line) for line in err]) == (2, "", [f"error: {har}: {said}"])
 
 

@@ -55,7 +55,7 @@ def flat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_check_fails_a_flat_folders_logs_that_cannot_be_opened(flat: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "check", "--no-baseline", "--format", "csv", "F")
-    assert (code, out.splitlines(), err) == (1, [
+    assert (code, out.splitlines(), err) == (2, [  # logs it cannot read: bad input (session 44)
         "table,status,log,session,requests,capture,breaks,hit ratio,cost,unpriced,findings",
         "dsh-audit check,FAIL,F/session-dangling.jsonl,-,0,none,0,,,,1",
         "dsh-audit check,FAIL,F/session-fifo.jsonl,-,0,none,0,,,,1",
@@ -77,7 +77,8 @@ def test_validate_and_the_listings_name_a_flat_folders_logs_that_cannot_be_opene
     assert invoke(monkeypatch, capsys, "validate", "F") == (2, "", [DANGLING])
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--format", "csv", "F")
     assert (code, out.splitlines()[1:], err) == (2, [
-        '"1 session(s), newest first",2027-01-15 08:00,-,/home/dev/project,1,,0,,1,s-good'], [DANGLING, FIFO, LOOP])
+        '"1 session(s), newest first",2027-01-15 08:00,-,/home/dev/project,1,8,,0,,1,2027-01-15 08:00,v0,s-good'],
+        [DANGLING, FIFO, LOOP])  # tokens, first activity, format; no totals row in CSV (the JSON's rows)
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", "F")
     assert (code, out.splitlines()[1:], err) == (2, [
         "requests,F/session-good.jsonl,s-good,0,1/1/1,loop,5 initial,1,,,8,stop"], [DANGLING, FIFO, LOOP])

@@ -28,7 +28,7 @@ def test_fifo_named_like_a_log_is_refused_not_read(tmp_path, command):
     os.mkfifo(fifo)
     result = run(command, str(fifo))
     assert "Traceback" not in result.stderr
-    assert result.returncode == (1 if command == "check" else 2), result  # check: a DSH801 finding, reports written
+    assert result.returncode == 2, result  # check too: its DSH801 row fails, its reports are written
     assert f"{fifo}: is a FIFO, not a log file (hint: only regular files are read)" in result.stderr
 
 
@@ -115,5 +115,5 @@ def test_a_log_the_system_refuses_to_open_is_one_line_even_as_root(tmp_path, mon
         assert invoke(monkeypatch, capsys, command, str(log)) == (
             2, "", [f"error: {log}: cannot open: Permission denied"]), command
     code, out, err = invoke(monkeypatch, capsys, "check", str(log))  # a finding of its own: every report written
-    assert (code, err) == (1, [f"error: {log}: cannot open: Permission denied"])
+    assert (code, err) == (2, [f"error: {log}: cannot open: Permission denied"])
     assert f"{log}: DSH801 error (fails the gate: fail-on-refusal): cannot open: Permission denied" in " ".join(out.split())

@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from test_html_report import HOSTILE, SCRIPT_TEXT, TEXT_JS, _detail_heading, _report
+from test_html_report import HOSTILE, SCRIPT_TEXT, TEXT_JS, _detail_heading, _report, _rows
 
 from dsh_audit.gate import CheckResult, Policy, run_check
 from dsh_audit.report import build_report_data, format_html
@@ -273,13 +273,13 @@ def test_a_child_without_its_parent_says_so(tmp_path, chrome):
 
 @needs_corpus
 def test_chart_axes_show_token_values_and_request_numbers(tmp_path, chrome):
-    """c-change: 8 requests, the largest prompt 8,818 tokens; ticks every 2,500 line up with the bars."""
+    """c-change: 8 requests, the largest prompt 8818 tokens; ticks every 2500 line up with the bars."""
     from selenium.webdriver.common.by import By
 
     log = next((LIVE / "c-change" / "home").glob("sessions/*/*/session.jsonl.zstd"))
     chrome.get(_report(tmp_path, log).as_uri())
     ticks = chrome.find_elements(By.CSS_SELECTOR, "#timeline .yaxis .tick")
-    assert [t.text for t in ticks] == ["0", "2,500", "5,000", "7,500"]
+    assert [t.text for t in ticks] == ["0", "2500", "5000", "7500"]
     assert [c.text for c in chrome.find_elements(By.CSS_SELECTOR, "#timeline .req .idx")] == [
         "0", "1", "2", "3", "4", "5", "6", "7"]
     assert chrome.find_element(By.CSS_SELECTOR, "#timeline .yaxis .axis-title").text == "tokens"
@@ -298,7 +298,83 @@ def test_chart_axes_show_token_values_and_request_numbers(tmp_path, chrome):
     for value, centre in centres:
         assert abs(baseline - value * per_token - centre) < 1.5, (value, centre, baseline)
     title = chrome.find_element(By.ID, "request-2").get_attribute("title")
-    assert title.startswith("request 2 (loop 2/1/1): prompt 7,993, expected 0, actual 0, "), title
+    assert title.startswith("request 2 (loop 2/1/1): prompt 7993, expected 0, actual 0, "), title
+
+
+def _sized_log(tmp_path: Path, name: str, usages: list[tuple[int, int]]) -> Path:
+    """A log ``session-axis-<name>`` of one request per (cache miss, cache read) usage."""
+    b = LogBuilder(session_id=f"session-axis-{name}")
+    for k, (miss, read) in enumerate(usages):
+        with b.turn(f"question {k}"):
+            with b.step():
+                b.assistant(f"answer {k}", usage={"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read})
+    return b.write_jsonl(tmp_path / name / "session.jsonl")
+
+
+#: Each log's y-axis labels: a 1-token prompt, 6, 8 and 10 digits (10**9: the most one count holds)
+AXIS_LABELS = {
+    "1": ["0", "1"],
+    "6": ["0", "50000", "100000"],
+    "8": ["0", "25000000", "50000000", "75000000"],
+    "10": ["0", "250000000", "500000000", "750000000", "1000000000"],
+}
+#: Each label's box against every box that clips it (overflow not visible) and the window: the parts cut off
+_CUT_LABELS = """
+return Array.from(document.querySelectorAll('#timeline .yaxis .tick'), t => {
+  const r = t.getBoundingClientRect(), cut = [];
+  if (r.left < 0 || r.right > window.innerWidth) { cut.push('window'); }
+  for (let p = t.parentElement; p; p = p.parentElement) {
+    const c = getComputedStyle(p), b = p.getBoundingClientRect();
+    const clips = c.overflowX !== 'visible' || c.overflowY !== 'visible';
+    if (clips && (r.left < b.left - 0.5 || r.right > b.right + 0.5)) {
+      cut.push(p.id || p.className);
+    }
+  }
+  return [t.textContent, t.scrollWidth <= Math.ceil(r.width), cut];
+});"""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_axis_labels_are_whole_at_every_magnitude_and_counts_print_as_the_cli_prints_them(tmp_path, chrome, width):
+    """Issue 14: a fixed 58 px gutter cut "10,000,000" to "0,000,000" at the chart's scrolling
+    edge; the gutter now fits its longest label, at 1400 px and on a 390 px phone. Every count
+    the page shows is printed as the CLI's tables print it (no thousands separator: the session's
+    8064000 stood next to the totals' 72,576,000), the embedded data keeping raw numbers."""
+    from selenium.webdriver.common.by import By
+
+    logs = [_sized_log(tmp_path, "1", [(1, 0)]), _sized_log(tmp_path, "6", [(123456, 0)]),
+            _sized_log(tmp_path, "8", [(12_000_000, 0), (4_000_000, 83_654_321)]),
+            _sized_log(tmp_path, "10", [(1_000_000_000, 0)])]
+    out = tmp_path / "sizes.html"
+    result = run_check(logs, policy=Policy())
+    page = format_html(result)
+    out.write_text(page, encoding="utf-8")
+    data = build_report_data(result)
+    assert data["totals"]["cache"]["prompt_tokens"] == 1_099_777_778  # the data: raw numbers
+    # the static summary (no script) says the counts as the script does
+    assert ('<tr data-key="hit"><th>hit ratio</th><td>7.6% (83654321 of 1099777778 prompt tokens)</td></tr>'
+            in page)
+    if width != 1400:
+        chrome.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    try:
+        chrome.get(out.as_uri())
+        assert chrome.execute_script("return window.innerWidth") == width
+        assert _rows(chrome, "#totals table.cache-totals tr[data-key]")["hit"] == (
+            "7.6% (83654321 of 1099777778 prompt tokens)")
+        assert _rows(chrome, "#totals table.totals tr[data-key]")["requests"] == "5"
+        shown = {}
+        for k, s in enumerate(data["sessions"]):
+            chrome.execute_script("window.dshReport.session(arguments[0])", k)
+            shown[s["session_id"].rpartition("-")[2]] = chrome.execute_script(_CUT_LABELS)
+            if s["session_id"] == "session-axis-8":
+                assert _rows(chrome, "#overview tr[data-key]")["hit"] == "83.9% (83654321 of 99654321 prompt tokens)"
+                assert chrome.find_element(By.CSS_SELECTOR, "#timeline .req[data-request='1']").get_attribute("title").startswith(
+                    "request 1 (loop 2/1/1): prompt 87654321, expected ")
+        assert shown == {name: [[label, True, []] for label in labels] for name, labels in AXIS_LABELS.items()}
+    finally:
+        if width != 1400:
+            chrome.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def _long_log(tmp_path: Path) -> Path:

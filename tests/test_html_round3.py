@@ -144,7 +144,7 @@ def test_summary_numbers_equal_cache_and_usage_json_and_breaks_are_summarised(tm
     # by cause: count, tokens lost, their cost (adding up to the break cost), how many lost nothing
     assert _texts(chrome, "#overview table.break-causes tr") == [
         "break cause breaks tokens lost cost lost nothing",
-        "header_change 6 6,912 $0.0020 0",
+        "header_change 6 6912 $0.0020 0",
         "prune 7 0 $0.0000 7"]
     assert _usd(cache["cost"]["break_cost_usd"]) == "$0.0020"
     # the 13 breaks are listed collapsed: those that lost tokens one a line, the rest one line per cause

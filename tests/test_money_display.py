@@ -64,7 +64,7 @@ def test_an_amount_cell_is_exact_in_csv_and_readable_in_a_table(capsys: pytest.C
     with listing("markdown"):
         print_table("t", ("key", "cost", "tokens"), rows)
     assert capsys.readouterr().out.splitlines()[4:] == [
-        "| a | $0.0002 | 3 |", "| b | \\$? | ? |", "| c | $12345.0000 |  |"]
+        "| a | $0.0002 | 3 |", "| b | \\$? | ? |", "| c | $12345.0000 |  |", ""]  # a blank line ends the table
 
 
 def test_usage_by_request_table(home: Path, monkeypatch: pytest.MonkeyPatch,

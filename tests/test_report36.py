@@ -78,13 +78,13 @@ def test_the_page_totals_give_the_hit_ratio_and_breaks_by_cause_of_stats_and_cac
 
     browser.get(page.as_uri())
     assert _rows(browser, "#totals table.cache-totals tr[data-key]") == {
-        "hit": "77.5% (413,312 of 533,149 prompt tokens)",
+        "hit": "77.5% (413312 of 533149 prompt tokens)",
         "breaks": "9 (compaction 2, header_change 5, resume 1, subagent 1)"}
     assert f"{100 * stats['totals']['actual_hit_ratio']:.1f}%" == "77.5%"
     assert _cells(browser, "#totals table.break-causes tr") == [
         ["break cause", "breaks", "tokens lost", "cost", "lost nothing"],
-        ["header_change", "5", "11,968", "$0.0076", "2"], ["resume", "1", "8,064", "$0.0051", "0"],
-        ["subagent", "1", "4,672", "$0.0007", "0"], ["compaction", "2", "3,328", "$0.0005", "1"]]
+        ["header_change", "5", "11968", "$0.0076", "2"], ["resume", "1", "8064", "$0.0051", "0"],
+        ["subagent", "1", "4672", "$0.0007", "0"], ["compaction", "2", "3328", "$0.0005", "1"]]
     assert all(e.is_displayed() for e in browser.find_elements(By.CSS_SELECTOR, "#totals table.cache-totals td"))
 
 
@@ -201,13 +201,14 @@ def test_sessions_no_accounting_csv_leaves_unmeasured_breaks_and_cost_empty(monk
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--no-accounting", "--format", "csv", str(C_CHANGE))
     assert code == 0
     assert out.splitlines() == [
-        "table,when (UTC),title,project,requests,hit ratio,breaks,cost,unpriced,id",
-        '"1 session(s), newest first",2026-12-02 11:02,Fake session title,/home/dev/dsh-runs/a/c-change/ws,8,,,,,'
-        "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
+        "table,when (UTC),title,project,requests,tokens,hit ratio,breaks,cost,unpriced,first (UTC),format,id",
+        '"1 session(s), newest first",2026-12-02 11:02,Fake session title,/home/dev/dsh-runs/a/c-change/ws,8,57705,,,,,'
+        "2026-12-02 11:02,v0,session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]  # no total row: CSV holds the JSON's rows
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--format", "csv", str(C_CHANGE))
     assert code == 0
-    assert out.splitlines()[1].split(",")[-5:] == [
-        "0.6276797028242115", "5", "0.01107667", "1", "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
+    assert out.splitlines()[1].split(",")[-7:] == [
+        "0.6276797028242115", "5", "0.01107667", "1", "2026-12-02 11:02", "v0", "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
+    assert len(out.splitlines()) == 2
 
 
 def test_every_gate_rule_has_its_words_on_the_page() -> None:

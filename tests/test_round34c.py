@@ -220,8 +220,10 @@ def _numbers(text: str) -> list[str]:
     (["sessions", str(CHANGE), "--json"], ['"total":0.001112692']),
     (["cache", str(CHANGE), "--json"], ["0.000005632", "0.00003408"]),
     (["usage", str(CHANGE), "--json", "--by", "request"], ['"output":0.0000024', '"output":0.00000792']),
-    (["check", str(CHANGE), "--json"], ['"min-cache-hit-ratio": 0,', '"cache_read": 0.000005632,',
-                                        '"output": 0.00003408']),
+    (["check", str(CHANGE), "--json"], ['"min-cache-hit-ratio":0,', '"cache_read":0.000005632,',
+                                        '"output":0.00003408,']),  # one compact line (session 44)
+    (["check", str(CHANGE), "--json-report", "-"], ['"min-cache-hit-ratio": 0,', '"cache_read": 0.000005632,',
+                                                    '"output": 0.00003408,']),  # indented
     (["check", str(CHANGE), "--sarif", "-"], []),
     (["breaks", str(CHANGE), "--json"], ['"evidence_seqs":[20]']),
     (["explain", str(CHANGE), "1", "--json"], []),

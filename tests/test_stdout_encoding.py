@@ -145,8 +145,9 @@ def test_a_table_wraps_escapes_in_their_column_ascii(run, folder):
         "2027-01-15 08:00 |Caf\\u00e9 \\u2192        |   3 |s-caf\\u00e9-\\u2192-\\ud83d\\ude00",
         "                 |\\u6f22\\u5b57            |     |",
         "                 |\\ud83d\\ude00            |     |",
-        "narrow terminal: hit, breaks, cost (no values), project not shown (widen it, or",
-        "use --json)",
+        "total            |                        |   3 |",  # issue 14 B1; its lesser columns left out first
+        "narrow terminal: hit, breaks, cost (no values), format, first (UTC), tokens,",
+        "project not shown (widen it, or use --json)",
     ]  # the id whole, even in its escapes: a piece of an id on a line of its own reads as another id;
     # the title keeps its 24 columns, so the table is drawn without its box (it cannot be boxed in 80)
     assert max(len(line) for line in lines) <= 80
@@ -165,12 +166,13 @@ def test_a_table_wraps_escapes_in_their_column_latin_1(run, folder):
         "when (UTC)       |title             |project           |requests |id",
         "-----------------+------------------+------------------+---------+-------------",
         "2027-01-15 08:00 |Caf\u00e9 \\u2192\\u2026 |/home/dev/project |       3 |s-caf\u00e9-\\u2192",
+        "total            |                  |                  |       3 |",  # issue 14 B1
         "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
-        "narrow terminal: hit ratio, breaks, cost (no values) not shown (widen it, or use",
-        "--json)",
+        "narrow terminal: hit ratio, breaks, cost (no values), format, first (UTC),",
+        "tokens not shown (widen it, or use --json)",
     ]
     assert max(len(line) for line in lines) <= 80 and not any(line.endswith(" ") for line in lines)
-    assert len(separators(lines[1:4])) == 1
+    assert len(separators(lines[1:5])) == 1
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
@@ -328,8 +330,9 @@ def test_csv_and_markdown_take_the_same_escapes(run, folder, encoding):
     code, out, err = run(folder, encoding, "sessions", "s/session.jsonl", "--format", "markdown", "--no-cost")
     assert (code, err) == (0, [])
     title = "Caf\\u00e9" if encoding == "ascii" else "Caf\u00e9"
-    assert out.splitlines()[-1] == (f"| 2027-01-15 08:00 | {title} \\u2192 \\u6f22\\u5b57 \\ud83d\\ude00 | "
-                                    f"/home/dev/project | 3 | - | - | - | {shown} |")
+    assert out.splitlines()[-3:-1] == [(f"| 2027-01-15 08:00 | {title} \\u2192 \\u6f22\\u5b57 \\ud83d\\ude00 | "
+                                      f"/home/dev/project | 3 | 380 | - | - | - | 2027-01-15 08:00 | v0 | {shown} |"),
+                                     "| total |  |  | 3 | 380 | - | - | - |  |  |  |"]  # issue 14 B1
 
 
 def test_render_writes_the_exact_body_bytes_whatever_the_encoding(folder, monkeypatch):

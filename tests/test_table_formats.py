@@ -172,13 +172,16 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     _, json_out, _ = run("sessions", "--json", env=env)
     # the cost exact (as the JSON has it), its unpriced count beside it
     # and the hit ratio itself, from 0 to 1 with every digit (empty when there is none)
-    expected = [["when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id"]]
+    expected = [["when (UTC)", "title", "project", "requests", "tokens", "hit ratio", "breaks", "cost", "unpriced",
+                 "first (UTC)", "format", "id"]]
     for s in json_lines(json_out):
         expected.append([s["last_activity_at"][:16].replace("T", " "), s["title"] or "-", s["project"],
-                         str(s["requests"]), _usd_csv(s, s["actual_hit_ratio"]),
+                         str(s["requests"]), str(s["tokens"]["total"]) if s["tokens"] else "",
+                         _usd_csv(s, s["actual_hit_ratio"]),
                          "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"] and s["cost_usd"]["total"]),
-                         "" if s["unpriced_requests"] is None else str(s["unpriced_requests"]), s["session_id"]])
-    assert len(expected) == 9
+                         "" if s["unpriced_requests"] is None else str(s["unpriced_requests"]),
+                         s["first_activity_at"][:16].replace("T", " "), f"v{s['format_version']}", s["session_id"]])
+    assert len(expected) == 9  # no totals row: CSV holds the JSON's rows (as `requests`; a consumer sums)
     assert csv_rows(out) == expected
 
 
@@ -214,15 +217,16 @@ def test_markdown_of_a_hostile_title_is_inert(tmp_path: Path) -> None:
     assert not [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")]
     lines = out.splitlines()
     assert lines[:4] == ["### 1 session(s), newest first", "",
-                         "| when (UTC) | title | project | requests | hit ratio | breaks | cost | id |",
-                         "| --- | --- | --- | ---: | --- | ---: | ---: | --- |"]
+                         "| when (UTC) | title | project | requests | tokens | hit ratio | breaks | cost | first (UTC) | "
+                         "format | id |", "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- |"]
+    assert lines[5] == "| total |  |  | 2 | 7 | - | 0 | \\$? |  |  |  |"  # issue 14 B1
     assert lines[4].split(" | ")[1] == ("\\[x\\](javascript:alert(1)) \\<img src=x onerror=alert(1)\\> \\| \\*b\\* "
                                         "\\_i\\_ \\`c\\` \\# \\~\\~s\\~\\~ \\\\u001b\\[31mred\\\\u0007 \\&amp;")
     html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(out)
     for markup in ("<a", "<img", "<em>", "<strong>", "<code>", "<s>", "<h1>", "<ol", "<ul"):
         assert markup not in html
     cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
-    assert len(cells) == 8 and cells[1] == ("[x](javascript:alert(1)) &lt;img src=x onerror=alert(1)&gt; | *b* _i_ "
+    assert len(cells) == 2 * 11 and cells[1] == ("[x](javascript:alert(1)) &lt;img src=x onerror=alert(1)&gt; | *b* _i_ "
                                             "`c` # ~~s~~ \\u001b[31mred\\u0007 &amp;amp;")
     assert "<h3>1 session(s), newest first</h3>" in html
 
@@ -260,7 +264,9 @@ def test_check_format_json_is_the_json_report_and_csv_keeps_stdout_for_csv() -> 
     code, out, _ = run("check", str(TOOLS), "--format", "json")
     assert code in (0, 1)
     assert json.loads(out)["sessions"][0]["path"] == str(TOOLS)
-    assert out == run("check", str(TOOLS), "--json-report", "-")[1]
+    # JSON lines, as every --json (issue 14 B3): the report --json-report - writes indented, on one line
+    dash = run("check", str(TOOLS), "--json-report", "-")[1]
+    assert (out.count("\n"), json.loads(out) == json.loads(dash), dash.count("\n") > 20) == (1, True, True)
     code, out, err = run("check", str(TOOLS), "--format", "csv")
     rows = csv_rows(out)
     assert rows[0] == ["status", "log", "session", "requests", "capture", "breaks", "hit ratio", "cost",

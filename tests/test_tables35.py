@@ -54,9 +54,12 @@ def test_sessions_keeps_reqs_when_a_listed_path_beside_an_id_can_be_cut(monkeypa
         "2027-01-15 08:00  -               3       1    $0.0004  session-sample-res…",
         "2027-01-15 08:00  Who are you     3       0   ≥$0.0001  session-sample-chat",
         "2027-01-15 08:00  -               4       1   ≥$0.0004  session-sample-ret…",
+        "total                            39      10   ≥$0.0040",  # issue 14 B1
         "id: shortest unique prefix (--json for whole ids)",
-        # a path beside an id is kept to 24 columns: no room for "hit ratio" beside a title
-        "narrow terminal: project, hit ratio not shown (widen it, or use --json)"]
+        # a path beside an id is kept to 24 columns: no room for "hit ratio" beside a title; the lesser
+        # columns (issue 14 B1) left out first
+        "narrow terminal: format, first (UTC), tokens, project, hit not shown (widen it,",
+        "or use --json)"]
 
 
 # -- 2. CSV: the log and the session apart ----------------------------------------------------------

@@ -53,7 +53,8 @@ def no_capture(logs: int | Iterable[object], *, column: bool = False, width: int
                 "or found", "  beside the log (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl",
                 "  holding the log's requests beside it or up to four folders above it)"]
     paths = [str(path) for path in logs]
-    return fit_lines(NO_CAPTURE.format(f"{len(paths)} logs ({', '.join(paths)})"), width)
+    # a path wider than the line whole on a line of its own, never folded at a "/" (issue 14)
+    return fit_lines(NO_CAPTURE.format(f"{len(paths)} logs ({', '.join(paths)})"), width, whole=paths)
 
 
 @pytest.fixture
@@ -92,8 +93,10 @@ def test_sessions_at_80_columns_keep_every_number_and_cut_long_titles(monkeypatc
         "2027-01-15 08:20  Count the…        4  31.4%       1  ≥$0.0013  session-d41b77a0",
         "2027-01-15 08:10  Fix the flak…     4  31.4%       1  ≥$0.0013  session-3c1f9e07",
         "2027-01-15 08:00  Make the…         4  31.4%       1  ≥$0.0013  session-86ef2d28",
+        "total                              12  31.4%       3  ≥$0.0039",  # issue 14 B1
         "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
-        "narrow terminal: project not shown (widen it, or use --json)"]
+        "narrow terminal: format, first (UTC), tokens, project not shown (widen it, or",
+        "use --json)"]
 
 
 def test_sessions_whole_titles_in_json_and_at_200_columns(monkeypatch, capsys, long_titles):
@@ -102,22 +105,27 @@ def test_sessions_whole_titles_in_json_and_at_200_columns(monkeypatch, capsys, l
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--json")
     assert [json.loads(line)["title"] for line in out.splitlines()] == [title for _, title, _ in reversed(LONG)]
+    # boxed at 200 columns as every listing is (tests/test_tables37.py): the lesser columns tokens, first
+    # (UTC) and format go first, named in the caption; every title whole on one line
     assert _table(monkeypatch, capsys, 200, "sessions") == [
         "3 session(s), newest first",
-        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳"
-        "━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ when (UTC)       ┃ title                                                             ┃ project           ┃"
-        " requests ┃ hit ratio ┃ breaks ┃     cost ┃ id                                           ┃",
-        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇"
-        "━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ 2027-01-15 08:20 │ Count the bullet lines in the README and say which ones are empty │ /home/dev/project │"
-        "        4 │     31.4% │      1 │ ≥$0.0013 │ session-d41b77a0-7f85-40fc-b7cf-82cfc177dcd7 │",
-        "│ 2027-01-15 08:10 │ Fix the flaky test                                                │ /home/dev/project │"
-        "        4 │     31.4% │      1 │ ≥$0.0013 │ session-3c1f9e07-9b1c-4f00-a1b2-0123456789ab │",
-        "│ 2027-01-15 08:00 │ Make the sessions table keep its number columns at eighty columns │ /home/dev/project │"
-        "        4 │     31.4% │      1 │ ≥$0.0013 │ session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd │",
-        "└──────────────────┴───────────────────────────────────────────────────────────────────┴───────────────────┴"
-        "──────────┴───────────┴────────┴──────────┴──────────────────────────────────────────────┘"]
+        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━"
+            "━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ when (UTC)       ┃ title                                                             ┃ project    "
+            "       ┃ requests ┃ hit ratio ┃ breaks ┃     cost ┃ id                                           ┃",
+        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━"
+            "━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ 2027-01-15 08:20 │ Count the bullet lines in the README and say which ones are empty │ /home/dev/p"
+            "roject │        4 │     31.4% │      1 │ ≥$0.0013 │ session-d41b77a0-7f85-40fc-b7cf-82cfc177dcd7 │",
+        "│ 2027-01-15 08:10 │ Fix the flaky test                                                │ /home/dev/p"
+            "roject │        4 │     31.4% │      1 │ ≥$0.0013 │ session-3c1f9e07-9b1c-4f00-a1b2-0123456789ab │",
+        "│ 2027-01-15 08:00 │ Make the sessions table keep its number columns at eighty columns │ /home/dev/p"
+            "roject │        4 │     31.4% │      1 │ ≥$0.0013 │ session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd │",
+        "│ total            │                                                                   │            "
+            "       │       12 │     31.4% │      3 │ ≥$0.0039 │                                              │",
+        "└──────────────────┴───────────────────────────────────────────────────────────────────┴────────────"
+            "───────┴──────────┴───────────┴────────┴──────────┴──────────────────────────────────────────────┘",
+        "narrow terminal: format, first (UTC), tokens not shown (widen it, or use --json)"]
 
 
 def test_sessions_wrap_a_title_between_its_words_where_it_has_20_columns(monkeypatch, capsys, long_titles):
@@ -132,8 +140,9 @@ def test_sessions_wrap_a_title_between_its_words_where_it_has_20_columns(monkeyp
         "2027-01-15 08:10  Fix the flaky test                    4  31.4%       1  ≥$0.0013  session-3c1f9e07",
         "2027-01-15 08:00  Make the sessions table keep its      4  31.4%       1  ≥$0.0013  session-86ef2d28",
         "                  number columns at eighty columns",
+        "total" + " " * 50 + "12  31.4%       3  ≥$0.0039",  # issue 14 B1
         "id: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: project not shown (widen it, or use --json)"]
+        "narrow terminal: format, first (UTC), tokens, project not shown (widen it, or use --json)"]
 
 
 def _chat(path: Path, session_id: str) -> Path:

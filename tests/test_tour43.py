@@ -221,8 +221,11 @@ def test_a_claude_code_session_is_titled_by_its_summary_escaped_in_a_table(tmp_p
     log.write_text("\n".join([json.dumps({**json.loads(lines[0]), "summary": "Fix \x1b[31m[bold]red[/bold] loader"}),
                               *lines[1:]]) + "\n")
     result = CliRunner().invoke(cli, ["sessions", str(log)], env={"COLUMNS": "200"})
-    assert result.stdout.splitlines()[4] == ("│ 2026-01-05 10:06 │ Fix \\u001b[31m[bold]red[/bold] loader │ /work/proj │"
-                                             "        4 │     59.3% │ -      │ $0.0134 │ 7d3c6a52-1f0e-4c2b-9a8e-2b1f5c0d9e11 │")
+    assert result.stdout.splitlines()[4:6] == [  # issue 14 B1: tokens, first activity, format, and the total row
+        "│ 2026-01-05 10:06 │ Fix \\u001b[31m[bold]red[/bold] loader │ /work/proj │        4 │   5559 │     59.3% │ -      │"
+        " $0.0134 │ 2026-01-05 10:00 │ claude-code │ 7d3c6a52-1f0e-4c2b-9a8e-2b1f5c0d9e11 │",
+        "│ total            │                                       │            │        4 │   5559 │     59.3% │ -      │"
+        " $0.0134 │                  │             │                                      │"]
     result = CliRunner().invoke(cli, ["sessions", str(log), "--json"])
     assert json.loads(result.stdout)["title"] == "Fix \x1b[31m[bold]red[/bold] loader"
 

@@ -40,9 +40,12 @@ SAMPLE_SESSIONS = [  # every number kept: each id cut to its unique prefix ("…
     "2027-01-15 08:00  -            3  19.1%       1    $0.0004  session-sample-res…",
     "2027-01-15 08:00  Who are…     3  26.9%       0   ≥$0.0001  session-sample-chat",
     "2027-01-15 08:00  -            4  28.3%       1   ≥$0.0004  session-sample-ret…",
+    "total                         28  36.4%       8   ≥$0.0029",  # issue 14 B1: the totals row
     # before (session 40): ids are never cut unless they hold a UUID, so "hit ratio" and "breaks" went
     "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
-    "narrow terminal: project not shown (widen it, or use --json)"]
+    # the lesser columns (issue 14 B1) left out first
+    "narrow terminal: format, first (UTC), tokens, project not shown (widen it, or",
+    "use --json)"]
 
 
 @pytest.fixture
@@ -119,9 +122,12 @@ def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_
         "                  lines in the README",  # wrapped at a word, never a word a line
         "2027-01-15 08:10  -                         1   $0.000049  session-86ef2d28-9b1c",
         "2027-01-15 08:00  Fix the flaky test        2  ≥$0.000049  session-86ef2d28-6e7a",
+        "total                                       5    ≥$0.0001",  # issue 14 B1
         "id: shortest unique prefix (--json for whole ids)",
-        # "reqs": "requests" would take the title's room; the caption, which fits, says "hit ratio"
-        "narrow terminal: project, hit ratio, breaks not shown (widen it, or use --json)"]
+        # "reqs": "requests" would take the title's room; the lesser columns (issue 14 B1) left out first make
+        # the caption too wide in the headers' own words: it says "hit"
+        "narrow terminal: format, first (UTC), tokens, project, hit, breaks not shown",
+        "(widen it, or use --json)"]
     code, lines, err = at_80(monkeypatch, capsys, "explain", "session-86ef2d28-6e7a", "0", home=uuid_home)
     assert (code, err) == (0, [])
     assert lines[0] == "request 0 (loop, turn 1 step 1 attempt 1) of session"
@@ -158,7 +164,9 @@ def test_sessions_cut_ids_before_they_leave_the_project_out(monkeypatch, capsys,
         "session-86ef2d28-9b1c",
         "2027-01-15 08:00  Fix the flaky test       /home/dev/project         2   0.0%       0  ≥$0.000049  "
         "session-86ef2d28-6e7a",
-        "id: shortest unique prefix (--json for whole ids)"]
+        "total" + " " * 64 + "5   0.0%       0    ≥$0.0001",  # issue 14 B1
+        "id: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: format, first (UTC), tokens not shown (widen it, or use --json)"]
 
 
 def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):

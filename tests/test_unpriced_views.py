@@ -81,7 +81,9 @@ def test_sessions_table_and_json(home: Path, monkeypatch, capsys) -> None:
         "2027-01-15 08:02  -               1  0.0%       0        $?  session-unknown",
         "2027-01-15 08:01  A title         2  0.0%       0  ≥$0.0004  session-partial",
         "2027-01-15 08:00  -               1  0.0%       0   $0.0004  session-priced",
-        "narrow terminal: project not shown (widen it, or use --json)"]
+        "total                             4  0.0%       0  ≥$0.0008",  # issue 14 B1
+        "narrow terminal: format, first (UTC), tokens, project not shown (widen it, or",
+        "use --json)"]
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--json")
     assert [(s["session_id"], s["cost_usd"] and s["cost_usd"]["total"], s["unpriced_requests"], s["cost_complete"])
             for s in map(json.loads, out.splitlines())] == [
@@ -277,8 +279,11 @@ def test_an_imported_log_has_no_break_count(monkeypatch, capsys) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(CLAUDE_CODE))
     assert "breaks n/a (an imported log: break attribution needs a DSH log)" in _lines(out)
     code, out, _ = invoke(monkeypatch, capsys, "sessions", str(CLAUDE_CODE))
-    assert ("2026-01-05 10:06  YAML config loader for     /work/proj         4   59.3%  -       $0.0134  7d3c6a52\n"
-            "                  app.py\n") in out  # session 43: Claude Code's own title (its summary record)
+    assert ("2026-01-05 10:06  YAML config loader for     /work/proj         4    5559   59.3%  $0.0134  7d3c6a52\n"
+            "                  app.py\n"  # session 43: Claude Code's own title (its summary record)
+            "total                                                           4    5559   59.3%  $0.0134\n"
+            "id: shortest unique prefix (--json for whole ids)\n"  # the total's breaks unknown too, never 0
+            "narrow terminal: breaks (no values), format, first (UTC) not shown (widen it, or use --json)\n") in out
     monkeypatch.setenv("COLUMNS", "200")  # a cache drop of an imported log is counted beside "n/a"
     codex = next((CLAUDE_CODE.parent.parent / "codex").glob("*.jsonl"))
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(codex))

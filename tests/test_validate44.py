@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import invoke
 
 from dsh_audit.testing._migrate import migrate_events
 from dsh_audit.validate import RULES, validate
@@ -147,6 +148,11 @@ def _expected(case: str, v: int) -> list[tuple[str, str, int | None, int | None,
     if case == "typo":
         return [*dev, ("DSH218", refused, 1, None,
                        f'header key "orgin" is not a v{v} header key (did you mean origin?)', _HINT_KEY)]
+    if case == "manykeys":  # the first three alone (their near keys), the rest counted in one
+        return [*dev, *[("DSH218", refused, 1, None, f'header key "k{i}" is not a v{v} header key', _HINT_KEY)
+                        for i in range(3)],
+                ("DSH218", refused, 1, None, f'header keys "k3", "k4", "k5" and 2 more are not v{v} header keys '
+                 "either", _HINT_KEY)]
     if case == "isseeded":
         if v >= 2:  # its own key: nothing to say
             return [*dev]
@@ -185,6 +191,7 @@ def _expected(case: str, v: int) -> list[tuple[str, str, int | None, int | None,
 _CASES: dict[str, Callable[[Log], None]] = {
     "typo": _header(orgin="subagent"),
     "isseeded": _header(isSeeded=False),
+    "manykeys": _header(**{f"k{i}": i for i in range(8)}),
     "lineage": _header(origin="subagent"),
     "quoted": _quoted_version,
     "twice": _call_twice,
@@ -207,3 +214,86 @@ def test_port_faults_by_version(tmp_path: Path, case: str | None, version: int) 
         return
     want = [(r, s, ln, sq, m, h if h is not None else RULES[r].hint) for r, s, ln, sq, m, h in _expected(case, version)]
     assert got == want
+
+
+# field: (the event it is set on, its rule whatever JSON type the value has; a null surfaceOp's rule)
+_ENVELOPE = {"type": ("turn/start", "DSH112"), "seq": ("turn/start", "DSH111"), "time": ("turn/start", "DSH111"),
+             "data": ("user/message", "DSH120"), "surfaceOp": ("user/message", "DSH303")}
+_KINDS = {"object": {"a": 1}, "array": [1], "number": 1.5, "bool": True, "null": None}
+
+
+@pytest.mark.parametrize("kind", sorted(_KINDS))
+@pytest.mark.parametrize("field", sorted(_ENVELOPE))
+def test_a_mistyped_record_field_is_a_finding_never_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str], field: str,
+                                                            kind: str) -> None:
+    """Re-read C, finding 1: a v2+ record whose "type" was an object crashed validate and check
+    (exit 3, an unhashable type looked up among the body cues): each envelope field of each JSON
+    type is one error finding on its line, in v0 and v4, and check fails the log (exit 1)."""
+    etype, rule = _ENVELOPE[field]
+    rule = "DSH302" if (field, kind) == ("surfaceOp", "null") else rule
+    for version in (0, 4):
+        path = _write(tmp_path, version, lambda log: _typed(log, etype).update({field: _KINDS[kind]}))
+        line = 2 if etype == "turn/start" else 4
+        got = [(f.rule, f.severity) for f in validate(path) if f.line == line]
+        assert got == [(rule, "error")], version
+        for command in ("validate", "check"):
+            assert invoke(monkeypatch, capsys, command, str(path))[0] == 1, (version, command)
+
+
+def _no_version(log: Log) -> None:
+    del log[0]["version"]
+
+
+def test_many_unknown_keys_are_named_three_and_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Re-read C, finding 3: the reader named every unknown key (20,000 keys: check printed 1 MB)."""
+    path = _write(tmp_path, 4, _header(**{f"k{i}": i for i in range(20000)}))
+    assert invoke(monkeypatch, capsys, "requests", str(path)) == (2, "", [
+        f"error: {path}:1: corrupt session log: first line is not a session header of v4: unknown keys \"k0\", "
+        '"k1", "k2" and 19997 more (a v4 header has exact keys); DSH 0.1.0-rc.8, which reads only v0, refuses it '
+        'as: session "s44" uses log format v4, but this harness reads only v0: the log was written by a newer '
+        'harness (hint: a v4 header needs type "session", version, a string id, integer createdAt and '
+        "delegationDepth, a boolean isSeeded and no seedLength; `dsh-audit validate FILE` lists every header field "
+        "DSH refuses (DSH218); nor is it a session the claude-code or codex importer recognises)"])
+    code, out, err = invoke(monkeypatch, capsys, "check", str(path))
+    assert (code, err, len(out) < 2000) == (1, [], True)
+
+
+_V4_NO_VERSION = ('write "version": 4, a JSON number: the generation the file name says; --lenient fills a missing '
+                  "version of a v0 log (session.jsonl) only")
+
+
+@pytest.mark.parametrize("lenient", [[], ["--lenient"]])
+def test_a_versionless_header_is_read_alike_under_lenient(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], lenient: list[str]) -> None:
+    """Re-read C, finding 2: validate --lenient took session.v4.jsonl's version from its name (exit 0)
+    while requests --lenient filled 0 and refused the v4 body; plain requests hinted --lenient. One
+    rule now: --lenient fills a v0 log's missing version only, so both refuse and neither hints it."""
+    path = _write(tmp_path, 4, _no_version)
+    assert invoke(monkeypatch, capsys, "requests", *lenient, str(path)) == (2, "", [
+        f"error: {path}:1: corrupt session log: first line is not a session header: no version (hint: "
+        f"{_V4_NO_VERSION}; nor is it a session the claude-code or codex importer recognises)"])
+    got = [(f.rule, f.severity, f.hint) for f in validate(path, lenient=bool(lenient))]
+    assert got == [("DSH203", "error", 'write "version": 4, a JSON number: the generation the file name '
+                    "session.v4.jsonl says (its body is checked as v4)")]
+    v0 = _write(tmp_path, 0, _no_version)  # a v0 log: --lenient fills it, validate warns
+    assert invoke(monkeypatch, capsys, "requests", "--json", *lenient, str(v0))[0] == (0 if lenient else 2)
+    assert [(f.rule, f.severity) for f in validate(v0, lenient=bool(lenient))] == [
+        ("DSH203", "warning" if lenient else "error")]
+
+
+@pytest.mark.parametrize("meta", [{}, {"parentSession": []}, {"seedLength": -1}])
+def test_lenient_accepts_a_relative_cwd_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str], meta: dict[str, Any]) -> None:
+    """Re-read C, finding 5: --lenient dropped the header's whole metadata check when its first
+    fault was a relative cwd, so a bad parentSession or seedLength after it was read silently."""
+    path = _write(tmp_path, 0, _header(cwd="rel", **meta))
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--json", "--lenient", str(path))
+    if not meta:
+        assert (code, err) == (0, [])
+        return
+    field = "parentSession must be a string" if "parentSession" in meta else "seedLength must be a non-negative safe integer"
+    assert (code, out, err) == (2, "", [f'error: {path}:1: stored session "s44" failed validation: session header '
+                                        f"{field} (hint: `dsh-audit validate FILE` names the header field "
+                                        "(DSH212-DSH214); --lenient accepts only a relative cwd)"])

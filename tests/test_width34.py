@@ -55,9 +55,10 @@ COMMANDS = {
 def test_below_40_columns_the_40_column_lines_every_value_whole(command: str) -> None:
     args, values = COMMANDS[command]
     floor = _run(40, *args)
-    # but a log's path, whole on its line (to be copied: the terminal wraps it)
+    # but a log's path, whole on its line (to be copied: the terminal wraps it), also as a
+    # finding's first word ("PATH:")
     assert max(cell_len(line) for line in floor.splitlines()
-               if " " in line.strip() or not line.endswith((".jsonl", ".zstd"))) <= 40
+               if " " in line.strip() or not line.endswith((".jsonl", ".zstd", ".jsonl:", ".zstd:"))) <= 40
     for columns in (1, 5, 20):
         assert _run(columns, *args) == floor, columns
     for columns, out in ((40, floor), (80, _run(80, *args))):
@@ -70,8 +71,9 @@ def test_sessions_at_one_column_keeps_dates_ids_and_amounts() -> None:
     out = _run(1, "sessions", SESSIONS)
     lines = [line.rstrip() for line in out.splitlines()]
     assert lines[0] == "8 session(s), newest first"
-    assert "when (UTC)  2027-01-15 08:00" in lines
-    assert {"id          session-sample-change", "cost        $0.0011", "hit ratio   11.7%"} <= set(lines)
+    assert "when (UTC)   2027-01-15 08:00" in lines  # labels as wide as "first (UTC)": a block keeps every column
+    assert {"id           session-sample-change", "cost         $0.0011", "hit ratio    11.7%",
+            "first (UTC)  2027-01-15 08:00", "format       v0", "tokens       1100"} <= set(lines)
     assert out == _run(40, "sessions", SESSIONS)
 
 

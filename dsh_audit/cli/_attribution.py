@@ -13,7 +13,7 @@ from ..attribution import Transition, format_transition
 from ..capture import capture_for
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import About, fit_lines, listing_format, page_listing, print_table, progress_callback
+from ..report.terminal import About, fit_lines, listing_format, page_listing, print_table, progress_callback, value_cut
 from ._break_reading import _attribute, _Attributed
 from ._break_rows import _caption, _json_row, _row, _short_parents, _total_row
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning
@@ -127,7 +127,7 @@ def _unlisted(attributed: Sequence[_Attributed], clean: Sequence[_Attributed], *
         return []
     if len(attributed) == 1:
         attribution = clean[0].attribution
-        heading = session_title(attribution.path or "-", attribution.session_id, broken=True)
+        heading = session_title(attribution.path or "-", value_cut(attribution.session_id), broken=True)
         return fit_lines(f"{heading}\nno prefix-cache breaks")
     if len(clean) == len(attributed):
         return [f"no prefix-cache breaks in the {len(attributed)} sessions read"]
@@ -321,9 +321,23 @@ def explain_command(path: str, index: int, as_json: bool, prices_path: str | Non
         click.echo(dumps_line(_json_row(attribution.path, transition, lost)))  # as `breaks --json` rows
     else:
         added = [lost.sentence()] if transition.is_break else []
-        for line in fit_lines(format_transition(transition, added=added)):  # the first line starts the pager
+        for line in fit_lines(format_transition(_ids_cut(transition), added=added)):  # the first line starts the pager
             echo(line)
     return EXIT_OK
+
+
+def _ids_cut(transition: Transition) -> Transition:
+    """``transition`` with its session ids as explain's text names them (:func:`value_cut`: a
+    20,000-character id is one line, not hundreds; room for its indent and a ``:``, so that it is
+    never folded); ``--json`` gives them whole."""
+    from dataclasses import replace
+
+    from ..report.terminal import output_width
+
+    room = output_width() - 4
+    previous = transition.previous_session_id
+    return replace(transition, session_id=value_cut(transition.session_id, room),
+                   previous_session_id=None if previous is None else value_cut(previous, room))
 
 
 COMMANDS = [breaks_command, explain_command]

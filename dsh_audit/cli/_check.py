@@ -25,7 +25,8 @@ from ._check_options import (_baseline, _baseline_options, _one_baseline, _polic
                              _session_options, _typed_adapter, _with_baseline)
 from ._check_table import print_check
 from ._priced import echo_capture_use
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_fit, echo_note,
+                      echo_warning,
                       warned_of)
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
 from ._options import capture_option, listing_options, stated_zdr
@@ -149,11 +150,11 @@ def _in_order(result: CheckResult, given: Sequence[str]) -> CheckResult:
 @click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(),
               help=output_help("a Markdown summary"))
 @_baseline_options
-@listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
+@listing_options(formats_help="json (--json) prints the JSON report on one line (--json-report - indents it), markdown the "
                               "Markdown summary (--markdown -; the table, findings and verdict then on stderr); csv "
                               "puts the findings and the verdict on stderr",
-                 json_help="The JSON report (docs/report-schema.json) on stdout: one indented JSON object, "
-                           "as --json-report - writes it")
+                 json_help="The JSON report (docs/report-schema.json) on stdout as JSON lines, as every "
+                           "--json: one compact object on one line (--json-report - writes it indented)")
 @_session_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None,
@@ -169,7 +170,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
-    does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
+    does, 2 on bad input or usage (a log that cannot be read too: its row fails, every report is
+    written), and when there is nothing to check (no log under PATHS, or none
     in the --since/--until window: a gate that checked nothing does not pass). The last line says
     PASSED, FAILED, or INCOMPLETE when none fails but a Claude Code or Codex log found in a folder
     was not checked (exit 2; an error line, the JSON, SARIF and JUnit reports and the HTML page name
@@ -208,7 +210,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A
     report FILE of '-' (one report at most) or --format markdown puts the report on stdout, and the
     table, the findings and the verdict on stderr, not while paged (--json: the JSON report
-    alone, notes on stderr).
+    alone, on one line as JSON lines, notes on stderr).
 
     \b
     Example:
@@ -268,7 +270,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     if sarif_path is not None:
         _write(sarif_path, reports.format_sarif(result, base=os.getcwd()), what="SARIF report")
     if json_path is not None:
-        _write(json_path, reports.format_json(result), what="JSON report")
+        _write(json_path, _json_report(result, line=fmt == "json"), what="JSON report")
     if fmt == "markdown":
         page_listing()  # the summary is this run's listing: paged on a terminal like any other
     if _markdown_is_step_summary(markdown_path):
@@ -281,7 +283,15 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         print_check(result, after=result.not_checked_said())
     elif piped not in _JSON_FLAGS and not paging():  # a pager owns the terminal: no line under it
         _print_check_on_stderr(result, after=result.not_checked_said())
-    return EXIT_BAD_INPUT if refused else EXIT_OK if result.passed else EXIT_FINDINGS
+    # a log that cannot be read is bad input, as a folder that cannot be read is (issue 15): exit 2,
+    # though its row fails and every report is written
+    return EXIT_BAD_INPUT if refused or result.unreadable else EXIT_OK if result.passed else EXIT_FINDINGS
+
+
+def _json_report(result: CheckResult, *, line: bool) -> str:
+    """The JSON report: as one line of compact JSON for --json (``line``: stdout is JSON lines
+    there, as every command's --json, issue 14 B3), indented in a file (--json-report FILE or -)."""
+    return reports.dumps_line(reports.report_object(result)) + "\n" if line else reports.format_json(result)
 
 
 def _print_check_on_stderr(result: CheckResult, *, after: str = "") -> None:
@@ -384,9 +394,12 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     # the table the check priced with (its caveats on the page)
     _write(output, iter_html(result, prices=prices), what="HTML report")
     echo_caveats(prices)
-    echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
-         f"{result.request_count} request(s), "
-         f"{_verdict(result)}{result.not_checked_said()}", err=output == STDOUT)
+    said = (f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
+            f"{result.request_count} request(s), {_verdict(result)}{result.not_checked_said()}")
+    if output == STDOUT:
+        echo(said, err=True)
+    else:  # on a terminal, wrapped at spaces, the path whole
+        echo_fit(said)
     _echo_hints(result)
     unread = [c.error for c in result.sessions if c.error is not None]
     for error in unread:  # on the page as an error entry; said here as every describing command says it

@@ -248,9 +248,11 @@ def print_check(result: CheckResult, *, after: str = "") -> None:
             line = f"{name} {path}"
             for said in [line] if width is None or len(terminal_text(line)) <= width else [name, _INDENT + path]:
                 echo(said)
-    # a log's path or message escaped whole: a newline in it breaks no line
+    # a log's path or message escaped whole: a newline in it breaks no line; a path wider than the
+    # line stands whole on its own (the terminal wraps it): folded at a "/", it is copied as two
+    whole = {terminal_text(f.path) for f in result.findings if f.path}
     for said in _listed([_unforged(f) for f in result.findings], nones=nones):
-        for line in [said] if width is None else fit_lines(terminal_text(said), width):
+        for line in [said] if width is None else fit_lines(terminal_text(said), width, whole=whole):
             echo(line)
     counts = result.counts()
     baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -86,12 +86,32 @@ def _echo_said(level: str | None, text: object) -> None:
         click.echo(_shown(part), err=True)  # a wrapped line's start is a line's start too (``::error``)
 
 
-def _stderr_width() -> int | None:
-    """The width of the terminal stderr is, None when it is not one (piped, a file)."""
+def echo_fit(text: object) -> None:
+    """One line on stdout (:func:`echo`), wrapped at spaces to the terminal's width when stdout is
+    a terminal, as a note is (:func:`_wrapped`: a path never cut, whole on a line of its own when
+    wider than it); piped, one line (scripts grep it)."""
+    for part in _wrapped(str(text), _stderr_width(sys.stdout)):
+        echo(part)
+
+
+def echo_command(said: str, command: str) -> None:
+    """``SAID: COMMAND`` on stdout, or, wider than the terminal stdout is, ``SAID:`` and the command
+    whole on a line of its own, indented: copied from the terminal, it still runs."""
+    from rich.cells import cell_len
+
+    width = _stderr_width(sys.stdout)
+    line = f"{said}: {command}"
+    for part in [line] if width is None or cell_len(line) <= width else [f"{said}:", f"  {command}"]:
+        echo(part)
+
+
+def _stderr_width(stream: TextIO | None = None) -> int | None:
+    """The width of the terminal stderr (or ``stream``) is, None when it is not one (piped, a file)."""
+    stream = sys.stderr if stream is None else stream
     try:
-        if not sys.stderr.isatty():
+        if not stream.isatty():
             return None
-        return os.get_terminal_size(sys.stderr.fileno()).columns or None  # 0: a terminal that says no size
+        return os.get_terminal_size(stream.fileno()).columns or None
     except (AttributeError, OSError, ValueError):  # no stream, no file descriptor, or closed
         return None
 

@@ -19,8 +19,8 @@ from ..replay import Request
 from ..runner import in_process, iter_many
 from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
 from ..report import dumps_line
-from ..report.terminal import (About, fit_lines, listing_format, print_table, progress_callback, terminal_text,
-                               title_width)
+from ..report.terminal import (About, fit_lines, listing_format, long_words_cut, print_table, progress_callback,
+                               terminal_text, title_width)
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
 from ._diff_captures import (_captures, _found_note, _foreign_note, _nothing_compared, _nothing_matched,
                              _unread_note)
@@ -193,8 +193,10 @@ def _echo_notes(notes: Sequence[Sequence[str]]) -> int:
     are (on a terminal, or at COLUMNS when piped): how many there were."""
     width = title_width() if listing_format() == "table" else None
     for note in notes:
-        # each line escaped whole first: a newline of a log's text in a note breaks no line (as check's findings)
-        for line in note if width is None else [part for said in note for part in fit_lines(terminal_text(said), width)]:
+        # each line escaped whole first: a newline of a log's text in a note breaks no line (as check's findings);
+        # a word longer than a line (a log's 20,000-character model) cut, not folded into 250 lines
+        shown = note if width is None else [long_words_cut(terminal_text(said), width) for said in note]
+        for line in shown if width is None else [part for said in shown for part in fit_lines(said, width)]:
             echo(line)
     return len(notes)
 

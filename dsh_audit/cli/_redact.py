@@ -11,7 +11,7 @@ import click
 from .._shell import shell_word
 from ..capture import find_capture
 from ..errors import UsageError
-from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note, echo_warning
+from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_command, echo_fit, echo_note, echo_warning
 from ._logs import log_progress, one_log
 from ._options import lenient_option
 from ._output import STDOUT, output_help, write_output
@@ -230,19 +230,23 @@ def _written(result: Redaction, piped: bool) -> None:
     # each count its own: the log's strings, and the capture's beyond them (a rendered body takes the log's)
     counted = (f"{result.strings} content string(s) replaced" if result.capture is None else
                f"{result.strings} content string(s) replaced in the log, {result.capture_strings} more in the capture")
-    echo(f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
-         f"{'zstd' if result.compressed else 'plain'}): {counted}", err=piped)
+    said = (f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
+            f"{'zstd' if result.compressed else 'plain'}): {counted}")
+    if piped:
+        echo(said, err=True)
+    else:  # on a terminal, wrapped at spaces, the path whole
+        echo_fit(said)
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
         named = ("; identifying headers pseudonymised: " + ", ".join(result.identity_headers)
                  if result.identity_headers else "")
         echo(f"wrote {result.capture}: auth headers dropped: {dropped}{named}", err=piped)
     if result.route_file is not None and not piped:
-        echo(f"wrote {result.route_file}: the route configuration, hosts and credentials redacted")
+        echo_fit(f"wrote {result.route_file}: the route configuration, hosts and credentials redacted")
     if piped:
         echo_note("no manifest is kept with -o -: write the log to a FILE to verify it later with --check")
     else:
-        echo(f"wrote {result.manifest}")
+        echo_fit(f"wrote {result.manifest}")
     if result.secrets:
         kinds = ", ".join(f"{kind} {n['distinct']} ({n['occurrences']} occurrence(s))" for kind, n in result.secrets.items())
         echo(f"secrets removed: {kinds}", err=piped)
@@ -283,8 +287,8 @@ def _recipient(result: Redaction) -> None:
         words += ["--routes", shell_word(result.route_file)]
     how = (f" without its capture (check would report its {unrendered} unrendered request(s), DSH815)"
            if unrendered else " with")
-    echo(f"a recipient verifies it with: dsh-audit redact --check {shell_word(result.output)}")
-    echo(f"and audits it{how}: {' '.join(words)}")
+    echo_command("a recipient verifies it with", f"dsh-audit redact --check {shell_word(result.output)}")
+    echo_command(f"and audits it{how}", " ".join(words))
     if result.capture is not None and not unrendered and not _found(result):
         echo(f"and prices it as the original with: --capture {shell_word(result.capture)} for each of "
              f"{_PRICING_VIEWS} (they do not find that capture by themselves)")

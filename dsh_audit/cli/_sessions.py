@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -21,7 +22,9 @@ from ._output import COUNT_SHORT
 from ._options import (accounting_option, capture_option, jobs_option, lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._priced import echo_capture_use, run_priced
-from ._sessions_fit import COLUMNS, DROPPABLE, TITLE_MIN, id_room, id_text, narrowed, short_headers
+from ._table_ids import widest
+from ._sessions_fit import (DROPPABLE, LESSER, TITLE_MIN, WIDE_COLUMNS, boxed_lesser, id_room, id_text, lesser_note,
+                            narrowed, short_headers, whole_fit, widened, without)
 from ._views import sort_option
 from ._when import time_options
 
@@ -29,7 +32,8 @@ __all__ = ["sessions_command"]
 
 # In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0),
 # and "hit ratio" is the ratio itself, from 0 to 1 (as --json and `stats` CSV give it).
-_CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id")
+_CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "tokens", "hit ratio", "breaks", "cost", "unpriced",
+                "first (UTC)", "format", "id")
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
 
@@ -56,18 +60,51 @@ def _cost(summary: SessionSummary) -> Amount:
 
 
 def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, depth: int = 0) -> tuple[object, ...]:
-    """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no
+    """A session's cells, of every wide column (:data:`WIDE_COLUMNS`); in CSV (``csv``) its unpriced count beside the cost (empty: no
     accounting) and its hit ratio from 0 to 1, a count or amount not measured (no accounting; the
     breaks of an imported log) empty, ``-`` in a table;
     the id as ``ID (PATH)`` when the session is listed from several files (``copies``); a child
     listed under its parent (``depth`` 1 and more) has its title led by its relation
     (:func:`_led`)."""
-    last = iso_utc(summary.last_activity)
     unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
     title = _led(summary, depth) if depth else summary.title
-    return (last[:16].replace("T", " ") if last else None, title, summary.project,
-            summary.requests, _ratio(summary.hit_ratio), _count(summary.breaks),
-            _cost(summary), *unpriced, id_text(summary, copies=copies))
+    return (_minute(summary.last_activity), title, summary.project, summary.requests,
+            _count((summary.tokens or {}).get("total")), _ratio(summary.hit_ratio), _count(summary.breaks),
+            _cost(summary), *unpriced, _minute(summary.first_activity), _format(summary),
+            id_text(summary, copies=copies))
+
+
+def _minute(moment: float | None) -> str | None:
+    """A log's own time as a table shows it, to the minute, UTC (``2026-12-05 19:46``)."""
+    shown = iso_utc(moment)
+    return shown[:16].replace("T", " ") if shown else None
+
+
+def _format(summary: SessionSummary) -> str:
+    """The log's format: a DSH log's version (``v0``), else the agent it was imported from (``codex``)."""
+    return f"v{summary.format_version}" if summary.format == "dsh" else summary.format
+
+
+def _total(summaries: Sequence[SessionSummary], *, csv: bool) -> tuple[object, ...]:
+    """The totals row: requests, tokens, breaks and cost summed, the hit ratio over every session's
+    prompt (cache reads over prompt tokens, of the sessions that logged both), ``total`` in the
+    first column; a sum none of whose sessions measured it is unknown (``-``), not 0."""
+    def summed(values: Sequence[int | None]) -> int | None:
+        known = [value for value in values if value is not None]
+        return sum(known) if known else None
+
+    read = [s for s in summaries if s.cache_read_tokens is not None and s.prompt_tokens]
+    prompt = sum(s.prompt_tokens or 0 for s in read)
+    costs = [s.cost_usd for s in summaries if s.cost_usd is not None]
+    whole = SessionSummary("", "", None, None, None, None, "", 0, sum(s.requests for s in summaries),
+                           tokens=None, hit_ratio=sum(s.cache_read_tokens or 0 for s in read) / prompt if prompt else None,
+                           breaks=summed([s.breaks for s in summaries]),
+                           cost_usd=round(math.fsum(costs), 9) if costs else None,  # to the nano-dollar, as --json
+                           unpriced=summed([s.unpriced for s in summaries]))
+    row = list(_row(whole, csv=csv))
+    row[WIDE_COLUMNS.index("tokens")] = _count(summed([(s.tokens or {}).get("total") for s in summaries]))
+    row[0], row[1:3], row[-3:] = "total", ["", ""], ["", "", ""]
+    return tuple(row)
 
 
 @click.command("sessions")
@@ -86,7 +123,7 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
 def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, accounting: bool,
                      prices_path: str | None, capture: str | None, routes: str | None, openai_zdr: bool | None,
                      jobs: int, since: float | None, until: float | None, sort: str) -> int:
-    """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
+    """List sessions, newest first: title, project, when, requests, tokens, cache hits, breaks, cost.
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
     (else ~/.dsh/sessions) is read. Columns: "when (UTC)" is the log's own latest
@@ -100,8 +137,13 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     and "$?" when none could (--json: cost_usd null, with unpriced_requests and cost_complete;
     --format csv: the amount, with "unpriced", the count of requests that could not be priced,
     beside); "id" the session id that `show`,
-    `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
-    value shows "-". A narrow terminal first shows each id as its shortest unique prefix of 8
+    `explain` and `render` accept (or any unique prefix of it, or `latest`); "tokens" the tokens of
+    every billing bucket summed, "first (UTC)" the log's earliest timestamp and "format" its DSH log
+    version ("v0"; an imported log: claude-code or codex). A cell without a value shows "-". A last
+    row, "total", sums requests, tokens, breaks and cost, its hit ratio that of every session's prompt
+    (table and Markdown; --json and --format csv stay a row per session, as `requests`'). A terminal too narrow for every cell
+    whole on one line in boxes (a table's borders) leaves out "format", "first (UTC)" and "tokens", in
+    this order, before it shortens any other cell (the caption names them; Markdown and CSV keep every column). Then it first shows each id as its shortest unique prefix of 8
     characters or more past "session-" (session-86ef2d28, a UUID's cut at a group's end;
     session-sample-co…, any other's with "…", or with no mark on a stdout that cannot write it),
     which the caption says, while that keeps "project" (20 columns of it at least, a path cut
@@ -191,17 +233,34 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         # CSV holds the JSON's rows, flat; a table or Markdown lists each child under its parent
         listed = [(s, 0) for s in ordered] if csv else list(_nested(ordered))
         rows = [_row(s, csv=csv, copies=s.session_id in copies, depth=depth) for s, depth in listed]
-        columns: tuple[str, ...] = _CSV_COLUMNS if csv else COLUMNS
+        total = _total(ordered, csv=csv)
+        columns: tuple[str, ...] = _CSV_COLUMNS if csv else WIDE_COLUMNS
         droppable: tuple[str, ...] = DROPPABLE
         least, captions = {"title": TITLE_MIN}, list[str]()
         short: dict[str, str] | None = COUNT_SHORT
+        wrap_last = False
         if listing_format() == "table":
-            rows, droppable, least, captions = narrowed(rows, [s for s, _ in listed], copies)
-            short = short_headers(droppable)
+            wide = rows
+            if not whole_fit([*rows, total]):  # the lesser columns out, and the others' cells shortened
+                rows, droppable, least, captions = narrowed(without(rows, LESSER)[1], [s for s, _ in listed], copies)
+                short = short_headers(droppable)
+                rows = widened(rows, wide)
+            else:  # every other cell whole on its line: a lesser column goes before a title or path wraps
+                droppable, short = (), None
+                least = {"title": widest(row[1] for row in rows), "project": widest(row[2] for row in rows)}
+                left_out, empty = boxed_lesser([*rows, total])  # and before the table's boxes do
+                if left_out or empty:
+                    gone = (*left_out, *empty)
+                    (columns, rows), total = without(rows, gone), without([total], gone)[1][0]
+                    captions = [lesser_note(left_out, empty)]
+            # left out first, named in the caption; before a cell wraps where no other column may go
+            droppable, wrap_last = (*LESSER, *droppable), not droppable
             least = {**least, "id": id_room(rows, [s for s, _ in listed], copies)}  # never cut itself
+        if not csv:  # CSV holds the JSON's rows, and the JSON has no total (as `requests`): a consumer sums
+            rows = [*rows, total]
         print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", columns,
                     rows, droppable=droppable, caption="; ".join(captions) or None, least=least,
-                    short=short, short_first=True, ids=("id",))
+                    short=short, short_first=True, ids=("id",), wrap_last=wrap_last)
     if prices is not None:
         echo_capture_use(s.cost_summary for s in summaries)  # as `cache` and `usage` say it
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note

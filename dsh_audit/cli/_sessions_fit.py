@@ -9,14 +9,21 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cache, partial
 
 from ..cache import SessionSummary
-from ..report.terminal import (cell_len, id_prefixes, middle_cut, output_width, rows_fit, short_ids, shown_chars,
-                               stdout_text, table_cell)
+from ..report.terminal import (NO_VALUE, cell_len, id_prefixes, middle_cut, output_width, rows_fit, short_ids,
+                               shown_chars, stdout_text, table_cell)
 from ._output import COUNT_SHORT
 from ._table_ids import id_caption, id_cell, id_names, widest
 
-__all__ = ["COLUMNS", "DROPPABLE", "PROJECT_MIN", "TITLE_MIN", "id_room", "id_text", "narrowed", "short_headers"]
+__all__ = ["COLUMNS", "DROPPABLE", "LESSER", "PROJECT_MIN", "TITLE_MIN", "WIDE_COLUMNS", "boxed_lesser", "id_room",
+           "id_text", "lesser_note", "narrowed", "short_headers", "whole_fit", "widened", "without"]
 
 COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id")
+# Every column of a row (:func:`dsh_audit.cli._sessions._row`): COLUMNS and the lesser ones a terminal
+# wide enough for every cell whole shows too (issue 14 B1), as Markdown always does.
+WIDE_COLUMNS = ("when (UTC)", "title", "project", "requests", "tokens", "hit ratio", "breaks", "cost", "first (UTC)",
+                "format", "id")
+# The lesser columns, left out first, in this order, before any cell of COLUMNS is shortened (:func:`whole_fit`).
+LESSER = ("format", "first (UTC)", "tokens")
 _SHORT_NOTE = id_caption("id")
 # The columns a narrow terminal leaves out, in this order, after those with no value in any row, when
 # not even a title cut to _TITLE_CUT leaves room for every number (ids that cannot be shortened, a
@@ -54,6 +61,67 @@ def id_room(rows: Sequence[tuple[object, ...]], listed: Sequence[SessionSummary]
     that it is never cut. The id itself is measured, a `` (`` in it its own."""
     return widest(str(row[-1]).removesuffix(f" ({s.path})") if s.session_id in copies else row[-1]
                   for row, s in zip(rows, listed))
+
+
+def without(rows: Sequence[tuple[object, ...]], left_out: Sequence[str]
+            ) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+    """The columns of :data:`WIDE_COLUMNS` but ``left_out``, and ``rows`` (of every wide column) with those cells only."""
+    kept = [at for at, column in enumerate(WIDE_COLUMNS) if column not in left_out]
+    return tuple(WIDE_COLUMNS[at] for at in kept), [tuple(row[at] for at in kept) for row in rows]
+
+
+def whole_fit(rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether every cell of ``rows`` (of every wide column, the total's among them) but the
+    :data:`LESSER` ones fits whole on one line on this terminal: the table then needs no
+    shortening (:func:`narrowed`), print_table leaves out what it must of :data:`LESSER` alone. A
+    title longer than the start :func:`_bounded` measures (zero-width marks: fuzz 33) is never
+    whole: it is cut as :func:`narrowed` cuts it, never measured whole (200k marks: 27 s)."""
+    longest = _MEASURED_WIDTHS * _MEASURED_WIDTHS * output_width()
+    if any(isinstance(row[1], str) and len(row[1]) > longest for row in rows):
+        return False
+    return rows_fit(*without(rows, LESSER), spare=())
+
+
+def boxed_lesser(rows: Sequence[tuple[object, ...]]) -> tuple[list[str], list[str]]:
+    """The columns of :data:`WIDE_COLUMNS` left out of ``rows`` (every cell whole on its line:
+    :func:`whole_fit`) so that a :data:`LESSER` one never costs the table its boxes, a style every
+    other command keeps where its own columns fit boxed (session 44: sessions drew compact at 160
+    columns, boxed at 100): in print_table's order, the columns with no value in any row, then
+    :data:`LESSER`'s, as few as a boxed table needs for every cell and header whole on one line
+    (the :data:`LESSER` ones and the empty ones apart, said in one caption: :func:`lesser_note`).
+    None when it fits so with them all, or not even without them all (print_table lays it out)."""
+    cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
+    empty = [column for at, column in enumerate(WIDE_COLUMNS) if cells and all(row[at] in NO_VALUE for row in cells)]
+    natural = {column: max([cell_len(column)] + [cell_len(row[at]) for row in cells])  # no header wrapped for one
+               for at, column in enumerate(WIDE_COLUMNS)}
+    order = [*empty, *(column for column in LESSER if column not in empty)]
+    for count in range(len(order) + 1):
+        kept = [width for column, width in natural.items() if column not in order[:count]]
+        if sum(kept) + 3 * len(kept) + 1 <= output_width():  # "│ a │ b │": the boxes' borders and padding
+            gone = order[:count]
+            return [column for column in gone if column not in empty], [column for column in gone if column in empty]
+    return [], []
+
+
+def lesser_note(left_out: Sequence[str], empty: Sequence[str]) -> str:
+    """The caption naming the columns :func:`boxed_lesser` left out, in print_table's words
+    (its narrow-terminal caption: a table says it once)."""
+    found = ([f"{', '.join(empty)} (no values)"] if empty else []) + list(left_out)
+    return f"narrow terminal: {', '.join(found)} not shown (widen it, or use --json)"
+
+
+def widened(rows: Sequence[tuple[object, ...]], wide: Sequence[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    """``rows`` (of :data:`COLUMNS`, as :func:`narrowed` shortened them) with the :data:`LESSER`
+    cells of ``wide`` (the same rows, every wide column) back in their places: print_table leaves
+    those columns out first, before any of the others (the caption names them, as every table's)."""
+    places = [WIDE_COLUMNS.index(column) for column in COLUMNS]
+    shown = []
+    for row, whole in zip(rows, wide):
+        cells = list(whole)
+        for at, cell in zip(places, row):
+            cells[at] = cell
+        shown.append(tuple(cells))
+    return shown
 
 
 def narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str]

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..cache import Costs
 from ..fleet import FleetStats, connect_index
+from ..fleet import shown
 from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
 from ._table_ids import id_caption, id_cell, id_names
 from ._table_rules import bucket_drop_order, model_keyed, whole_keyed
@@ -327,11 +328,12 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
 
 def _index_ids(db: str) -> list[str]:
     """Every session id the index at ``db`` holds (one query): a prefix unique among the rankings'
-    few rows alone (``session-2b096b61``) may start three sessions of the index, which `show` refuses."""
+    few rows alone (``session-2b096b61``) may start three sessions of the index, which `show` refuses;
+    each as the log gave it, as the rankings show it (:func:`~dsh_audit.fleet.shown`)."""
     connection = connect_index(db, create=False)
     try:
         query = "SELECT DISTINCT session_id FROM sessions WHERE session_id IS NOT NULL"
-        return [row[0] for row in connection.execute(query)]
+        return [shown(row[0]) for row in connection.execute(query)]
     finally:
         connection.close()
 

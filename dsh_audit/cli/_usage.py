@@ -12,7 +12,7 @@ from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, SessionLedger, UsageRow, Usage
                      load_prices, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import Amount, listing_format, progress_callback, rows_fit
+from ..report.terminal import Amount, listing_format, long_words_cut, progress_callback, rows_fit
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
@@ -339,7 +339,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
         click.echo(dumps_line(table.to_json(failed=failed)))
         for reason, count in table.unpriced.items():  # the capture's, on stderr as cache and sessions --json
             if from_capture(reason):                   # say them (the JSON holds every reason)
-                echo_warning(f"{count} request(s) unpriced: {reason}")
+                echo_warning(long_words_cut(f"{count} request(s) unpriced: {reason}"))
         _echo_window_note(len(ledgers), table.total, since, until)
         _echo_capture_notes(table.total)
         echo_caveats(prices)  # stderr: the JSON has no place for notes
@@ -383,7 +383,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     print_usage_table(columns, rows, by=by, caption=caption, ledgers=ledgers, total=table.total,
                       ids=[*map(_session_id, table.rows), None])
     for warning in unpriced_warnings(table, ledgers, since, until):
-        echo_warning(warning)
+        echo_warning(long_words_cut(warning))  # a 20,000-character model is one word of a line, not 250
     _echo_window_note(len(ledgers), table.total, since, until)
     _echo_capture_notes(table.total)
     echo_caveats(prices)

@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
     from ..runner import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
     from ._select import modified_since, parse_since, select_logs
     from ._stats import FleetStats, fleet_stats
+    from ._stored import shown
 
 __all__ = [
     "BreakRow",
@@ -48,6 +49,7 @@ __all__ = [
     "resolve_jobs",
     "run_many",
     "select_logs",
+    "shown",
 ]
 
 # Public name -> the module (relative to this package) that defines it: imported on first use.
@@ -74,6 +76,7 @@ _LAZY = {
     "resolve_jobs": "..runner",
     "run_many": "..runner",
     "select_logs": "._select",
+    "shown": "._stored",
 }
 
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

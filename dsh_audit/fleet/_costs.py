@@ -10,6 +10,7 @@ import sqlite3
 from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
+from ._stored import shown
 
 __all__ = ["Ledger", "cost_by_cause", "cost_by_model", "fleet_cost", "ledgers", "session_cost"]
 
@@ -117,8 +118,8 @@ def fleet_cost(connection: sqlite3.Connection, total: Ledger) -> dict[str, Any]:
 
 def cost_by_model(by_model: dict[str | None, Ledger]) -> tuple[dict[str, Any], ...]:
     """``cost`` per model the price table bills (``logged_models``: the models its requests logged,
-    as ``usage --by model --json`` has them), costliest first."""
-    rows = [{"model": model, "logged_models": sorted(ledger.models), **ledger.to_json()}
+    as ``usage --by model --json`` has them), costliest first; each named as the log did, not as stored."""
+    rows = [{"model": shown(model), "logged_models": sorted(map(shown, ledger.models)), **ledger.to_json()}
             for model, ledger in by_model.items()]
     return tuple(sorted(rows, key=lambda r: (-(r["cost_usd"] or {}).get("total", 0.0), -r["requests"],
                                              r["model"] or "")))

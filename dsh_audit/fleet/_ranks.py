@@ -11,6 +11,7 @@ from typing import Any
 
 from ._costs import Ledger, session_cost
 from ._measures import BREAKS, MEASURES, iso, measures
+from ._stored import shown
 
 __all__ = ["costliest_breaks", "top_sessions"]
 
@@ -37,10 +38,11 @@ def top_sessions(connection: sqlite3.Connection, top: int, ledgers: dict[str | N
     """The ``top`` sessions by ``sort`` (:data:`~dsh_audit.fleet._stats._SORTS`): by default those whose cache losses cost
     the most (:func:`_loss_rank` of each one's ``lost_cost_usd``, as its row shows it), each with
     what it cost and when its last request was sent (``last_sent_at``: the latest of its
-    requests' ``sent_at``, the log's own time); one pass over the sessions, holding ``top`` of them."""
+    requests' ``sent_at``, the log's own time); one pass over the sessions, holding ``top`` of them.
+    Paths and ids are as the logs gave them (:func:`~dsh_audit.fleet._stored.shown`), not as stored."""
     rows = connection.execute(f"SELECT s.path, s.session_id, MAX(sent_at), {MEASURES} FROM requests "
                               "JOIN sessions AS s USING (path) GROUP BY s.path")
-    measured = ({"path": row[0], "session_id": row[1], "last_sent_at": iso(row[2]), **measures(row[3:]),
+    measured = ({"path": shown(row[0]), "session_id": shown(row[1]), "last_sent_at": iso(row[2]), **measures(row[3:]),
                  **session_cost(ledgers.get(row[0])), "_last": row[2]} for row in rows)
     best = heapq.nsmallest(top, measured, key=lambda r: (_session_rank(r, sort), r["path"]))
     return tuple({key: value for key, value in r.items() if key != "_last"} for r in best)
@@ -82,8 +84,10 @@ def costliest_breaks(connection: sqlite3.Connection, top: int) -> tuple[tuple[di
 
 
 def _break(row: tuple[Any, ...]) -> dict[str, Any]:
-    """A break of :func:`costliest_breaks`, of its query's row."""
-    path, session_id, idx, kind, turn, step, attempt, model, provider, cause, classification, tokens, cost = row
+    """A break of :func:`costliest_breaks`, of its query's row, its text as the log gave it
+    (:func:`~dsh_audit.fleet._stored.shown`)."""
+    path, session_id, idx, kind, turn, step, attempt, model, provider, cause, classification, tokens, cost = map(
+        shown, row)
     losing = tokens is None or tokens > 0  # None: its cache reads were not logged
     return {"path": path, "session_id": session_id, "request": idx, "kind": kind, "turn": turn, "step": step,
             "attempt": attempt, "model": model, "provider": provider, "cause": cause,

@@ -27,6 +27,7 @@ from ._db import check_values, connect_index, index_error, window_views
 from ._price_meta import price_sources
 from ._measures import BREAKS, LOGGED, MEASURES, TOKEN_COLUMNS, UsdSum, iso, measures
 from ._ranks import costliest_breaks, top_sessions
+from ._stored import shown
 
 __all__ = ["FleetStats", "fleet_stats"]
 
@@ -159,12 +160,13 @@ def _by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
     ``billed_as``; an unpriced request's, or one of a log indexed without a ledger: the model it
     logged), as ``usage --by model`` and the cost by model group them, so that the three tables have
     one key: a dated snapshot and its alias are one row, with the models they logged
-    (``logged_models``), most prompt tokens first."""
+    (``logged_models``), most prompt tokens first; each named as the log did, not as stored."""
     rows = connection.execute(
         f"SELECT billed, {MEASURES}, json_group_array(DISTINCT COALESCE(model, 'unknown')) FROM "
         "(SELECT r.*, COALESCE(c.billed_as, r.model) AS billed FROM requests AS r LEFT JOIN costs AS c "
         "ON c.path = r.path AND c.idx = r.idx) GROUP BY billed ORDER BY 4 DESC, billed")
-    return tuple({"model": row[0], "logged_models": sorted(json.loads(row[-1])), **measures(row[1:-1])}
+    return tuple({"model": shown(row[0]), "logged_models": sorted(map(shown, json.loads(row[-1]))),
+                  **measures(row[1:-1])}
                  for row in rows)
 
 

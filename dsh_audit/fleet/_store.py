@@ -6,7 +6,6 @@ removing those no longer on disk.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,6 +16,7 @@ from typing import Any
 from .._spool import RowSpool
 from ._db import SESSION_COLUMNS
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
+from ._stored import storable, unstored
 
 __all__ = ["Stale", "drop_ambiguous", "is_gone", "on_disk", "prune", "remove_rows", "stale_paths", "storable",
            "store_record", "unstored"]
@@ -29,50 +29,6 @@ def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterabl
                            (tuple(map(storable, row)) for row in values))
 
 
-def storable(value: Any) -> Any:
-    """``value`` as SQLite can hold it: text holding a lone surrogate (valid in a JSON log, and DSH
-    writes what it is given), which SQLite text cannot hold (it must be UTF-8), becomes its
-    ``\\udXXX`` escape, its backslashes doubled first; so does text that holds such an escape as
-    it is (``\\udcff``, 7 characters), so that no two texts are stored alike (a folder named with
-    the byte 0xff, ``\\udcff`` to Python, and one named ``\\udcff``: two logs, two rows), and
-    :func:`unstored` gives each back. Any other text (every UTF-8 path) is stored as it is. An
-    integer past SQLite's 64 bits (a logged count up to 2**64 - 1, or a sum of such counts)
-    becomes the nearest double, the number JavaScript holds for it.
-
-    Example:
-        >>> storable(2**63 - 1), storable(2**64 - 1), storable("a\\\\b\\ud800"), storable("a\\\\ud800")
-        (9223372036854775807, 1.8446744073709552e+19, 'a\\\\\\\\b\\\\ud800', 'a\\\\\\\\ud800')
-    """
-    if isinstance(value, str) and not value.isascii():  # ASCII text is UTF-8 already
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.replace("\\", "\\\\").encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, str) and "\\u" in value and _ESCAPED.search(value):  # "in": the quick test
-        return value.replace("\\", "\\\\")
-    if isinstance(value, int) and not -(2**63) <= value < 2**63:
-        return float(value)
-    return value
-
-
-#: The escape :func:`storable` writes for a lone surrogate; a stored text that holds it was escaped.
-_ESCAPED = re.compile(r"\\u(d[89a-f][0-9a-f]{2})")
-#: An escape of a stored text that :func:`storable` escaped: a doubled backslash, or a lone surrogate's.
-_UNESCAPE = re.compile(r"\\(\\|u(d[89a-f][0-9a-f]{2}))")
-
-
-def unstored(stored: str) -> str:
-    """The text :func:`storable` stored as ``stored``.
-
-    Example:
-        >>> unstored(storable("a\\\\b\\ud800")) == "a\\\\b\\ud800", unstored("a\\\\\\\\ud800"), unstored("C:\\\\x")
-        (True, 'a\\\\ud800', 'C:\\\\x')
-    """
-    if not _ESCAPED.search(stored):
-        return stored
-    return _UNESCAPE.sub(lambda m: "\\" if m.group(2) is None else chr(int(m.group(2), 16)), stored)
-
-
 def remove_rows(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
     """Delete every row of the logs ``stored`` (paths as stored), of every table (inside the
     caller's transaction)."""
@@ -80,39 +36,61 @@ def remove_rows(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
         connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in stored))
 
 
-#: The ``meta`` key that says an index's text is stored as :func:`storable` stores it now, and its value.
-_TEXT_FORM = ("stored_text", "escaped-backslash")
+#: The ``meta`` key that says an index's text is stored as :func:`storable` stores it now, and the
+#: form's name; its value is that name, then when the last row stored in it was stored (``indexed_at``).
+_TEXT_KEY, _TEXT_FORM = "stored_text", "escaped-backslash"
 #: A stored text holding a lone surrogate's escape, as SQLite's GLOB sees it.
 _ESCAPE_GLOB = "*\\ud[89a-f][0-9a-f][0-9a-f]*"
 
 
+def _stored_since(connection: sqlite3.Connection) -> float | None:
+    """When the last row stored in this form was stored (:data:`_TEXT_KEY`); None: the index has
+    no mark (an earlier dsh-audit made it), infinity: a mark without the time (session 44's first
+    form: every row was checked then)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (_TEXT_KEY,)).fetchone()
+    if row is None or not str(row[0]).startswith(_TEXT_FORM):
+        return None
+    try:
+        return float(str(row[0])[len(_TEXT_FORM):] or "inf")
+    except ValueError:  # edited by hand: check every row again
+        return None
+
+
 def drop_ambiguous(connection: sqlite3.Connection) -> tuple[str, ...]:
-    """Remove, once per index, every stored log whose path or session id holds a ``\\udXXX``
-    escape as an earlier dsh-audit stored it (a lone surrogate's escape, its backslashes kept:
-    the same text as the 7 characters themselves, so which log a row is cannot be told); each is
-    read again when it is given. Returns their stored paths, sorted (none in an index made since)."""
-    done = connection.execute("SELECT 1 FROM meta WHERE key = ? AND value = ?", _TEXT_FORM).fetchone()
-    if done is not None:
-        return ()
+    """Remove every stored log whose path or session id holds a ``\\udXXX`` escape as an earlier
+    dsh-audit stored it (a lone surrogate's escape, its backslashes kept: the same text as the 7
+    characters themselves, so which log a row is cannot be told); each is read again when it is
+    given. Those of every row the first time, then of the rows stored after the last one this form
+    stored: an earlier dsh-audit writing into the index since leaves the mark as it was (it would
+    keep its rows, and a log of one of them would read as "one session in two files").
+    Returns their stored paths, sorted (none in an index only this form wrote)."""
+    since = _stored_since(connection)
+    later = "" if since is None else " AND indexed_at > ?2"
     with connection:
         connection.execute("BEGIN IMMEDIATE")
         ambiguous = sorted(row[0] for row in connection.execute(
-            "SELECT path FROM sessions WHERE path GLOB ?1 OR session_id GLOB ?1", (_ESCAPE_GLOB,)))
+            f"SELECT path FROM sessions WHERE (path GLOB ?1 OR session_id GLOB ?1){later}",
+            (_ESCAPE_GLOB,) if since is None else (_ESCAPE_GLOB, since)))
         remove_rows(connection, ambiguous)
-        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", _TEXT_FORM)
+        if since is None:  # every row left is of this form: the last one stored is the mark's
+            last = connection.execute("SELECT COALESCE(MAX(indexed_at), 0.0) FROM sessions").fetchone()[0]
+            connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_TEXT_KEY, f"{_TEXT_FORM} {last!r}"))
     return tuple(ambiguous)
 
 
 def store_record(connection: sqlite3.Connection, record: SessionRecord, replaced: Sequence[str] = ()) -> None:
     """Store ``record``, all its rows in place of those stored for its path, and remove the rows of
     the stored logs ``replaced`` (as stored), in one transaction."""
+    now = time.time()
     with connection:
         remove_rows(connection, [storable(record.path), *replaced])
         values = [storable(getattr(record, name)) for name in SESSION_COLUMNS]
         connection.execute(
             f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, notes, indexed_at) "
             f"VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 2))})",
-            (*values, storable("\n".join(record.notes)), time.time()))
+            (*values, storable("\n".join(record.notes)), now))
+        # the last row this form stored (drop_ambiguous): rows stored later were stored by another
+        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_TEXT_KEY, f"{_TEXT_FORM} {now!r}"))
         _insert(connection, "requests", RequestRow, record.requests)
         _insert(connection, "breaks", BreakRow, record.breaks)
         _insert(connection, "costs", CostRow, record.costs)

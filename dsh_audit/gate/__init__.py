@@ -12,7 +12,7 @@ Example:
     True
 """
 
-from ._baseline import Baseline, apply_baseline, load_baseline
+from ._baseline import MESSAGE_WORDING, Baseline, apply_baseline, load_baseline
 from ._findings import FOREIGN_CAPTURE_HINT, capture_holds, foreign_capture_hint
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
@@ -32,6 +32,7 @@ __all__ = [
     "FindingGroup",
     "GATE_RULES",
     "GateRule",
+    "MESSAGE_WORDING",
     "Policy",
     "RequestOutline",
     "RequestRecorder",

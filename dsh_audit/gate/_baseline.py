@@ -10,9 +10,12 @@ policy's it states (DSH831's bound: :func:`~dsh_audit.gate._findings.policy_free
 leaves out the path, line and hint, so the same logs checked from another checkout or folder (a
 capture given with ``--capture`` by another path included) match, and so do they under a looser
 or tighter bound (a baseline written before the bound was left out of the key matches the same
-way: the bound is taken out of its messages too), and so do a baseline's findings whose words
-dsh-audit has since changed (:func:`~dsh_audit.gate._findings.reworded_free`); any change to what
-the finding says of the log, or where in the session it points, makes it new. Each baseline finding accepts one finding of the
+way: the bound is taken out of its messages too), and so do the findings of a baseline written in
+an earlier wording (its ``message_wording`` below this version's: the words dsh-audit has since
+changed are taken out of its messages and the run's alike,
+:func:`~dsh_audit.gate._findings.reworded_free`); any change to what the finding says of the log,
+or where in the session it points, makes it new (a baseline of this wording is matched on the whole
+message: a header fault added or a value changed since is new). Each baseline finding accepts one finding of the
 run (the same finding twice in a run needs it twice in the baseline).
 
 A baseline is read as every configuration file is (:func:`~dsh_audit._config_read.read_bytes`: a
@@ -38,7 +41,12 @@ from ..log import ensure_room
 from ._findings import VERDICT_RULES, policy_free, reworded_free
 from ._model import CheckResult, Finding
 
-__all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
+__all__ = ["MESSAGE_WORDING", "Baseline", "apply_baseline", "finding_key", "load_baseline"]
+
+#: The wording of this version's finding messages, written as the JSON report's ``message_wording``
+#: (docs/ci.md "Baseline"): a baseline without it, or below it, is matched with the reworded words
+#: left out (:func:`finding_key`), one at it on the whole message.
+MESSAGE_WORDING = 2
 
 #: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path
 #: and the policy's values.
@@ -115,9 +123,10 @@ def _without_path(message: str, path: str, capture: str | None = None) -> str:
 
 
 def finding_key(rule: str, session_id: str | None, request: int | None, seq: int | None, message: str,
-                path: str, capture: str | None = None) -> FindingKey:
+                path: str, capture: str | None = None, *, earlier: bool = False) -> FindingKey:
     """The key two findings match by (the module's docstring); ``capture``: the capture the
-    finding's session was compared with, if any.
+    finding's session was compared with, if any; ``earlier``: a key of a baseline written in an
+    earlier wording (and of the run's findings it is matched with), the words since changed taken out.
 
     A capture verdict's finding (:data:`~dsh_audit.gate._findings.VERDICT_RULES`: one per request)
     is keyed by its request without its seq: the request says where it points, and its seq is
@@ -131,34 +140,40 @@ def finding_key(rule: str, session_id: str | None, request: int | None, seq: int
         ('DSH815', 's', 2, None, 'request 2 is unrendered')
         >>> finding_key("DSH831", "s", None, None, "ratio 49.6% is below the policy bound 60.0% (7936 of 15996)", "")
         ('DSH831', 's', None, None, 'ratio 49.6% is below the policy bound (7936 of 15996)')
+        >>> said = "corrupt session log: first line is not a session header of v4: id 1 is a number, not a string"
+        >>> finding_key("DSH801", "s", None, 0, said, "", earlier=True)[4][63:]
+        'id is a number, not a string'
     """
     placed = None if rule in VERDICT_RULES and request is not None else seq
-    return (rule, session_id, request, placed,
-            reworded_free(rule, policy_free(rule, _without_path(message, path, capture))))
+    text = policy_free(rule, _without_path(message, path, capture))
+    return rule, session_id, request, placed, reworded_free(rule, text) if earlier else text
 
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """The findings of a baseline report, as keys, and the file they came from."""
+    """The findings of a baseline report, as keys, and the file they came from; ``earlier``: it
+    was written in an earlier wording (:func:`finding_key`'s ``earlier``), so the run's findings
+    are keyed as its are."""
 
     source: str
     keys: tuple[FindingKey, ...]
+    earlier: bool = False
 
 
 def _optional_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _key_of(item: Any, captures: dict[str, str]) -> FindingKey | None:
+def _key_of(item: Any, captures: dict[str, str], earlier: bool) -> FindingKey | None:
     """A report finding object's key, or None when it is no finding object; ``captures``: the
-    capture each log path of the report was compared with."""
+    capture each log path of the report was compared with; ``earlier``: :func:`finding_key`'s."""
     if not isinstance(item, dict) or not isinstance(item.get("rule"), str) or not isinstance(item.get("message"), str):
         return None
     session = item.get("session_id")
     given = item.get("path")
     path = given if isinstance(given, str) else ""
     return finding_key(item["rule"], session if isinstance(session, str) else None, _optional_int(item.get("request")),
-                       _optional_int(item.get("seq")), item["message"], path, captures.get(path))
+                       _optional_int(item.get("seq")), item["message"], path, captures.get(path), earlier=earlier)
 
 
 def _captures(sessions: Any) -> dict[str, str]:
@@ -235,6 +250,21 @@ def _version_word(version: object) -> str:
     return "null" if version is None else names.get(type(version), "a value")
 
 
+def _earlier(document: dict[str, Any], source: str, hint: str) -> bool:
+    """Whether the baseline ``document`` was written in an earlier wording than this version's
+    (its ``message_wording``, none before there was one: 1); a later one (a newer dsh-audit's) is
+    matched on the whole message, so a finding it words anew is new rather than hidden.
+
+    Raises:
+        UsageError: its ``message_wording`` is not a whole number of 1 or more.
+    """
+    wording = document.get("message_wording", 1)
+    if type(wording) is not int or wording < 1:
+        raise UsageError(f"message_wording {_version_word(wording)} is not one this dsh-audit reads (a whole "
+                         "number of 1 or more)", path=source, hint=hint)
+    return wording < MESSAGE_WORDING
+
+
 def _parsed_baseline(source: str, hint: str) -> Baseline:
     """:func:`load_baseline` of ``source`` once the file is found; ``hint``: its errors' hint."""
     document = _document(source)
@@ -248,11 +278,12 @@ def _parsed_baseline(source: str, hint: str) -> Baseline:
         raise UsageError(f"schema_version {_version_word(version)} is not one this dsh-audit reads "
                          f"({', '.join(map(str, _READ_VERSIONS))})", path=source, hint=hint)
     captures = _captures(document.get("sessions"))
-    keys = [_key_of(item, captures) for item in findings]
+    earlier = _earlier(document, source, hint)
+    keys = [_key_of(item, captures, earlier) for item in findings]
     if any(key is None for key in keys):
         raise UsageError("the baseline is not a JSON report of dsh-audit check (a finding without rule or message)",
                          path=source, hint=hint)
-    return Baseline(source=source, keys=tuple(key for key in keys if key is not None))
+    return Baseline(source=source, keys=tuple(key for key in keys if key is not None), earlier=earlier)
 
 
 def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> Baseline:
@@ -282,15 +313,16 @@ def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> 
                          hint=_CONFIGURED_MEMORY_HINT if configured else _MEMORY_HINT) from None
 
 
-def _key(finding: Finding, capture: str | None) -> FindingKey:
+def _key(finding: Finding, capture: str | None, earlier: bool) -> FindingKey:
     return finding_key(finding.rule, finding.session_id, finding.request, finding.seq, finding.message, finding.path,
-                       capture)
+                       capture, earlier=earlier)
 
 
-def _mark(findings: Iterable[Finding], left: Counter[FindingKey], capture: str | None = None) -> tuple[Finding, ...]:
+def _mark(findings: Iterable[Finding], left: Counter[FindingKey], capture: str | None = None, *,
+          earlier: bool) -> tuple[Finding, ...]:
     out = []
     for finding in findings:
-        key = _key(finding, capture)
+        key = _key(finding, capture, earlier)
         if left[key] > 0:
             left[key] -= 1
             finding = replace(finding, fails=False, baselined=True)
@@ -305,9 +337,9 @@ def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
     window) are not gone, and a second note counts them (``"N baseline finding(s) are of
     sessions not checked"``)."""
     left: Counter[FindingKey] = Counter(baseline.keys)
-    sessions = tuple(replace(check, findings=_mark(check.findings, left, check.capture_path))
+    sessions = tuple(replace(check, findings=_mark(check.findings, left, check.capture_path, earlier=baseline.earlier))
                      for check in result.sessions)
-    loose = _mark(result.unattached, left)
+    loose = _mark(result.unattached, left, earlier=baseline.earlier)
     marked = list(zip(result.unattached, loose))  # a log's unreadable capture's DSH802 is run-level: its row follows it
     sessions = tuple(replace(check, capture_refusal=next((new for old, new in marked if old == check.capture_refusal),
                                                          check.capture_refusal))

@@ -84,7 +84,7 @@ _MISTYPED_FAULT = re.compile(r"(^|; )(version|id|createdAt|delegationDepth|agent
 #: 43 named them only alone (:func:`~dsh_audit.log._header._header_faults`).
 _V2_FAULT = re.compile(r'; (?:no boolean isSeeded \(v\d+\)|isSeeded is an? \w+, not a boolean \(v\d+\)|'
                        r'a seedLength \(v0 and v1 only; v\d+ says isSeeded\)|'
-                       r'unknown key ".*?" \(a v\d+ header has exact keys\))')
+                       r'unknown keys? ".*? \(a v\d+ header has exact keys\))')
 #: What DSH810 adds of a found capture that holds none of the log's requests (:func:`capture_holds`),
 #: which session 44 fills from every group of the run (:func:`held_across`).
 _HOLDS = re.compile(r"(holds none of its requests) \((?:it holds |its \d+ captured request).*\)\Z", re.S)
@@ -92,10 +92,12 @@ _HOLDS = re.compile(r"(holds none of its requests) \((?:it holds |its \d+ captur
 
 def reworded_free(rule: str, message: str) -> str:
     """``message`` of a finding of ``rule`` without what dsh-audit reworded or added since a
-    baseline may have been written (what a baseline matches on, :func:`policy_free` too): a
-    refused header's mistyped fields without their values, and its v2+ faults named after
-    another; DSH810's clause saying what a found capture holds instead. The finding says the
-    same of the same log: only dsh-audit's words moved. The message a report prints keeps them.
+    baseline of an earlier wording was written (what such a baseline matches on, its own findings'
+    and the run's, :func:`policy_free` too): a refused header's mistyped fields without their
+    values, and its v2+ faults named after another; DSH810's clause saying what a found capture
+    holds instead. The finding says the same of the same log: only dsh-audit's words moved. Only
+    there: it would also match a header fault added since, or another value, so a baseline of this
+    wording (its report's ``message_wording``) keeps the whole message. A report prints it whole.
 
     Example:
         >>> at = "corrupt session log: first line is not a session header of v4: "

@@ -328,6 +328,19 @@ class CheckResult:
         return not any(f.fails for f in self.findings)
 
     @property
+    def unreadable(self) -> tuple[str, ...]:
+        """The logs not a line of which could be read (:attr:`SessionCheck.unreadable`: a FIFO, a
+        link loop, no permission): bad input, as a folder that cannot be read is, so ``check`` exits
+        2 for them (issue 15), though each is its row's ``DSH801`` and every report is written.
+
+        Example:
+            >>> logs = (SessionCheck("a.jsonl", None), SessionCheck("b.jsonl", None, unreadable=True))
+            >>> CheckResult(logs, (), None).unreadable
+            ('b.jsonl',)
+        """
+        return tuple(check.path for check in self.sessions if check.unreadable)
+
+    @property
     def verdict(self) -> str:
         """The verdict's word: ``FAILED`` when a finding fails, else ``INCOMPLETE`` when logs were
         left out (:attr:`not_checked`: the run exits 2, so no report may read as a clean pass),

@@ -27,8 +27,8 @@ if typing.TYPE_CHECKING:
     from ._file_kind import special_kind
     from ._outputs import open_regular, write_atomic
     from ._protected import ProtectedInputs
-    from ._header import (BOM_HINT, BOM_REFUSAL, foreign_record, foreign_refusal, header_refusal, is_absolute_path,
-                          is_fixture_token)
+    from ._header import (BOM_HINT, BOM_REFUSAL, foreign_record, foreign_refusal, header_keys, header_refusal,
+                          is_absolute_path, is_fixture_token, unknown_header_keys)
     from ._limits import DecodeBudget, decode_limits
     from ._progress import read_progress
     from ._reader import SUPPORTED_VERSIONS, SessionLog, read_header, read_log, read_stream
@@ -84,6 +84,7 @@ __all__ = [
     "expand_row",
     "foreign_record",
     "foreign_refusal",
+    "header_keys",
     "header_refusal",
     "in_layout",
     "is_absolute_path",
@@ -115,6 +116,7 @@ __all__ = [
     "special_kind",
     "time_span",
     "to_v0_shapes",
+    "unknown_header_keys",
     "upgrade_event",
     "without_copies",
     "write_atomic",
@@ -153,7 +155,9 @@ _LAZY = {
     "expand_row": "._records",
     "foreign_record": "._header",
     "foreign_refusal": "._header",
+    "header_keys": "._header",
     "header_refusal": "._header",
+    "unknown_header_keys": "._header",
     "is_absolute_path": "._header",
     "is_fixture_token": "._header",
     "is_folder": "._discover",

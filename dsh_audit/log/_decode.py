@@ -9,7 +9,9 @@ without its newline is the torn tail.
 Work is bounded by what a log holds, not by what a hostile file claims (``docs/hostile-inputs.md``):
 a frame is decompressed as its blocks are read, in pieces of at most 1 MiB, and only a frame of
 up to 32 MiB of text is held whole (so that a corrupt frame yields none of its lines); a run of
-blank lines is found at C speed and handed on as one :class:`Line` with a ``count``; a line split
+blank lines (lines of JSON whitespace alone, ``\r`` of a CRLF line end too: DSH's ``JSON.parse``
+refuses each as it refuses an empty one) is found at C speed and handed on as one :class:`Line` with
+a ``count``; a line split
 across pieces is gathered in one buffer that becomes the line; and the decoded size and the zstd
 expansion ratio have limits (:mod:`._limits`: environment variables ``DSH_AUDIT_MAX_DECODED`` and
 ``DSH_AUDIT_MAX_RATIO``) that turn a decompression bomb into a one-line refusal.
@@ -39,16 +41,27 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
 _READ = 1 << 20
 _HOLD = 32 << 20  # a frame's text up to this size is verified whole before any of its lines is used
-_BLANKS = re.compile(b"\n+")
+#: a run of blank lines: lines of JSON whitespace alone (space, tab, CR), which DSH takes as it takes an
+#: empty line (``JSON.parse`` refuses each: an unparsable record), so each is one of the run
+_BLANKS = re.compile(rb"[ \t\r\n]*\n")  # one repeat, no group: the regex engine keeps no state per line
+_SPACES = re.compile(rb"[ \t\r]*")
+_SPACE_BYTES = b" \t\r"
+#: a run of lines no JSON value can be read from (``junk`` of :func:`iter_lines`): ASCII text whose first
+#: byte after JSON whitespace opens no value (``{ [ " - 0-9 t f n``), which ``JSON.parse`` refuses as
+#: every parser here does, with a ValueError (never a UnicodeDecodeError: ASCII)
+_JUNK = re.compile(rb"[ \t\r]*[^ \t\r\n{\[\"\-0-9tfn\x80-\xff]")
+#: where a run of junk lines ends: the newline before a line that may open a JSON value or is blank,
+#: or a byte that is not ASCII (the line holding it is no junk line)
+_JUNK_END = re.compile(rb"\n(?=[ \t\r]*[\n{\[\"\-0-9tfn])|[\x80-\xff]")
 
 
 @dataclass(frozen=True, slots=True)
 class Line:
     """One complete line of decoded text, without its newline.
 
-    ``count`` is 1, except for a run of blank lines: one ``Line`` with ``raw == b""`` stands for
-    ``count`` consecutive blank lines, the first of them numbered ``number``. A line longer than
-    a piece of the decoder carries ``strings``, for :func:`parse_json` to decode its long strings
+    ``count`` is 1, except for a run of blank lines (of JSON whitespace alone, :data:`_BLANKS`): one
+    ``Line`` with ``raw == b""`` stands for ``count`` consecutive blank lines, the first of them
+    numbered ``number``. A line longer than a piece of the decoder carries ``strings``, for :func:`parse_json` to decode its long strings
     once for every consumer of the line.
     """
 
@@ -308,6 +321,19 @@ def _header_frame_error(path: str) -> UnreadableError:
     )
 
 
+def _junk_end(chunk: bytes, start: int) -> int:
+    """Where the run of junk lines (:data:`_JUNK`) at ``start`` of ``chunk`` ends (after the newline
+    of its last complete line), found at C speed; ``start`` when the line there is none."""
+    if _JUNK.match(chunk, start) is None:
+        return start
+    found = _JUNK_END.search(chunk, start)
+    if found is None:
+        return chunk.rfind(b"\n", start) + 1
+    if chunk[found.start()] == 10:  # the newline ending the run
+        return found.start() + 1
+    return chunk.rfind(b"\n", start, found.start()) + 1 or start  # the line before the one not ASCII
+
+
 def _plain_chunks(stream: BinaryIO, budget: DecodeBudget, consumed: ConsumedBytes | None) -> Iterator[bytes]:
     while True:
         chunk = stream.read(_READ)
@@ -319,13 +345,16 @@ def _plain_chunks(stream: BinaryIO, budget: DecodeBudget, consumed: ConsumedByte
         yield chunk
 
 
-def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Line]:
+def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail], *, junk: bool = False) -> Iterator[Line]:
     """Yield every complete line; what a crash left incomplete is recorded in ``torn``.
 
     zstd rules (DSH's reader): the first frame holds exactly the header line; complete frames
     must end on a line boundary; from a frame cut off at end of file the complete lines are kept.
-    A run of blank lines comes as one ``Line`` whose ``count`` says how many. The file's bytes
-    are reported to the hook of :func:`read_progress` in effect at the first line, if any.
+    A run of blank lines (JSON whitespace alone) comes as one ``Line`` whose ``count`` says how many
+    (``raw`` empty). With ``junk``, so does a run of lines no JSON value can be read from
+    (:data:`_JUNK`), after the first line: one ``Line`` whose ``raw`` is the run's first line and
+    ``count`` how many there are (for a reader that takes each such line as unparsable, as DSH does,
+    at C speed: ``x`` lines by the million). The file's bytes are reported to the hook of :func:`read_progress` in effect at the first line, if any.
 
     Raises:
         UnreadableError: corrupt zstd data, or a log past a limit of :func:`decode_limits`.
@@ -359,19 +388,30 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
             newline = chunk.find(b"\n", start)
             if newline == -1:
                 break
-            if newline == start and not parts:
-                run = _BLANKS.match(chunk, start)
-                assert run is not None
+            # A blank line (maybe begun in the piece before): the run it opens, found at C speed
+            run = _BLANKS.match(chunk, start) if (newline == start or chunk[start] in _SPACE_BYTES) and (
+                not parts or _SPACES.fullmatch(parts)) else None
+            if run is not None:
+                parts = None
                 end = run.end()
                 if not blanks:
                     blank_first = number + 1
-                blanks += end - start
-                number += end - start
+                lines = chunk.count(b"\n", start, end)
+                blanks += lines
+                number += lines
                 start = end
                 continue
             if blanks:
                 yield _new_line(blank_first, b"", blanks)
                 blanks = 0
+            if junk and run is None and not parts and number and chunk[start] != 123:  # 123: "{", every record's
+                end = _junk_end(chunk, start)
+                if end > start:
+                    lines = chunk.count(b"\n", start, end)
+                    yield _new_line(number + 1, chunk[start:chunk.find(b"\n", start)], lines)
+                    number += lines
+                    start = end
+                    continue
             number += 1
             if parts is not None:
                 parts += memoryview(chunk)[start:newline]

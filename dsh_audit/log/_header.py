@@ -21,14 +21,15 @@ from ..errors import DshAuditError, MalformedRecordError, UnreadableError, Unsup
 from ._decode import Line
 from ._format import classify_record, sniff_format
 from ._json_line import MAX_DEPTH, NestingError, parse_json
+from .._listing import listed
 from .._show import cut, shown, typed
 from ..jsjson import js_number
 from ._shapes import is_safe_int
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
 
-__all__ = ["BOM_HINT", "BOM_REFUSAL", "TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_refusal", "is_fixture_token",
-           "parse_header"]
+__all__ = ["BOM_HINT", "BOM_REFUSAL", "TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_keys", "header_refusal",
+           "is_fixture_token", "parse_header", "unknown_header_keys"]
 
 
 TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
@@ -149,30 +150,74 @@ def _header_faults(value: Any) -> list[str]:
         faults.append('origin is not "subagent"')
     if value.get("agentPreset") is not None and not isinstance(value.get("agentPreset"), str):
         faults.append(_mistyped(value, "agentPreset", "a string"))
-    if isinstance(version, (int, float)) and not isinstance(version, bool) and math.isfinite(version) \
-            and version >= 2:  # every fault named, whatever else is wrong (int() only of a finite number)
+    v2 = _v2_version(version)
+    if v2 is not None:  # every fault named, whatever else is wrong
         if not isinstance(value.get("isSeeded"), bool):
-            faults.append(f"no boolean isSeeded (v{int(version)})" if value.get("isSeeded") is None
-                          else _mistyped(value, "isSeeded", f"a boolean (v{int(version)})"))
+            faults.append(f"no boolean isSeeded (v{v2})" if value.get("isSeeded") is None
+                          else _mistyped(value, "isSeeded", f"a boolean (v{v2})"))
         if "seedLength" in value:
-            faults.append(f"a seedLength (v0 and v1 only; v{int(version)} says isSeeded)")
-        faults.extend(f"unknown key \"{cut(key)}\" (a v{int(version)} header has exact keys)"
-                      for key in value if key not in _V2_KEYS)
+            faults.append(f"a seedLength (v0 and v1 only; v{v2} says isSeeded)")
+        unknown = unknown_header_keys(value, v2)
+        if unknown:
+            faults.append(_unknown_fault(unknown, v2))
     return faults
 
 
-#: The keys of a v2+ header (dsh-format-versions.md §6.3 "exact keys", §6.5 "no other keys"; the
-#: retired policy pair is refused by name, a seedLength above): any other key is refused. rc.8
-#: drops a v0 header's other keys, so a v0/v1 header is not checked for them (validate's DSH218
-#: warns).
-_V2_KEYS = frozenset({"type", "version", "id", "createdAt", "delegationDepth", "cwd", "parentSession", "origin",
-                      "agentPreset", "isSeeded", "seedLength", "sandboxMode", "approvalPolicy"})
+#: The keys of a session header (dsh-format-versions.md §6.1, §6.3 "exact keys", §6.5 "no other
+#: keys"): v0 and v1 say seedLength, v2+ isSeeded. One list, so that the reader's refusal of a v2+
+#: header and validate's DSH218 cannot disagree on a key.
+_COMMON_KEYS = ("type", "version", "id", "createdAt", "delegationDepth", "cwd", "parentSession", "origin",
+                "agentPreset")
+_V0_KEYS = frozenset((*_COMMON_KEYS, "seedLength"))
+_V2_KEYS = frozenset((*_COMMON_KEYS, "isSeeded"))
+#: Keys refused by name, not as unknown ones: the retired policy pair, and a v2+ seedLength.
+_RULED_KEYS = frozenset({"sandboxMode", "approvalPolicy", "seedLength"})
+#: How many unknown keys a refusal names before "and N more": a header of 20,000 keys is one line.
+_KEYS_NAMED = 3
+
+
+def _v2_version(version: Any) -> int | None:
+    """A header's ``version`` (raw JSON) as an int when it is a number of 2 or more (a v2+ header's
+    own faults are named whatever else is wrong; ``int()`` only of a finite number), else None."""
+    numeric = isinstance(version, (int, float)) and not isinstance(version, bool) and math.isfinite(version)
+    return int(version) if numeric and version >= 2 else None
+
+
+def header_keys(version: int) -> frozenset[str]:
+    """The keys a session header of format ``version`` holds."""
+    return _V2_KEYS if version >= 2 else _V0_KEYS
+
+
+def unknown_header_keys(header: dict[str, Any], version: int) -> list[str]:
+    """The keys of ``header`` a header of ``version`` does not hold, in order, but for those refused
+    by name (the retired policy pair, a v2+ seedLength). A v2+ reader refuses them; rc.8 drops them
+    from a v0 header, so the reader checks only v2+ (validate's DSH218 warns of a v0/v1 one).
+
+    Example:
+        >>> unknown_header_keys({"type": "session", "orgin": "subagent", "isSeeded": True, "seedLength": 1}, 0)
+        ['orgin', 'isSeeded']
+        >>> unknown_header_keys({"type": "session", "orgin": "subagent", "isSeeded": True, "seedLength": 1}, 4)
+        ['orgin']
+    """
+    known = header_keys(version)
+    return [key for key in header if key not in known and key not in _RULED_KEYS]
+
+
+def _unknown_fault(keys: list[str], version: int) -> str:
+    """The fault of a v``version`` header's unknown ``keys``: the first few named, then how many more.
+
+    Example:
+        >>> _unknown_fault(["a", "b", "c", "d", "e"], 4)
+        'unknown keys "a", "b", "c" and 2 more (a v4 header has exact keys)'
+    """
+    named = listed([f'"{cut(key)}"' for key in keys[:_KEYS_NAMED]] + keys[_KEYS_NAMED:], shown=_KEYS_NAMED)
+    return f"unknown key{'s' if len(keys) > 1 else ''} {named} (a v{version} header has exact keys)"
 
 
 #: The ``dsh-audit validate`` rule of each header field a fault of :func:`_mistyped` names.
 _FIELD_RULES = {"type": "DSH202", "version": "DSH203", "id": "DSH207", "createdAt": "DSH208",
                 "delegationDepth": "DSH209", "origin": "DSH210", "agentPreset": "DSH211", "isSeeded": "DSH216",
-                "seedLength": "DSH216", "unknown": "DSH218"}
+                "seedLength": "DSH216"}
 #: The header field a fault of :func:`_header_faults` names ("no boolean isSeeded", "a seedLength ...").
 _FAULT_FIELD = re.compile(r"(?:no (?:boolean |string )?|a )?(\w+)")
 #: How much of a mistyped field's value a refusal shows (:func:`_mistyped`; validate's finding shows more).
@@ -220,7 +265,7 @@ def _cut_whole(text: str) -> str:
     return "".join(kept) + "…"
 
 
-def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
+def _mistyped_refusal(value: Any, faults: list[str]) -> tuple[str, str] | None:
     """What the refusal of a header says after DSH's words, and its hint, when fields are written
     as values of the wrong type (:func:`_mistyped`); None when none is. The message names each
     field once, its value cut and the type it needs (the fix: not said again); the hint names every
@@ -228,13 +273,14 @@ def _mistyped_refusal(faults: list[str]) -> tuple[str, str] | None:
     named = [fault for fault in faults if _MISTYPED.match(fault)]
     if not named:
         return None
-    rules = ", ".join(_fault_rules(faults))
+    rules = ", ".join(_fault_rules(value, faults))
     return "; ".join(named), f"`dsh-audit validate FILE` lists every header field DSH refuses ({rules})"
 
 
-def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str, str]:
+def _faulty_header(value: Any, faults: list[str], *, lenient: bool, generation: int | None = None) -> tuple[str, str]:
     """The message and hint of a first line that is no session header: DSH's words, then what is
-    wrong with it (:func:`_header_faults`), so that a writer can fix each field the message names.
+    wrong with it (:func:`_header_faults`), so that a writer can fix each field the message names;
+    ``generation``, the file name's (:func:`_lenient_fills`).
 
     A header of a version dsh-audit reads (v1+) ends with DSH's v0-only release's refusal, in its
     words (the corpus goldens compare them: tests/_golden.py): it refuses it for its version
@@ -252,7 +298,7 @@ def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str
         '`dsh-audit validate FILE` lists every header field DSH refuses (DSH216)'
     """
     version: Any = value.get("version") if isinstance(value, dict) else None
-    mistyped = _mistyped_refusal(faults)
+    mistyped = _mistyped_refusal(value, faults)
     if isinstance(version, (int, float)) and not isinstance(version, bool) and version >= 1:
         rc8 = _version_refusal(value, version, reads=0).removesuffix(_UPGRADE)  # no upgrade mends a field
         message = (f"corrupt session log: first line is not a session header of v{_js_string(version)}: "
@@ -261,13 +307,16 @@ def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str
         hint = mistyped[1] if mistyped is not None else (
             f"a v{_js_string(version)} header needs type \"session\", version, a string id, integer createdAt and "
             f"delegationDepth{needs}; `dsh-audit validate FILE` lists every header field DSH refuses "
-            f"({', '.join(_fault_rules(faults))})")
+            f"({', '.join(_fault_rules(value, faults))})")
         if set(faults) & _LENIENT_FILLS:
             hint += "; --lenient fills a missing version/delegationDepth of a v0 header only"
         return message, hint
     message = f"corrupt session log: first line is not a session header: {'; '.join(faults)}"
     if mistyped is not None:
         return message, mistyped[1]
+    if version is None and generation and value.get("type") == "session":  # session.vN.jsonl: --lenient fills no version (validate's DSH203 says so)
+        return message, (f'write "version": {generation}, a JSON number: the generation the file name says; '
+                         "--lenient fills a missing version of a v0 log (session.jsonl) only")
     if not lenient and version in (None, 0) and set(faults) <= _LENIENT_FILLS:
         # a tokenised test fixture's header, which DSH's golden oracle reads leniently
         return message, (f"write {' and '.join(f[3:] for f in faults)} (0 for a top-level session), or "
@@ -276,11 +325,15 @@ def _faulty_header(value: Any, faults: list[str], *, lenient: bool) -> tuple[str
                      "--lenient fills a missing v0 version/delegationDepth")
 
 
-def _fault_rules(faults: list[str]) -> list[str]:
-    """The ``dsh-audit validate`` rules of the header fields ``faults`` (:func:`_header_faults`) name,
-    once each, in order."""
+def _fault_rules(value: Any, faults: list[str]) -> list[str]:
+    """The ``dsh-audit validate`` rules of the header fields ``faults`` (:func:`_header_faults` of
+    ``value``) name, once each, in order; DSH218 last, from ``value``'s keys (its fault comes last)."""
     named = (_FAULT_FIELD.match(fault) for fault in faults)
-    return list(dict.fromkeys(_FIELD_RULES[m.group(1)] for m in named if m and m.group(1) in _FIELD_RULES))
+    rules = [_FIELD_RULES[m.group(1)] for m in named if m and m.group(1) in _FIELD_RULES]
+    version = _v2_version(value.get("version") if isinstance(value, dict) else None)
+    if version is not None and unknown_header_keys(value, version):
+        rules.append("DSH218")
+    return list(dict.fromkeys(rules))
 
 
 def is_absolute_path(path: str) -> bool:
@@ -371,6 +424,15 @@ def damaged_header(path: str, error: MalformedRecordError) -> MalformedRecordErr
     return error if refusal is None else refusal[1]
 
 
+def _lenient_fills(value: Any, generation: int | None) -> bool:
+    """Whether ``--lenient`` fills the missing version and delegationDepth of header ``value`` with
+    0, as DSH's test oracle does its tokenised v0 fixtures: a v0 header's only. A header with no
+    version in a file named for a later generation (``session.v4.jsonl``) is not filled: 0 would
+    contradict the name (spec §3.2), and validate checks it as the name's version, an error too."""
+    return (isinstance(value, dict) and value.get("type") == "session" and value.get("version") in (None, 0)
+            and not generation)
+
+
 def parse_header(path: str, line: Line | None, *, lenient: bool,
                   max_version: int) -> tuple[SessionHeader, list[str], str | None]:
     """Return the header, lenient adaptations, and a deferred ``Session`` header error."""
@@ -406,7 +468,7 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
                   "`dsh-audit validate FILE` names the disagreement (DSH206), or the first record the header's "
                   "version does not fit (DSH114)"))
     adaptations: list[str] = []
-    if lenient and isinstance(value, dict) and value.get("type") == "session" and version in (None, 0):
+    if lenient and _lenient_fills(value, generation):
         value = dict(value)
         for key in ("version", "delegationDepth"):
             if key not in value:
@@ -420,13 +482,14 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
         foreign = foreign_record(path, value)
         if foreign is not None:
             raise foreign[1]
-        message, hint = _faulty_header(value, faults, lenient=lenient)
+        message, hint = _faulty_header(value, faults, lenient=lenient, generation=generation)
         raise MalformedRecordError(message, path=path, line=1, hint=hint)
     if "sandboxMode" in value or "approvalPolicy" in value:
         raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
-    meta_problem = _meta_error(value)
-    if meta_problem and lenient and meta_problem.startswith("session header cwd must be an absolute"):
-        meta_problem = None
+    cwd = value.get("cwd")
+    # --lenient accepts a relative cwd only: the header's other metadata is still checked
+    meta_problem = _meta_error({**value, "cwd": None} if lenient and isinstance(cwd, str)
+                               and not is_absolute_path(cwd) else value)
     header = SessionHeader(
         id=value["id"], version=int(value["version"]), created_at=int(value["createdAt"]),
         cwd=value.get("cwd"), parent_session=value.get("parentSession"),

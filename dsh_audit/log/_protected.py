@@ -2,7 +2,8 @@
 
 A session log is evidence. Every file dsh-audit writes (a report, an index, a step summary) is
 first checked against the inputs of the run: the logs, the other logs and captures in their
-folders, and any capture, policy, route file or index named on the command line. A path that is
+folders, any capture, policy, route file or index named on the command line, and the nearest
+``pyproject.toml`` (the settings every command that prices or judges reads). A path that is
 one of them, or resolves to one (symlinks, ``..``, a hard link), is refused before any work is
 done (:meth:`ProtectedInputs.guard`, one wording for every command).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -74,7 +76,11 @@ class ProtectedInputs:
         """The evidence of a run reading ``logs`` and ``files`` (captures, policies, indexes).
 
         Beside each log, every other log-like file of its folder (``*.jsonl[.zstd]``, ``*.har``:
-        other generations, child logs, ``wire.jsonl``) is protected too.
+        other generations, child logs, ``wire.jsonl``) is protected too, and so is the nearest
+        ``pyproject.toml`` (:func:`_nearest_pyproject`), table or none: check,
+        report and index read it for their policy, prices and ZDR status, some only after an output
+        is guarded (the price table), and a report over it would leave the next run no settings
+        (validate, which does not read it, keeps it too: no report is meant to replace it).
         """
         evidence = cls()
         folders: set[str] = set()
@@ -90,7 +96,7 @@ class ProtectedInputs:
             for entry in names:
                 if entry.endswith(_LOG_LIKE):
                     evidence.add(os.path.join(folder, entry))
-        for item in files:
+        for item in (*files, _nearest_pyproject()):
             if item is not None and os.fspath(item) != "":
                 evidence.add(os.fspath(item))
         return evidence
@@ -298,3 +304,22 @@ def _remove(path: Path) -> None:
             path.unlink()
     except FileNotFoundError:
         pass
+
+
+def _nearest_pyproject() -> str | None:
+    """The nearest ``pyproject.toml`` at or above the current folder that is not a folder, of any
+    kind (the one :func:`dsh_audit._pyproject.find_pyproject` reads, or refuses for its kind: either
+    way no output may replace it); None when there is none. Only ``lstat``: nothing is opened."""
+    folder = os.path.realpath(os.getcwd())
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        try:
+            if not stat.S_ISDIR(os.stat(candidate).st_mode):
+                return candidate
+        except OSError:
+            if os.path.islink(candidate):
+                return candidate  # a dangling or looping link: refused by the reader, kept by the guard
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent

@@ -219,7 +219,7 @@ class SessionLog:
                                       f"corrupt session log: unparsable committed event ({detail})",
                                       line=line.number, seq=expected,
                                       hint=DAMAGED_HINT)
-                dropped += line.count  # a run of blank lines is one Line
+                dropped += line.count  # a run of blank (or junk) lines is one Line
                 continue
             if issue is not None:
                 if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
@@ -389,7 +389,7 @@ def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
     writer appends more makes :meth:`SessionLog.events` a live feed. The log closes the stream.
     """
     torn: list[TornTail] = []
-    lines: Iterator[Line] = iter_lines(stream, name, torn)
+    lines: Iterator[Line] = iter_lines(stream, name, torn, junk=True)  # a run of junk lines at C speed
     if tee is not None:
         lines = _Teed(lines, tee, torn)
     try:
@@ -409,7 +409,8 @@ def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
     if meta_problem:
         log._offer(META, -1, log._err(
             CorruptLogError, f'stored session "{header.id}" failed validation: {meta_problem}', line=1, seq=None,
-            hint="tokenised test fixtures need --lenient"))
+            hint=("`dsh-audit validate FILE` names the header field (DSH212-DSH214); --lenient accepts only a relative "
+                  "cwd" if lenient else "tokenised test fixtures need --lenient")))
     return log
 
 

@@ -133,14 +133,17 @@ def _write_markdown(state: Listing, title: str, headers: Sequence[str], cells: S
     def line(texts: Sequence[str]) -> str:
         return "| " + " | ".join(texts) + " |"
 
-    lines = [""] if state.written or state.tables else []
+    lines = [""] if state.written else []
     lines += [f"### {markdown_text(title)}", "", line([_markdown_inline(h) for h in headers]),
               line(["---:" if number else "---" for number in numeric])]
     lines += [line([_markdown_inline(row[at]) if at < len(row) else "" for at in range(len(headers))]) for row in cells]
-    if caption is not None:
-        lines += ["", markdown_text(caption)]
+    # a blank line ends the table: a line written after it (diff's "note 1: ...") would be a row of
+    # it else (GFM: a table ends at a blank line or another block), a "|" in it a cell break
+    lines += ["", markdown_text(caption)] if caption is not None else [""]
     state.tables += 1
-    state.written = True
+    # the next block needs a blank line before it after a caption; that blank line already ended a
+    # table without one (two between tables would be one too many)
+    state.written = caption is not None
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
 

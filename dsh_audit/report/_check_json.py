@@ -17,6 +17,13 @@ Version history (``schema_version``):
    page's ``logs_failed``: ``not_checked`` is the list), and each session's
    ``capture_unreadable`` (the capture found beside it cannot be read: why ``capture`` is null).
 
+``message_wording`` (an optional key, so the version is unchanged) numbers the words the findings'
+messages say, which a baseline matches on (:mod:`dsh_audit.gate._baseline`): 2 since session 44
+reworded a refused header's mistyped fields (``createdAt "x" is a string``, the value cut), named
+its v2+ faults beside another, and had DSH810 say what the capture found holds from the whole run; a
+report without it was written before, in wording 1, and a baseline read from it is matched with
+those words taken out (:func:`~dsh_audit.gate._findings.reworded_free`).
+
 A new optional key does not change the version; renaming or removing a key does: a reader of
 version that does not know a key still reads every key it knows, and a report written before the
 key existed is still a report of its version (the schema does not require it).
@@ -32,6 +39,7 @@ from collections import Counter
 from typing import Any
 
 from .._version import __version__
+from ..gate import MESSAGE_WORDING
 from ._json import dumps_pretty
 
 __all__ = ["REPORT_SCHEMA_VERSION", "format_json", "report_object", "session_summary"]
@@ -88,6 +96,7 @@ def report_object(result: Any) -> dict[str, Any]:
     left = getattr(result, "not_checked", ())
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
+        "message_wording": MESSAGE_WORDING,
         "tool": {"name": "dsh-audit", "version": __version__},
         "passed": result.passed,
         "policy": result.policy.to_json(),

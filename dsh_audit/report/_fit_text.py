@@ -8,13 +8,13 @@ rich (its cell widths) is imported when text is measured, not with this module.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from .._seq import common_length
 from ._console import output_width
 from ._safe_text import _CI_COMMANDS, _escape, stdout_text, terminal_text
 
-__all__ = ["cell_len", "fit_lines", "id_prefixes", "middle_cut", "short_ids"]
+__all__ = ["cell_len", "fit_lines", "id_prefixes", "long_words_cut", "middle_cut", "short_ids", "value_cut"]
 
 # A UUID, as a session id holds one (``session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd``).
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -22,6 +22,8 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 # A word too long for its line folds after one of the first group when it can (JSON, a path), else
 # after one of the second (a dotted name, an id), else anywhere.
 _FOLD_AFTER = (",/", ".-_")
+# How a word that is a path starts: never cut (:func:`long_words_cut`).
+_PATH_STARTS = ("/", "./", "../", "~/")
 # The marker of a text cut in the middle (:func:`middle_cut`).
 _CUT = "…"
 # A shortened id keeps at least this many characters of its name (past "session-"), as a UUID's
@@ -75,6 +77,37 @@ def middle_cut(text: str, width: int) -> str:
     return _cut(text, width, keep_end=True)
 
 
+def value_cut(text: object, width: int | None = None) -> str:
+    """A log's value (a session id, a title, a model) where a person reads it outside a table's
+    cell (a heading, a note, a warning): shown with :func:`terminal_text` and, when longer than
+    ``width`` cells (default :func:`output_width`: one line of the terminal), cut at its end
+    around a ``…``, so that a 20,000-character id is one line, not hundreds. Its end, not its
+    middle: an id keeps its prefix, which `show`, `explain` and `render` take. ``--json`` and
+    ``--format csv`` write the value whole.
+
+    Example:
+        >>> value_cut("session-" + "a" * 50, 20), value_cut("ok\\x1b", 20)
+        ('session-aaaaaaaaaaa…', 'ok\\\\u001b')
+    """
+    return _cut(terminal_text(text), output_width() if width is None else width, keep_end=False)
+
+
+def long_words_cut(text: str, width: int | None = None) -> str:
+    """``text`` with each word (a run without spaces or newlines) longer than ``width`` cells
+    (default :func:`output_width`) cut in its middle around a ``…`` (:func:`middle_cut`): a note
+    quoting a log's value (a 20,000-character model name) is a line, not the hundreds that
+    :func:`fit_lines` would fold it into. A word that starts as a path does (``/``, ``./``,
+    ``~/``) stays whole: it is there to be copied. For a note or a warning, not a table's evidence.
+
+    Example:
+        >>> long_words_cut("model " + "m" * 30 + " in /" + "p" * 20, 12)
+        'model mmmmm…mmmmmm in /pppppppppppppppppppp'
+    """
+    room = output_width() if width is None else width
+    return re.sub(r"[^ \n]{%d,}" % (room + 1),
+                  lambda word: word[0] if word[0].startswith(_PATH_STARTS) else middle_cut(word[0], room), text)
+
+
 def _cut(text: str, width: int, *, keep_end: bool) -> str:
     """``text`` if it fits ``width`` cells, else its start (and, ``keep_end``, its end) around a
     ``…``: :func:`middle_cut` keeps a path's file name; cut at its end, an id keeps its prefix
@@ -121,7 +154,8 @@ def _tail(text: str, width: int) -> str:
     return text[at:]
 
 
-def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[str]:
+def fit_lines(text: str, width: int | None = None, *, hanging: int = 2,
+              whole: Collection[str] = ()) -> list[str]:
     """``text``'s lines, each shown with :func:`terminal_text` (and as stdout can write it:
     :func:`stdout_text`) and wrapped at spaces to ``width`` (default :func:`output_width`), a
     wrapped line's rest indented ``hanging`` past its first line.
@@ -134,7 +168,9 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
     A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
     starting where the line's other words end; but a word of a backquoted command (a hint's
     `` `dsh-audit diff LOG --capture FILE` ``) never folds: too long, it stands whole on a line of
-    its own, so that the command copied from the terminal still works.
+    its own, so that the command copied from the terminal still works. So does a word in ``whole``
+    (the log paths a caller names: a path folded at its ``/`` is two lines once copied), the
+    brackets and ``,:;`` around it aside; the terminal wraps it, and copies it whole.
 
     Example:
         >>> fit_lines("  tokens lost: header_change 11968; cost lost $0.0076", 30)
@@ -155,8 +191,9 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
         current, quoted = indent, False
         for at, piece in enumerate(re.findall(r" *[^ ]+", body)):
             word = piece.lstrip(" ")
-            whole, quoted = quoted or "`" in word, quoted ^ (word.count("`") % 2 == 1)
-            if whole:  # a command's word: on this line, else whole on the next
+            unbroken = quoted or "`" in word or word.strip("(),:;") in whole
+            quoted ^= word.count("`") % 2 == 1
+            if unbroken:  # a command's word, a path: on this line, else whole on the next
                 if at and cell_len(current + piece) > room:
                     lines.append(current)
                     current, piece = _ci_safe(rest, word)

@@ -1,20 +1,24 @@
 """The inline stylesheet and script of the HTML report (no external resources).
 
 The script only ever writes log text with ``textContent`` (``el()`` below); it never assigns
-``innerHTML``. Every text and attribute it writes goes through ``inert()``: a lone surrogate (a log
-may hold one) is shown as its escape ``\\udXXX``, as the terminal outputs show it, while the data it
-searches stays the log's text. It draws the timeline :data:`PAGE` requests at a time and assembles a request's
-messages (from its base request and its delta, see :mod:`._html`) only when the request is
-opened or searched. Deep links name the session: ``#<anchor>/request-N`` and ``#<anchor>/break-N``
-(the log's ``anchor``, its session id URL-escaped, so a link does not depend on the other logs of
-the page) and ``#<anchor>`` (the log: the session list and a child's parent link to it; two files
-of one session are ``#<id>~1`` and ``#<id>~2``); a page of one log uses ``#request-N`` and ``#break-N``. The
+``innerHTML``. Every text and attribute it writes goes through ``inert()``: a control, C1, bidi or other
+format character, a lone surrogate (a log may hold one) is shown as its escape (``\\u202e``, ``\\udXXX``),
+as :func:`~dsh_audit.report.terminal.terminal_text` shows it, a line break kept only where the page
+shows lines (a ``pre``, a tooltip's), while the data it searches stays the log's text. It draws the
+timeline :data:`PAGE` requests at a time and assembles a request's messages (from its base request and
+its delta, see :mod:`._html`) only when the request is opened or searched. Deep links name the
+session: ``#<anchor>/request-N`` and ``#<anchor>/break-N`` (the log's ``anchor``, its session id
+URL-escaped, so a link does not depend on the other logs of the page) and ``#<anchor>`` (the log: the
+session list and a child's parent link to it; two files of one session are ``#<id>~1`` and ``#<id>~2``);
+a page of one log uses ``#request-N`` and ``#break-N``. The
 older ``#request-N`` (the one log that has request N), ``#sK-request-N`` and ``#session-K`` (the
 K-th log, from 0) still open where they are unambiguous; a link to a log or request the page does
 not hold says so in the detail pane and opens nothing else. A page of several logs lists them first
 (in ``DATA.order``: failing first, children under their parent; each with its project and short id);
 the search box filters that list and the open log's timeline with
-plain substring tests on text. The timeline's y axis shows token values, its x axis request numbers.
+plain substring tests on text. The timeline's y axis shows token values, its x axis request numbers;
+the axis is as wide as its longest label (a 10-digit count is whole). Every count is written as the CLI's
+tables print it (``fmt``: no thousands separator); the data keeps raw numbers.
 Only a ``break`` is drawn in a break colour, the legend's wherever it is drawn (its timeline marker,
 its link in the break list, its cause in the drill-down): red when it fails (a failing finding of its
 request), orange when the policy allows it; a ``cache_safe_change`` has its own. A log that could
@@ -69,7 +73,8 @@ max-height:calc(100vh - 64px)}
 .family a{font-weight:600}
 .timeline{display:flex;align-items:flex-end;gap:2px;height:320px;border-bottom:1px solid var(--line);
 overflow-x:auto;overflow-y:hidden;position:relative}.timeline[hidden]{display:none}
-.yaxis{position:sticky;left:0;z-index:2;flex:0 0 58px;height:100%;background:var(--bg);border-right:1px solid var(--line)}
+.yaxis{position:sticky;left:0;z-index:2;flex:0 0 58px;height:100%;background:var(--bg);border-right:1px solid var(--line);
+font-size:10px;font-variant-numeric:tabular-nums}
 .yaxis .tick{position:absolute;right:0;transform:translateY(50%);font-size:10px;line-height:12px;color:var(--muted);
 padding-right:6px;white-space:nowrap}
 .yaxis .tick::after{content:"";position:absolute;right:0;top:6px;width:4px;border-top:1px solid var(--muted)}
@@ -120,19 +125,32 @@ SCRIPT = r"""
 var PAGE=__PAGE__,NO_LOG=__NO_LOG__;
 var DATA=JSON.parse(document.getElementById("dsh-data").textContent);
 var state={session:0,page:0,request:null,filter:null};
-// Text as the page shows it: a lone surrogate (valid JSON, and DSH logs what it is given) as its
-// visible escape \udXXX, as the terminal outputs show it (drawing text that ends in one kills
-// some Chromium builds); a pair (an emoji) is one code point to the u flag, so it stays.
-function inert(text){
- return String(text).replace(/[\ud800-\udfff]/gu,function(c){return "\\u"+c.charCodeAt(0).toString(16);});}
+// Text as the page shows it, as the CLI shows it (terminal_text, the same categories and escapes):
+// a control character (C0, NUL, ESC, DEL, C1), a format character (a bidi override, isolate or mark,
+// a zero-width one), a lone surrogate (valid JSON, and DSH logs what it is given), a private-use or
+// unassigned code point, a line or paragraph separator as its visible escape (\u202e, \U000e0001; a
+// byte that was not UTF-8, U+DC80 to U+DCFF, as \xNN): no bidi override reorders what a reader
+// sees, and drawing text that ends in a lone surrogate kills some Chromium builds. A pair (an
+// emoji) is one code point to the u flag, so it stays. The data the page searches stays the log's text.
+var HIDDEN=/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu;
+function hex(n,width){var s=n.toString(16);while(s.length<width){s="0"+s;}return s;}
+function escapeChar(c){var n=c.codePointAt(0);
+ return n>=0xdc80&&n<=0xdcff?"\\x"+hex(n-0xdc00,2):n<=0xffff?"\\u"+hex(n,4):"\\U"+hex(n,8);}
+function inert(text){return String(text).replace(HIDDEN,escapeChar);}
+// A pre's text (a message, JSON): each line inert, its line breaks kept, as the CLI prints text of
+// several lines a line at a time (fit_lines); a CR or a tab is escaped there too. An attribute given
+// as a list (a tooltip of several lines) is its items inert, one a line: a line break in an item is escaped.
+function inertLines(text){return String(text).split("\n").map(inert).join("\n");}
 function textNode(text){return document.createTextNode(inert(text));}
 function el(tag,attrs,text){var e=document.createElement(tag);if(attrs){for(var k in attrs){
- if(k==="cls"){e.className=attrs[k];}else{e.setAttribute(k,inert(attrs[k]));}}}
- if(text!==undefined&&text!==null){e.textContent=inert(text);}return e;}
+ if(k==="cls"){e.className=attrs[k];}else{var v=attrs[k];e.setAttribute(k,Array.isArray(v)?v.map(inert).join("\n"):inert(v));}}}
+ if(text!==undefined&&text!==null){e.textContent=tag==="pre"?inertLines(text):inert(text);}return e;}
 function add(parent,child){parent.appendChild(child);return child;}
 function clear(node){while(node.firstChild){node.removeChild(node.firstChild);}}
 function json(v){return JSON.stringify(v,null,2);}
-function fmt(v){return String(v).replace(/\B(?=(\d{3})+(?!\d))/g,",");}
+// A count as the CLI's tables print it (table_cell: its digits, no thousands separator), the one
+// form of every count on the page, the static summary's too (_html_static._count).
+function fmt(v){return String(v);}
 // v to d decimals rounded as Python's format rounds (the exact value, a tie to even), where toFixed
 // rounds a tie up ($0.03125: "0.0312" in the CLI, "0.0313" by toFixed): the page's money reads as the CLI's.
 function fixed(v,d){var a=Math.abs(v);if(!(a<1e21)){return v.toFixed(d);}var s=a.toFixed(100);var dot=s.indexOf(".");
@@ -248,7 +266,7 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  var li=add(list,el("li",{cls:cls.trim(),"data-session":String(k),"data-depth":String(depth),
   style:depth?"margin-left:"+(14*Math.min(depth,6))+"px":""}));
  var line=add(li,el("div",{cls:"line"}));add(line,el("span",{cls:"mark"},s.failed?"\u2716":"\u2714"));
- add(line,el("a",{cls:"name",href:sessionHash(k),title:label(s)+"\n"+(s.session_id||"")+"\n"+s.path},label(s)));
+ add(line,el("a",{cls:"name",href:sessionHash(k),title:[label(s),s.session_id||"",s.path]},label(s)));
  if(s.family){add(line,el("span",{cls:"rel"},relation(s,s.family.parent===null)));}
  var at=add(li,el("div",{cls:"where"}));add(at,el("span",{cls:"project",title:"project (the log's cwd)"},s.project||"no project"));
  add(at,el("span",{cls:"sid",title:s.session_id||""},s.short_id||"no id"));
@@ -297,9 +315,13 @@ function positions(){var s=DATA.sessions[state.session];if(state.filter){return 
 // Tick values of the y axis: 0 and multiples of a 1-2-2.5-5 step (a whole number), at most five up to max.
 function ticks(max){var raw=max/4;var p=Math.pow(10,Math.floor(Math.log(raw)/Math.LN10));var m=raw/p;
  var step=Math.max(1,Math.ceil((m<=1?1:m<=2?2:m<=2.5?2.5:m<=5?5:10)*p));var out=[];for(var v=0;v<=max;v+=step){out.push(v);}return out;}
-function axis(t,max,height){var a=add(t,el("div",{cls:"yaxis","aria-hidden":"true"}));
+// The axis is as wide as its longest label (in ch of its 10px tabular digits, plus the tick mark's
+// room), so a label of any magnitude is whole: a fixed gutter cut "10000000" at the chart's edge.
+function axis(t,max,height){var values=ticks(max),widest=0;
+ values.forEach(function(v){widest=Math.max(widest,fmt(v).length);});
+ var a=add(t,el("div",{cls:"yaxis","aria-hidden":"true",style:"flex-basis:max(58px,calc("+widest+"ch + 12px))"}));
  add(a,el("span",{cls:"axis-title"},"tokens"));add(a,el("span",{cls:"xtitle"},"request"));
- ticks(max).forEach(function(v){add(a,el("span",{cls:"tick","data-value":String(v),style:"bottom:"+(14+height*v/max)+"px"},fmt(v)));});}
+ values.forEach(function(v){add(a,el("span",{cls:"tick","data-value":String(v),style:"bottom:"+(14+height*v/max)+"px"},fmt(v)));});}
 function timeline(){var s=DATA.sessions[state.session];var t=document.getElementById("timeline");clear(t);
  var list=positions();var pages=Math.max(1,Math.ceil(list.length/PAGE));if(state.page>=pages){state.page=pages-1;}
  var pager=document.getElementById("pager");clear(pager);
@@ -352,7 +374,7 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
  var tb=kv(box,[["title",o.title===null?"-":o.title,"title"],
   ["model(s)",o.models.length?o.models.join(", "):"-","models"],["requests",o.requests,"requests"],
   ["breaks",o.break_details.length+(causes?" ("+causes+")":""),"breaks"],
-  ["hit ratio",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+o.cache_read+" of "+o.prompt_tokens+" prompt tokens)":""),"hit"],
+  ["hit ratio",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+fmt(o.cache_read)+" of "+fmt(o.prompt_tokens)+" prompt tokens)":""),"hit"],
   ["cost",costUsd(total,cost)+(unpriced?" (unpriced: "+unpriced+")":""),"cost"],
   ["breaks cost",owedUsd(cost&&cost.break_cost_usd,cost,"break"),"break-cost"],
   ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
@@ -434,8 +456,8 @@ function diffPrevious(parent,s,pos,b){var r=s.requests[pos];var p=previousOf(s,r
   "compared with request "+r.t.previous+" of session "+r.t.previous_session_id));}
  if(r.t.fields.length){var tb=add(parent,el("table",{cls:"fields"}));var h=add(tb,el("tr"));
   ["field","before","after","prompt-affecting"].forEach(function(c){add(h,el("th",null,c));});
-  r.t.fields.forEach(function(f){var tr=add(tb,el("tr"));add(tr,cell(f.field));add(tr,cell(json(f.before)));
-   add(tr,cell(json(f.after)));add(tr,el("td",null,f.prompt_affecting?"yes":"no"));});
+  r.t.fields.forEach(function(f){var tr=add(tb,el("tr"));add(tr,cell(f.field));add(tr,cell(JSON.stringify(f.before)));
+   add(tr,cell(JSON.stringify(f.after)));add(tr,el("td",null,f.prompt_affecting?"yes":"no"));});
   // what changed, as dsh-audit explain says it (a system prompt: its changed lines, not only its length)
   if(r.t.explain&&r.t.explain.length){add(parent,el("div",{cls:"muted"},"the change, as dsh-audit explain says it:"));
    add(parent,el("pre",{cls:"field-diff"},r.t.explain.join("\n")));}}

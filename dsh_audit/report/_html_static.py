@@ -46,8 +46,9 @@ def _text(value: object) -> str:
 
 
 def _count(value: Any) -> str:
-    """A count as the script's ``fmt`` writes it (``1,234``); anything else as text."""
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else _text(value)
+    """A count as the script's ``fmt`` writes it and the CLI's tables print it (``1234``: no thousands
+    separator, :func:`~dsh_audit.report._cells.table_cell`); anything else as text."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else _text(value)
 
 
 def _ratio(value: Any) -> str:

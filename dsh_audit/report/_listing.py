@@ -39,7 +39,7 @@ class Listing:
         self.format = fmt
         self.page = pager and fmt in ("table", "markdown")  # a pager is due at the first line written
         self.tables = 0  # tables printed: in CSV, a blank line goes before the next one
-        self.written = False  # Markdown: something went before the next block
+        self.written = False  # Markdown: a line or a caption went last: a blank line goes before the next block
         self.width: int | None = None  # the terminal's width while paging (stdout is the pager's pipe)
         self.process: subprocess.Popen[bytes] | None = None
         self.terminal: int | None = None  # stdout's own descriptor while paging

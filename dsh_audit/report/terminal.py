@@ -22,7 +22,7 @@ from __future__ import annotations
 from ._cells import NO_VALUE, Amount, table_cell
 from ._console import (listing_line, output_width, page_listing, print_status, stderr_console, stdout_console,
                        title_width)
-from ._fit_text import cell_len, fit_lines, id_prefixes, middle_cut, short_ids
+from ._fit_text import cell_len, fit_lines, id_prefixes, long_words_cut, middle_cut, short_ids, value_cut
 from ._listing import LISTING_FORMATS, listing, listing_format, paging
 from ._progress import progress, progress_callback
 from ._safe_text import markdown_text, stdout_text, terminal_text
@@ -30,6 +30,6 @@ from ._table_words import shown_chars
 from ._tables import About, print_table, rows_fit, short_needed
 
 __all__ = ["LISTING_FORMATS", "NO_VALUE", "About", "Amount", "cell_len", "fit_lines", "id_prefixes", "listing", "listing_format", "listing_line",
-           "markdown_text", "middle_cut", "output_width", "page_listing", "paging", "print_status", "print_table", "progress",
+           "long_words_cut", "markdown_text", "middle_cut", "output_width", "page_listing", "paging", "print_status", "print_table", "progress",
            "progress_callback", "rows_fit", "short_ids", "short_needed", "shown_chars", "stderr_console", "stdout_console",
-           "stdout_text", "table_cell", "terminal_text", "title_width"]
+           "stdout_text", "table_cell", "terminal_text", "title_width", "value_cut"]

@@ -252,22 +252,25 @@ _ALL = [
     Rule("DSH407", "info", "open-tail", "The log ends inside an open turn (a crash or a live session); DSH closes it as interrupted on load.",
          "nothing to fix for a crashed session", '{"type":"step/start","seq":40,...}   (last line)'),
     Rule("DSH410", "warning", "tool-result-dangling", "A tool/result answers a tool/call of the same step (except the TOOL_NOT_STARTED repair)."
-         " In a v4 log an error: v4 readers refuse it (dsh-format-versions.md §9.2).",
+         " In a v4 log an error: DSH's v4 relationship checks refuse it (dsh-format-versions.md §9.2);"
+         " dsh-audit's reader replays the log anyway.",
          "write the tool/call first, in the same step", '{"type":"tool/result","seq":13,...}   (no tool/call for its callId in this step)',
          refused_from=4),
     Rule("DSH411", "warning", "tool-call-unlogged", "Every tool-call block of an assistant message gets a tool/call in the same step."
-         " In a v4 log an error when nothing resolves the call (v4's step/end refuses an unresolved call, §9.2); "
-         "a TOOL_NOT_STARTED result, which resolves it, stays a warning.",
+         " In a v4 log an error when nothing resolves the call (DSH's v4 step/end refuses an unresolved call, §9.2; "
+         "dsh-audit's reader replays the log anyway); a TOOL_NOT_STARTED result, which resolves it, stays a warning.",
          "log a tool/call per advertised call", "assistant/message with tool-call c1, then step/end without tool/call c1",
          refused_from=4),
     Rule("DSH412", "warning", "tool-result-missing", "Every tool-call block of an assistant message gets a tool/result before step/end."
-         " In a v4 log an error: v4's step/end refuses an unresolved call (dsh-format-versions.md §9.2).",
+         " In a v4 log an error: DSH's v4 step/end refuses an unresolved call (dsh-format-versions.md §9.2);"
+         " dsh-audit's reader replays the log anyway.",
          "append a tool/result (an error result if the tool failed)", "tool/call c1, then step/end without tool/result c1",
          refused_from=4),
     Rule("DSH413", "warning", "tool-result-order", "Tool results are appended in model order: the order of the assistant's tool-call blocks.",
          "journal results in model order even when tools ran in parallel", "tool-call blocks c1, c2; tool/result c2 before tool/result c1"),
     Rule("DSH414", "warning", "tool-call-unadvertised", "A tool/call answers a tool-call block of its step's assistant message."
-         " In a v4 log an error: a v4 tool/call takes an advertised call not yet started (§9.2).",
+         " In a v4 log an error: DSH's v4 tool/call takes an advertised call not yet started (§9.2);"
+         " dsh-audit's reader replays the log anyway.",
          "log only calls the model made", '{"type":"tool/call","seq":12,...,"data":{"callId":"c9",...}}   (no block c9)',
          refused_from=4),
     Rule("DSH415", "warning", "tool-call-arguments",
@@ -279,7 +282,8 @@ _ALL = [
     Rule("DSH416", "warning", "tool-call-repeated",
          "A tool/call starts a call once: a second tool/call with the callId of one already started in the step "
          "(and not a second tool-call block of that id) is a repeated start. DSH 0.1.0-rc.8 loads it; in a v4 log "
-         "an error: v4 readers refuse a repeated start (dsh-format-versions.md §9.2).",
+         "an error: DSH's v4 relationship checks refuse a repeated start (dsh-format-versions.md §9.2); dsh-audit's "
+         "reader replays the log anyway.",
          "log one tool/call per tool-call block of the assistant message",
          '{"type":"tool/call","seq":12,...,"data":{"callId":"c1",...}}\n'
          '{"type":"tool/call","seq":13,...,"data":{"callId":"c1",...}}', refused_from=4),

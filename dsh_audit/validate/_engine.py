@@ -166,7 +166,8 @@ class LineValidator:
                 number = line.number
                 cues = self._cues
                 for item in self._scan.runs(line):
-                    if cues and (cues < 0 or (type(item) is not dict or item.get("type") in BODY_CUE_TYPES)
+                    if cues and (cues < 0 or (type(item) is not dict or type(tag := item.get("type")) is str
+                                                  and tag in BODY_CUE_TYPES)  # an object type: no cue, no crash
                                  and self._older_body(item, number)):
                         cues = self._cues
                         continue
@@ -383,7 +384,7 @@ def check_file(path: str, checker: LineValidator) -> HeaderInfo | None:
     """Run ``checker`` over the file at ``path``: the header, or None when the log is unreadable."""
     torn: list[TornTail] = []
     with _open(path) as stream:
-        lines = iter_lines(stream, path, torn)
+        lines = iter_lines(stream, path, torn, junk=True)
         try:
             for line in lines:
                 if not checker.feed(line):

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..log import (BOM_HINT, BOM_REFUSAL, LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, foreign_record,
-                   is_absolute_path, is_safe_int, parse_json)
+                   header_keys, is_absolute_path, is_safe_int, parse_json, unknown_header_keys)
+from .._listing import listed
 from .._show import missing_or, shown
 from ._model import Severity
 from ._sink import Sink
@@ -104,7 +105,8 @@ def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_vers
     if "version" not in value or not isinstance(version, (int, float)) or isinstance(version, bool):
         message = ("header has no version" if "version" not in value
                    else f"header version {shown(version)} is not a number")
-        severity: Severity | None = "warning" if lenient and "version" not in value else None
+        # --lenient fills a v0 log's missing version only, as the reader does (log._header._lenient_fills)
+        severity: Severity | None = "warning" if lenient and "version" not in value and not generation else None
         if not generation or generation not in SUPPORTED_VERSIONS:  # session.jsonl, or no released name: v0
             sink.add("DSH203", message, line=1, severity=severity)
             return 0
@@ -145,7 +147,7 @@ def _check_fields(value: dict[str, Any], sink: Sink, *, version: int, lenient: b
         bad("DSH208", missing_or(value, "createdAt", "is not a non-negative safe integer",
                                  owner="header", prefix="header "))
     if "delegationDepth" not in value:
-        bad("DSH209", "header has no delegationDepth", soft=True)
+        bad("DSH209", "header has no delegationDepth", soft=version == 0)  # the reader fills a v0 header's only
     elif not _non_negative(value["delegationDepth"]):
         bad("DSH209", f"header delegationDepth {shown(value['delegationDepth'])} is not a non-negative safe integer")
     if value.get("origin") not in (None, "subagent"):
@@ -168,25 +170,26 @@ def _check_fields(value: dict[str, Any], sink: Sink, *, version: int, lenient: b
         bad("DSH216", f"a v{version} header needs a boolean isSeeded and no seedLength")
 
 
-#: The keys of a session header by version (dsh-format-versions.md §6.1, §6.3, §6.5): v0 and v1
-#: say seedLength, v2+ isSeeded. The retired sandboxMode and approvalPolicy are DSH215's, and a v2+
-#: seedLength DSH216's, not this check's.
-_COMMON_KEYS = ("type", "version", "id", "createdAt", "delegationDepth", "cwd", "parentSession", "origin",
-                "agentPreset")
-_V0_KEYS = frozenset((*_COMMON_KEYS, "seedLength"))
-_V2_KEYS = frozenset((*_COMMON_KEYS, "isSeeded"))
-_RULED_KEYS = frozenset({"sandboxMode", "approvalPolicy", "seedLength"})
+#: How many unknown header keys get a DSH218 finding of their own; the rest share one, which names
+#: a few and counts the others, as the reader's refusal does: a header of 20,000 keys is 4 findings,
+#: one of 4 keys 4 too.
+_KEYS_ALONE = 3
 
 
 def _check_keys(value: dict[str, Any], sink: Sink, *, version: int) -> None:
-    """DSH218 for each key the header's version does not know: a v2+ reader refuses it (the
-    rule's severity by version); rc.8 drops it from a v0 header, and with it what it meant."""
-    known = _V2_KEYS if version >= 2 else _V0_KEYS
-    for key in value:
-        if key in known or key in _RULED_KEYS:
-            continue
+    """DSH218 for each key the header's version does not know (the reader's list of keys,
+    :func:`~dsh_audit.log.unknown_header_keys`; the retired sandboxMode and approvalPolicy are
+    DSH215's, a v2+ seedLength DSH216's): a v2+ reader refuses it (the rule's severity by
+    version); rc.8 drops it from a v0 header, and with it what it meant."""
+    unknown = unknown_header_keys(value, version)
+    alone = len(unknown) if len(unknown) <= _KEYS_ALONE + 1 else _KEYS_ALONE  # the rest: two or more
+    for key in unknown[:alone]:
         sink.add("DSH218", f"header key {shown(key)} is not a v{version} header key{_nearest(key, version)}",
                  line=1)
+    rest = unknown[alone:]
+    if rest:
+        named = listed([shown(key) for key in rest[:_KEYS_ALONE]] + rest[_KEYS_ALONE:], shown=_KEYS_ALONE)
+        sink.add("DSH218", f"header keys {named} are not v{version} header keys either", line=1)
 
 
 def _nearest(key: str, version: int) -> str:
@@ -194,6 +197,6 @@ def _nearest(key: str, version: int) -> str:
     in a v0 header), or one of its own a letter or two away (``orgin``)."""
     if version < 2 and key == "isSeeded":
         return " (isSeeded is a v2+ key; a v0/v1 child writes seedLength)"
-    known = sorted(_V2_KEYS if version >= 2 else _V0_KEYS)
+    known = sorted(header_keys(version))
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
     return f" (did you mean {close[0]}?)" if close else ""

@@ -138,7 +138,7 @@ def unreadable(sink: Sink, error: UnreadableError) -> None:
 
 def open_lines(stream: BinaryIO, sink: Sink, torn: list[TornTail]) -> Iterator[Line]:
     """``iter_lines`` with its fatal decoding errors turned into one DSH101 finding."""
-    lines = iter_lines(stream, sink.path, torn)
+    lines = iter_lines(stream, sink.path, torn, junk=True)
     while True:
         try:
             line = next(lines)
@@ -148,6 +148,29 @@ def open_lines(stream: BinaryIO, sink: Sink, torn: list[TornTail]) -> Iterator[L
             unreadable(sink, exc)
             raise Fatal from None
         yield line
+
+
+def _fold_alike(held: list[_Issue | RawEvent], items: list[_Issue | RawEvent], number: int) -> bool:
+    """Whether ``items``, a line's one finding, is the last held one's again on the very next line
+    (the same rule, words and hint: a run of junk records such as ``{}``) and was folded into it as
+    one more line it covers: one finding (:func:`_alike`) for the run, so that memory and output stay
+    bounded by the kinds of damage, not by the lines damaged (each is still counted dropped)."""
+    if len(items) != 1 or not held:
+        return False
+    item, last = items[0], held[-1]
+    if not (isinstance(item, _Issue) and isinstance(last, _Issue) and item.rule == last.rule != "DSH104"
+            and item.message == last.message and item.hint == last.hint and last.line + last.lines == number):
+        return False
+    held[-1] = _Issue(last.rule, last.message, last.line, last.seq, last.lines + 1, last.hint)
+    return True
+
+
+def _alike(issue: _Issue) -> str:
+    """The words of ``issue``, with how many lines after it hold the same fault (:func:`_fold_alike`;
+    a DSH104 says its run in its own words)."""
+    if issue.lines == 1 or issue.rule == "DSH104":
+        return issue.message
+    return f"{issue.message} (and so do the {issue.lines - 1} line(s) after it)"
 
 
 def _closes_turn(decoded: list[Any]) -> bool:
@@ -177,11 +200,16 @@ class EventScan:
         #: the place in :attr:`held` of the DSH107 of the last event read, when it skipped one seq,
         #: and that seq: the next event bearing it makes the two a swapped pair (one finding)
         self.skipped: tuple[int, int] | None = None
+        #: the last line, when its one finding was folded into the one of the line before
+        #: (:func:`_fold_alike`), and how far it moved the next seq: the same line once more makes
+        #: the same finding and moves it as far, so it is folded without being read (a run of ``{}``
+        #: lines by the million)
+        self.repeat: tuple[bytes | bytearray, int] | None = None
 
     def _release(self) -> Iterator[RawEvent]:
         for item in self.held:
             if isinstance(item, _Issue):
-                self.sink.add(item.rule, item.message, line=item.line, seq=item.seq, hint=item.hint)
+                self.sink.add(item.rule, _alike(item), line=item.line, seq=item.seq, hint=item.hint)
             else:
                 yield item
         self.held.clear()
@@ -217,6 +245,10 @@ class EventScan:
             Fatal: the line is not UTF-8 (the finding is recorded).
         """
         self.last_line = line.number + line.count - 1
+        repeat, self.repeat = self.repeat, None
+        if repeat is not None and line.raw == repeat[0] and self._refold(line.number, repeat[1]):
+            self.repeat = repeat
+            return ()
         decoded = self._decode(line)
         if decoded is None:
             return ()
@@ -234,11 +266,24 @@ class EventScan:
                 if type(seq) is int and seq == self.expected and seq <= MAX_SAFE:
                     self.expected = seq + 1
                     return (value,)
-        return self._checked(line.number, decoded)
+        return self._checked(line.number, decoded, line.raw)
 
-    def _checked(self, number: int, decoded: list[Any] | PackedRow) -> Iterator[RawEvent | dict[str, Any]]:
-        """:meth:`runs` of the events ``decoded`` from line ``number`` but for its common case."""
+    def _refold(self, number: int, step: int) -> bool:
+        """Fold line ``number``, the same as the line before it (:attr:`repeat`), into the finding
+        held last, if it still ends on the line before: one more line it covers, one more dropped."""
+        last = self.held[-1] if self.held else None
+        if not (isinstance(last, _Issue) and last.line + last.lines == number):
+            return False
+        self.held[-1] = _Issue(last.rule, last.message, last.line, last.seq, last.lines + 1, last.hint)
+        self.expected += step
+        self.dropped += 1
+        return True
+
+    def _checked(self, number: int, decoded: list[Any] | PackedRow,
+                 raw: bytes | bytearray = b"") -> Iterator[RawEvent | dict[str, Any]]:
+        """:meth:`runs` of the events ``decoded`` from line ``number`` (``raw``) but for its common case."""
         held = self.held
+        alone = type(decoded) is list and len(decoded) == 1 and not _closes_turn(decoded)
         if isinstance(decoded, PackedRow):
             decoded = decoded.events()
         for value in decoded:
@@ -249,9 +294,13 @@ class EventScan:
                     self.expected = seq + 1
                     yield value
                     continue
+            before = self.expected
             items, self.expected = self._sequenced(value, number)
             if held or isinstance(items[0], _Issue):
-                held.extend(items)
+                if not _fold_alike(held, items, number):
+                    held.extend(items)
+                elif alone:
+                    self.repeat = (raw, self.expected - before)
                 self.dropped += 1
             else:
                 yield from items  # type: ignore[misc]
@@ -286,7 +335,8 @@ class EventScan:
                 held[-1] = _Issue("DSH104", f"line is not valid JSON (and neither are the {lines - 1} line(s) "
                                   "after it)", last.line, last.seq, lines)
                 return None
-            blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)"
+            blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)" \
+                if not line.raw else f" (and neither are the {line.count - 1} line(s) after it)"  # a run of junk lines
             held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, self.expected, line.count))
             return None
         return decoded
