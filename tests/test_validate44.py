@@ -297,3 +297,36 @@ def test_lenient_accepts_a_relative_cwd_only(tmp_path: Path, monkeypatch: pytest
     assert (code, out, err) == (2, "", [f'error: {path}:1: stored session "s44" failed validation: session header '
                                         f"{field} (hint: `dsh-audit validate FILE` names the header field "
                                         "(DSH212-DSH214); --lenient accepts only a relative cwd)"])
+
+
+#: Re-read E, findings 1 and 3: a header, turn/start seq 0, five ``{}`` lines, turn/end seq 1.
+_BRACE5 = ('{"type":"session","version":0,"id":"s","createdAt":1800000000000,"cwd":"/x","delegationDepth":0}\n'
+           '{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n' + "{}\n" * 5 +
+           '{"type":"turn/end","seq":1,"time":1,"data":{"turn":1,"reason":"done"}}\n')
+
+
+def test_a_folded_run_loses_no_line_to_check_or_sarif(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal's line (3) stays a finding alone, so ``check`` dropping it as the refusal's twin
+    keeps lines 4-7 (they were folded into it and lost); SARIF marks the folded run's every line."""
+    path = tmp_path / "session.jsonl"
+    path.write_text(_BRACE5)
+    code, out, _err = invoke(monkeypatch, capsys, "validate", "--json", str(path))
+    found = [json.loads(line) for line in out.splitlines()[:-1]]
+    assert code == 1
+    assert [(f["rule"], f["line"], f["seq"], f["message"]) for f in found] == [
+        ("DSH407", 2, 0, "log ends inside open turn 1"), ("DSH111", 3, 1, "event has no seq"),
+        ("DSH111", 4, 2, "event has no seq (and so do the 3 line(s) after it)"),
+        ("DSH108", 8, 1, "seq 1 repeats or goes backwards (expected 6)")]
+    assert json.loads(out.splitlines()[-1]) == {  # every line counted, as before the fold
+        "type": "summary", "passed": False, "counts": {"error": 6, "warning": 0, "info": 1}, "files": 1,
+        "rules": {"DSH108": 1, "DSH111": 5, "DSH407": 1}}
+    sarif = tmp_path / "out.sarif"
+    assert invoke(monkeypatch, capsys, "validate", "--sarif", str(sarif), str(path))[0] == 1
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["region"] for r in results] == [
+        {"startLine": 2}, {"startLine": 3}, {"startLine": 4, "endLine": 7}, {"startLine": 8}]
+    code, out, _err = invoke(monkeypatch, capsys, "check", "--json-report", "-", str(path))
+    report = json.loads(out)
+    assert [(f["rule"], f["line"], f["seq"]) for s in report["sessions"] for f in s["findings"]] == [
+        ("DSH801", 3, 1), ("DSH407", 2, 0), ("DSH111", 4, 2), ("DSH108", 8, 1)]

@@ -299,7 +299,7 @@ def _timeline_title(report: SessionCacheReport) -> str:
     gives them in its ``log`` and ``session`` columns: :class:`About`)."""
     if listing_format() == "table":
         return "timeline"
-    return f"timeline of session {report.session_id} ({report.path})"
+    return f"timeline of session {value_cut(report.session_id)} ({report.path})"
 
 
 def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) -> list[Path]:

@@ -80,7 +80,10 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     files = len(logs) - len(refused)
     chosen, kept = select_rules(rules, ()), select_rules(rules, ignored)
     findings = [f for f in found if f.rule in kept]
-    hidden = Counter(f.rule for f in found if f.rule in chosen and f.rule not in kept)
+    hidden: Counter[str] = Counter()
+    for f in found:
+        if f.rule in chosen and f.rule not in kept:
+            hidden[f.rule] += f.lines  # a folded run's lines, each one
     failing = {"error", "warning"} if strict else {"error"}
     passed = not refused and not any(f.severity in failing for f in findings)
     if as_json:
@@ -154,10 +157,14 @@ def _summary(findings: Sequence[Finding], *, files: int, passed: bool) -> dict[s
         >>> _summary([], files=2, passed=True)
         {'type': 'summary', 'passed': True, 'counts': {'error': 0, 'warning': 0, 'info': 0}, 'files': 2, 'rules': {}}
     """
-    severities = Counter(f.severity for f in findings)
+    severities: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    for f in findings:  # a folded run's finding counts each of its lines (Finding.lines)
+        severities[f.severity] += f.lines
+        rules[f.rule] += f.lines
     return {"type": "summary", "passed": passed,
             "counts": {severity: severities[severity] for severity in ("error", "warning", "info")},
-            "files": files, "rules": dict(sorted(Counter(f.rule for f in findings).items()))}
+            "files": files, "rules": dict(sorted(rules.items()))}
 
 
 COMMANDS = [validate_command]

@@ -5,7 +5,7 @@ finding-like values (``rule``, ``severity``, ``message``, ``path``, ``line``, ``
 optionally ``session_id``, ``request``, ``fails``), so the validator's catalogue and the gate's
 rules share one writer.
 
-Results are located at the log file and line (``region.startLine``), except in a compressed log
+Results are located at the log file and line (``region.startLine``; ``endLine`` too for a folded run), except in a compressed log
 (``.zstd``): its line numbers count lines of the decompressed text, which a SARIF viewer (GitHub
 code scanning) would look for in the compressed bytes, so such a result names the file with no
 region. Every result with a seq also has a logical location, the event (``seq N`` of the
@@ -116,10 +116,21 @@ def _notification(path: str, why: str, base: str | None) -> dict[str, Any]:
             "locations": [{"physicalLocation": {"artifactLocation": _artifact(path, base)}}]}
 
 
+def _region(line: int, lines: int) -> dict[str, int]:
+    """The region of a finding on ``line`` and the ``lines`` - 1 after it holding the same fault (a
+    folded run: :attr:`dsh_audit.validate.Finding.lines`), so a viewer marks every line of it.
+
+    Example:
+        >>> _region(3, 1), _region(4, 4)
+        ({'startLine': 3}, {'startLine': 4, 'endLine': 7})
+    """
+    return {"startLine": line} if lines <= 1 else {"startLine": line, "endLine": line + lines - 1}
+
+
 def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bool) -> dict[str, Any]:
     location: dict[str, Any] = {"physicalLocation": {"artifactLocation": _artifact(finding.path, base)}}
     if finding.line is not None and not finding.path.lower().endswith(_COMPRESSED):
-        location["physicalLocation"]["region"] = {"startLine": finding.line}
+        location["physicalLocation"]["region"] = _region(finding.line, getattr(finding, "lines", 1))
     seq = getattr(finding, "seq", None)
     if seq is not None:
         session = getattr(finding, "session_id", None)

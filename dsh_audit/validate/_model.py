@@ -48,6 +48,8 @@ class Finding:
     ``seq`` is the event's seq when the finding belongs to an event. ``foreign`` names another
     agent's log format (``claude-code``, ``codex``) when the finding is the DSH202 of such a log's
     first line, which ``validate`` refuses as a whole (not part of the JSON or SARIF finding).
+    ``lines`` is how many lines from ``line`` on hold this same fault (a run of junk records folded
+    into one finding, so output stays bounded): every count of findings counts each of them.
     """
 
     rule: str
@@ -58,6 +60,7 @@ class Finding:
     seq: int | None = None
     hint: str | None = None
     foreign: str | None = None
+    lines: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object of this finding."""

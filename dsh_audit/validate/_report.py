@@ -17,10 +17,13 @@ def format_text(findings: Sequence[Finding]) -> str:
 
 def format_summary(findings: Sequence[Finding], *, files: int) -> str:
     """``N error(s), N warning(s), N info in F file(s)`` plus the rules that fired most."""
-    counts = Counter(f.severity for f in findings)
+    counts: Counter[str] = Counter()
+    by_rule: Counter[str] = Counter()
+    for f in findings:  # a folded run's finding counts each of its lines (Finding.lines)
+        counts[f.severity] += f.lines
+        by_rule[f.rule] += f.lines
     text = (f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info "
             f"in {files} file(s)")
-    by_rule = Counter(f.rule for f in findings)
     if by_rule:
         text += ": " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items()))
     return text

@@ -10,7 +10,7 @@ rules; the end of the file turns the first problem into one DSH106 warning and d
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
 from ..errors import MalformedRecordError, UnreadableError
@@ -154,8 +154,10 @@ def _fold_alike(held: list[_Issue | RawEvent], items: list[_Issue | RawEvent], n
     """Whether ``items``, a line's one finding, is the last held one's again on the very next line
     (the same rule, words and hint: a run of junk records such as ``{}``) and was folded into it as
     one more line it covers: one finding (:func:`_alike`) for the run, so that memory and output stay
-    bounded by the kinds of damage, not by the lines damaged (each is still counted dropped)."""
-    if len(items) != 1 or not held:
+    bounded by the kinds of damage, not by the lines damaged (each is still counted dropped). The
+    first held one is never folded into: a refusal names its line, and ``check`` drops the finding
+    on that line as the refusal's twin, which must not take the run's other lines with it."""
+    if len(items) != 1 or len(held) < 2:
         return False
     item, last = items[0], held[-1]
     if not (isinstance(item, _Issue) and isinstance(last, _Issue) and item.rule == last.rule != "DSH104"
@@ -206,10 +208,20 @@ class EventScan:
         #: lines by the million)
         self.repeat: tuple[bytes | bytearray, int] | None = None
 
+    def _add(self, issue: _Issue) -> None:
+        """Record ``issue`` in :attr:`sink`, the finding of a folded run carrying how many lines it
+        covers (:attr:`Finding.lines`), so every count of findings counts each line of the run (a run
+        of blank or junk lines, DSH104, stays one finding, as it was before runs were folded)."""
+        findings = self.sink.findings
+        before = len(findings)
+        self.sink.add(issue.rule, _alike(issue), line=issue.line, seq=issue.seq, hint=issue.hint)
+        if issue.lines > 1 and issue.rule != "DSH104" and len(findings) > before:  # a blank/junk run: one, as ever
+            findings[-1] = replace(findings[-1], lines=issue.lines)
+
     def _release(self) -> Iterator[RawEvent]:
         for item in self.held:
             if isinstance(item, _Issue):
-                self.sink.add(item.rule, _alike(item), line=item.line, seq=item.seq, hint=item.hint)
+                self._add(item)
             else:
                 yield item
         self.held.clear()
@@ -271,7 +283,7 @@ class EventScan:
     def _refold(self, number: int, step: int) -> bool:
         """Fold line ``number``, the same as the line before it (:attr:`repeat`), into the finding
         held last, if it still ends on the line before: one more line it covers, one more dropped."""
-        last = self.held[-1] if self.held else None
+        last = self.held[-1] if len(self.held) > 1 else None  # never the first held one (:func:`_fold_alike`)
         if not (isinstance(last, _Issue) and last.line + last.lines == number):
             return False
         self.held[-1] = _Issue(last.rule, last.message, last.line, last.seq, last.lines + 1, last.hint)
