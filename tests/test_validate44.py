@@ -292,7 +292,13 @@ def test_lenient_accepts_a_relative_cwd_only(tmp_path: Path, monkeypatch: pytest
     code, out, err = invoke(monkeypatch, capsys, "requests", "--json", "--lenient", str(path))
     if not meta:
         assert (code, err) == (0, [])
+        plain = invoke(monkeypatch, capsys, "requests", "--json", str(path))[2][0]
+        assert plain.endswith('got "rel" (hint: tokenised test fixtures need --lenient)')
         return
+    # re-read E: plain `requests` offers --lenient only when --lenient would accept the header
+    plain = invoke(monkeypatch, capsys, "requests", "--json", str(path))[2][0]
+    assert plain.endswith("(hint: `dsh-audit validate FILE` names the header field (DSH212-DSH214); --lenient "
+                          "accepts only a relative cwd)")
     field = "parentSession must be a string" if "parentSession" in meta else "seedLength must be a non-negative safe integer"
     assert (code, out, err) == (2, "", [f'error: {path}:1: stored session "s44" failed validation: session header '
                                         f"{field} (hint: `dsh-audit validate FILE` names the header field "

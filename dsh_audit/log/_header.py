@@ -376,6 +376,19 @@ def _meta_error(raw: dict[str, Any]) -> str | None:
     return None
 
 
+def lenient_mends(raw: dict[str, Any]) -> bool:
+    """Whether ``--lenient`` would accept this header's metadata: its only fault is a relative cwd
+    (a tokenised fixture's), so a hint may offer the option (re-read E, session 44: it was offered
+    for a header whose parentSession --lenient then refused).
+
+    Example:
+        >>> lenient_mends({"cwd": "rel"}), lenient_mends({"cwd": "rel", "parentSession": 5})
+        (True, False)
+    """
+    cwd = raw.get("cwd")
+    return isinstance(cwd, str) and not is_absolute_path(cwd) and _meta_error({**raw, "cwd": None}) is None
+
+
 def foreign_record(path: str, value: Any) -> tuple[str, MalformedRecordError] | None:
     """How every reader refuses the log at ``path`` whose first line, decoded to ``value``, is a
     whole record of another agent's session (Codex, Claude Code): ``(format, error)``, as

@@ -25,7 +25,7 @@ import orjson
 
 from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines, parse_line
-from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
+from ._header import TOO_DEEP, TOO_DEEP_HINT, lenient_mends, parse_header
 from ._json_line import MAX_DEPTH, NestingError
 from ._json_room import _ROOM_CHECKED
 from ._outputs import open_regular
@@ -409,8 +409,9 @@ def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
     if meta_problem:
         log._offer(META, -1, log._err(
             CorruptLogError, f'stored session "{header.id}" failed validation: {meta_problem}', line=1, seq=None,
-            hint=("`dsh-audit validate FILE` names the header field (DSH212-DSH214); --lenient accepts only a relative "
-                  "cwd" if lenient else "tokenised test fixtures need --lenient")))
+            hint=("tokenised test fixtures need --lenient" if not lenient and lenient_mends(header.raw) else
+                  "`dsh-audit validate FILE` names the header field (DSH212-DSH214); --lenient accepts only a relative "
+                  "cwd")))
     return log
 
 
