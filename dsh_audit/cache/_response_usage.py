@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._body_decode import BodyDecodeError, body_bytes, content_encoding, names_gzip
+from .._body_decode import BodyDecodeError, body_bytes, content_encoding
 from .._json import MAX_DEPTH, depth_exceeds
 from .._literals import literal_json
 from ..log import parse_json
@@ -333,10 +333,11 @@ def _text_usage(text: str) -> Any:
 
 def _content_text(response: Mapping[str, Any], content: Mapping[str, Any]) -> str:
     """A HAR-style ``response.content``'s body text, decoded as the request side decodes a body
-    (:func:`dsh_audit._body_decode.body_bytes`: base64, gzip), then as UTF-8."""
+    (:func:`dsh_audit._body_decode.body_bytes`: base64, every coding its ``Content-Encoding``
+    names), then as UTF-8."""
     try:
         data = body_bytes(content["text"], encoding=content.get("encoding"),
-                          gzip=names_gzip(content_encoding(response.get("headers"))), field="content.text")
+                          content_coding=content_encoding(response.get("headers")), field="content.text")
         return data.decode("utf-8")
     except BodyDecodeError as exc:
         raise _Damaged(exc.message) from None

@@ -13,7 +13,8 @@ from ..attribution import Transition, format_transition
 from ..capture import capture_for
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import About, fit_lines, listing_format, page_listing, print_table, progress_callback, value_cut
+from ..report.terminal import (About, fit_lines, listing_format, output_width, page_listing, print_table,
+                               progress_callback, value_cut)
 from ._break_reading import _attribute, _Attributed
 from ._break_rows import _caption, _json_row, _row, _short_parents, _total_row
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning
@@ -127,7 +128,8 @@ def _unlisted(attributed: Sequence[_Attributed], clean: Sequence[_Attributed], *
         return []
     if len(attributed) == 1:
         attribution = clean[0].attribution
-        heading = session_title(attribution.path or "-", value_cut(attribution.session_id), broken=True)
+        shown = value_cut(attribution.session_id, output_width() - len("session "))  # as cache's heading
+        heading = session_title(attribution.path or "-", shown, broken=True)
         return fit_lines(f"{heading}\nno prefix-cache breaks")
     if len(clean) == len(attributed):
         return [f"no prefix-cache breaks in the {len(attributed)} sessions read"]
@@ -332,7 +334,6 @@ def _ids_cut(transition: Transition) -> Transition:
     never folded); ``--json`` gives them whole."""
     from dataclasses import replace
 
-    from ..report.terminal import output_width
 
     room = output_width() - 4
     previous = transition.previous_session_id

@@ -97,12 +97,12 @@ def _total(summaries: Sequence[SessionSummary], *, csv: bool) -> tuple[object, .
     prompt = sum(s.prompt_tokens or 0 for s in read)
     costs = [s.cost_usd for s in summaries if s.cost_usd is not None]
     whole = SessionSummary("", "", None, None, None, None, "", 0, sum(s.requests for s in summaries),
-                           tokens=None, hit_ratio=sum(s.cache_read_tokens or 0 for s in read) / prompt if prompt else None,
+                           tokens=None if (tokens := summed([(s.tokens or {}).get("total") for s in summaries])) is None
+                           else {"total": tokens}, hit_ratio=sum(s.cache_read_tokens or 0 for s in read) / prompt if prompt else None,
                            breaks=summed([s.breaks for s in summaries]),
                            cost_usd=round(math.fsum(costs), 9) if costs else None,  # to the nano-dollar, as --json
                            unpriced=summed([s.unpriced for s in summaries]))
     row = list(_row(whole, csv=csv))
-    row[WIDE_COLUMNS.index("tokens")] = _count(summed([(s.tokens or {}).get("total") for s in summaries]))
     row[0], row[1:3], row[-3:] = "total", ["", ""], ["", "", ""]
     return tuple(row)
 

@@ -404,7 +404,7 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail], *, junk: bool 
             if blanks:
                 yield _new_line(blank_first, b"", blanks)
                 blanks = 0
-            if junk and run is None and not parts and number and chunk[start] != 123:  # 123: "{", every record's
+            if junk and not parts and number and chunk[start] != 123:  # 123: "{", every record's
                 end = _junk_end(chunk, start)
                 if end > start:
                     lines = chunk.count(b"\n", start, end)

@@ -339,12 +339,10 @@ class _Replayer:
         self.done_attempts.append(attempt)
 
     def on_event(self, event: Event) -> Sequence[Request | _Pending]:
-        """Fold one event; return the requests it completes (mostly none: no generator per event)."""
+        """Fold one event but a chunk (:meth:`iter_requests` hands those to :meth:`on_chunk` itself);
+        return the requests it completes (mostly none: no generator per event)."""
         etype = event.type
         self.now = event.time / 1000
-        if etype == "assistant/chunk":
-            self.on_chunk(event)
-            return ()
         streamed = etype == "assistant/message" and isinstance(event.data, dict) and bool(event.data.get("stream"))
         if etype == "assistant/attempt" or streamed:
             self.on_stream_attempt(event)
