@@ -1,6 +1,7 @@
 """A captured body as the capture's JSON text carries it, undone: the one decoder of a request's
-body (a HAR entry's ``request.postData``, :mod:`dsh_audit.capture`) and of a recorded response's
-(``response.content``, read for its usage by :mod:`dsh_audit.cache`).
+body (a HAR entry's ``request.postData``, a ``wire.jsonl`` record's ``body_base64`` or ``body``:
+:mod:`dsh_audit.capture`) and of a recorded response's (``response.content``, read for its usage by
+:mod:`dsh_audit.cache`, redacted by :mod:`dsh_audit.redact`).
 
 A body is text (its UTF-8 bytes), or base64 when its ``encoding`` names base64 (in any case: HAR 1.2
 gives the name, not its spelling). Gzip data is inflated, every member of it, within the limits on
@@ -12,10 +13,18 @@ A ``Content-Encoding`` naming several codings (``gzip, gzip``) is undone last on
 counted against the one body's limits (its decoded bytes, all layers', per byte of the body as
 captured: each layer within its own ratio would let two 100x layers make 10,000x); ``deflate`` is
 zlib data, or raw deflate as some clients send it, and is guessed from base64 by its zlib header as
-gzip is by its magic (raw deflate has none). A body already UTF-8 JSON text is kept as stored,
-whatever coding it claims: HAR tools store the decoded text with the original headers. Any other
-body under a coding the standard library has no decoder for (``br``) is refused in one line naming
-it (issue 15).
+gzip is by its magic (raw deflate has none); :func:`decoded_body` undoes data under a header naming
+the other coding (gzip data under ``deflate``) by that magic too. A body already UTF-8 JSON text is kept as stored,
+whatever coding it claims: HAR tools store the decoded text with the original headers; so is an
+event stream's text (``data:``, ``event:``... lines: a streamed response stored decoded). A body whose
+coding cannot be undone (a coding the standard library has no decoder for, ``br``; corrupt or cut-off
+data; binary bytes that hold no data of the coding named) raises :class:`UndecodableBody`, which names
+the coding and holds the body as captured: a reader keeps that and says so, a writer (``redact``)
+replaces it whole (review B 45). Only a body past the decode limits (a bomb) or no base64 when it says
+so is refused outright (a plain :class:`BodyDecodeError`). :func:`decoded_body` also says which
+codings it undid, so that a writer (``redact``) can apply them again to the body it rewrote;
+:func:`undo_codings` does the same for a body whose bytes its capture already holds apart from any
+encoding (a ``wire.jsonl`` record's), by its header alone.
 """
 
 from __future__ import annotations
@@ -24,12 +33,14 @@ import base64
 import binascii
 import re
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import UnreadableError
 from .log import DecodeBudget
 
-__all__ = ["BodyDecodeError", "body_bytes", "content_encoding", "inflated", "is_gzip", "names_base64", "names_gzip"]
+__all__ = ["BodyDecodeError", "NotUndone", "UndecodableBody", "body_bytes", "content_encoding", "decoded_body",
+           "is_gzip", "names_base64", "undo_codings"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _PIECE = 1 << 20
@@ -43,6 +54,9 @@ _CODING_NAME = re.compile(r"[a-z0-9][a-z0-9._+-]{0,31}")
 #: starts so (``{``, ``[`` and whitespace are no zlib header) and ends as one (:func:`_json_shaped`).
 _JSON_START = re.compile(rb"[ \t\r\n]*[{\[]")
 _JSON_SPACE = b" \t\r\n"
+#: How an event stream's text opens (a field name and its colon, or a comment's colon): no gzip or zlib
+#: data starts so (their first bytes are 1f and x8), and UTF-8 text is checked too (:func:`_stored_decoded`).
+_STREAM_START = re.compile(rb"[ \t\r\n]*(?:data|event|id|retry)?:")
 
 
 class BodyDecodeError(ValueError):
@@ -53,14 +67,28 @@ class BodyDecodeError(ValueError):
         self.message, self.hint = message, hint
 
 
+class UndecodableBody(BodyDecodeError):
+    """A body whose ``coding`` cannot be undone (no decoder for it, corrupt or cut-off data): no bomb,
+    so no reason to refuse the capture; ``stored`` is the body as captured (base64 undone, no coding),
+    set by the decoder that gave up (:func:`_undone`), for a reader to keep and a writer to replace."""
+
+    def __init__(self, message: str, hint: str, coding: str) -> None:
+        super().__init__(message, hint)
+        self.coding, self.stored = coding, b""
+
+
+@dataclass(frozen=True, slots=True)
+class NotUndone:
+    """What a capture reader keeps, in place of a record's body, for a body it read as captured
+    (:class:`UndecodableBody`): the ``coding`` not undone, no JSON value, for a writer (``redact``) to
+    count the body it replaces whole."""
+
+    coding: str
+
+
 def is_gzip(data: bytes) -> bool:
     """Whether ``data`` starts as gzip data does (its magic, 1f 8b): the one test of it."""
     return data.startswith(_GZIP_MAGIC)
-
-
-def names_gzip(value: object) -> bool:
-    """Whether an ``encoding`` or ``Content-Encoding`` value names gzip (any other value: no)."""
-    return isinstance(value, str) and "gzip" in value.lower()
 
 
 def names_base64(value: object) -> bool:
@@ -93,13 +121,13 @@ def _gunzip(data: bytes, budget: DecodeBudget, captured: int = 0) -> bytes:
     try:
         while at < len(data):
             if at and not data.startswith(_GZIP_MAGIC, at):
-                raise BodyDecodeError(
+                raise UndecodableBody(
                     f"the gzip body has {len(data) - at} byte(s) after its gzip data that are not a gzip member",
-                    "the capture appended bytes to the body: recapture, or give --capture another capture")
+                    "the capture appended bytes to the body: recapture, or give --capture another capture", "gzip")
             at = _inflate_member(view, at, budget, pieces, captured=captured)
     except zlib.error as exc:
-        raise BodyDecodeError(f"the gzip body is corrupt ({exc})",
-                              "store the body as sent, or drop the gzip Content-Encoding") from None
+        raise UndecodableBody(f"the gzip body is corrupt ({exc})",
+                              "store the body as sent, or drop the gzip Content-Encoding", "gzip") from None
     except UnreadableError as exc:
         raise BodyDecodeError(f"the gzip body is {exc.message}", exc.hint or "") from None
     return b"".join(pieces)
@@ -126,8 +154,8 @@ def _inflate_member(data: memoryview, at: int, budget: DecodeBudget, pieces: lis
             budget.spend(uncounted, captured or at - len(pending))
             uncounted = 0
         elif not piece and not pending and at == len(data):
-            raise BodyDecodeError(f"the {budget.codec} body is cut off",
-                                  "the capture lost the end of the body: recapture, or give --capture another capture")
+            raise UndecodableBody(f"the {budget.codec} body is cut off", "the capture lost the end of the body: "
+                                  "recapture, or give --capture another capture", budget.codec)
     return at - len(inflater.unused_data)
 
 
@@ -136,39 +164,41 @@ def _has_zlib_header(data: bytes) -> bool:
     return len(data) > 1 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
-def _inflate_deflate(data: bytes, budget: DecodeBudget, captured: int = 0) -> bytes:
+def _inflate_deflate(data: bytes, budget: DecodeBudget, captured: int = 0) -> bytes | None:
     """A ``deflate`` body undone, within the body's ``budget`` (``captured``: :func:`_inflate_member`):
     zlib data (RFC 1950, as HTTP names it), or raw deflate (RFC 1951, which some clients send instead).
     Corrupt zlib data, or bytes after it, are refused, as for gzip; a body with no zlib header that is
-    no whole raw deflate stream either is kept, and what the try decoded is not counted: it was stored
-    already inflated (raw deflate has no magic bytes to tell it by)."""
+    no whole raw deflate stream either is kept (None), and what the try decoded is not counted: it was
+    stored already inflated (raw deflate has no magic bytes to tell it by)."""
     zlib_header, spent = _has_zlib_header(data), budget.decoded
     budget.codec, pieces = "deflate", list[bytes]()
     try:
         end = _inflate_member(memoryview(data), 0, budget, pieces, _ZLIB_BITS if zlib_header else _RAW_BITS, captured)
     except UnreadableError as exc:  # past the limits: refused however the body is wrapped
         raise BodyDecodeError(f"the deflate body is {exc.message}", exc.hint or "") from None
-    except BodyDecodeError:  # cut off
+    except UndecodableBody:  # cut off
         if not zlib_header:
-            return _as_stored(data, budget, spent)
+            return _as_stored(budget, spent)
         raise
     except zlib.error as exc:
         if not zlib_header:
-            return _as_stored(data, budget, spent)
-        raise BodyDecodeError(f"the deflate body is corrupt ({exc})",
-                              "store the body as sent, or drop the deflate Content-Encoding") from None
+            return _as_stored(budget, spent)
+        raise UndecodableBody(f"the deflate body is corrupt ({exc})",
+                              "store the body as sent, or drop the deflate Content-Encoding", "deflate") from None
     if end == len(data):
         return b"".join(pieces)
     if not zlib_header:
-        return _as_stored(data, budget, spent)
-    raise BodyDecodeError(f"the deflate body has {len(data) - end} byte(s) after its deflate data",
-                          "the capture appended bytes to the body: recapture, or give --capture another capture")
+        return _as_stored(budget, spent)
+    raise UndecodableBody(f"the deflate body has {len(data) - end} byte(s) after its deflate data",
+                          "the capture appended bytes to the body: recapture, or give --capture another capture",
+                          "deflate")
 
 
-def _as_stored(data: bytes, budget: DecodeBudget, spent: int) -> bytes:
-    """``data`` kept as stored (no raw deflate stream), ``budget`` back at ``spent``: a try is no body."""
+def _as_stored(budget: DecodeBudget, spent: int) -> bytes | None:
+    """None: the body is kept as stored (no raw deflate stream), ``budget`` back at ``spent``: a try is
+    no body."""
     budget.decoded = spent
-    return data
+    return None
 
 
 def _codings(value: object) -> list[str]:
@@ -186,19 +216,22 @@ def _codings(value: object) -> list[str]:
 
 
 def _stored_decoded(body: bytes) -> bool:
-    """Whether ``body`` is already what a request carries, UTF-8 JSON text (or nothing): kept as
-    stored whatever coding its header names, as a HAR tool stores a body it decoded. Told by its
-    shape (:func:`_json_shaped`) and its UTF-8, not parsed: parsing it is the capture reader's.
+    """Whether ``body`` is already what a request or a response carries, UTF-8 JSON text or an event
+    stream's text (or nothing): kept as stored whatever coding its header names, as a HAR tool stores a
+    body it decoded. Told by its shape (:func:`_json_shaped`, :data:`_STREAM_START`) and its UTF-8, not
+    parsed: parsing it is the capture reader's.
 
     Example:
         >>> _stored_decoded(' {"a": "é"} '.encode()), _stored_decoded(b""), _stored_decoded(b"{\\x7f}")
         (True, True, True)
         >>> _stored_decoded('{"a": "é"}'.encode("latin-1")), _stored_decoded(b"\\x1f\\x8b{}")
         (False, False)
+        >>> _stored_decoded(b'data: {"a": 1}\\n\\n'), _stored_decoded(b"\\x1f\\x8bdata:")
+        (True, False)
     """
     if not body:
         return True
-    if not _json_shaped(body):
+    if not _json_shaped(body) and _STREAM_START.match(body) is None:
         return False
     try:
         return body.isascii() or bool(body.decode("utf-8"))
@@ -220,50 +253,75 @@ def _packed(data: bytes, coding: str) -> bool:
     return is_gzip(data) if coding == "gzip" else coding == "deflate" and _has_zlib_header(data)
 
 
-def _undo(body: bytes, coding: str, budget: DecodeBudget, captured: int) -> bytes:
+def _shown(coding: str) -> str:
+    """A coding's name as a message shows it (:data:`_CODING_NAME`: capture text is never quoted)."""
+    return coding if _CODING_NAME.fullmatch(coding) else "that is not a coding name"
+
+
+def _named(coding: str) -> str:
+    """A coding's name as :attr:`UndecodableBody.coding` gives it to a summary (never capture text)."""
+    return coding if _CODING_NAME.fullmatch(coding) else "(no coding name)"
+
+
+def _undo(body: bytes, coding: str, budget: DecodeBudget, captured: int) -> bytes | None:
     """``body`` with one content coding undone (:func:`_codings`) within the body's ``budget``
-    (``captured``: :func:`_inflate_member`); one no decoder here undoes refused."""
+    (``captured``: :func:`_inflate_member`), or None when it holds no data of that coding (stored
+    decoded); one no decoder here undoes is an :class:`UndecodableBody`."""
     if coding == "gzip":
-        return _gunzip(body, budget, captured) if is_gzip(body) else body
+        return _gunzip(body, budget, captured) if is_gzip(body) else None
     if coding == "deflate":
         return _inflate_deflate(body, budget, captured)
-    shown = coding if _CODING_NAME.fullmatch(coding) else "that is not a coding name"
-    raise BodyDecodeError(f"the body's Content-Encoding {shown} cannot be decoded (dsh-audit decodes gzip and deflate)",
-                          "store the body as sent before its Content-Encoding, or capture it with gzip")
+    raise UndecodableBody(f"the body's Content-Encoding {_shown(coding)} cannot be decoded (dsh-audit decodes "
+                          "gzip and deflate)", "store the body as sent before its Content-Encoding, capture it "
+                          "with gzip, or give --capture another capture", _named(coding))
 
 
-def inflated(body: bytes, source: str = "") -> bytes:
-    """``body`` inflated when it is gzip data, within the decode limits; any other body as it is: a
-    tool that stored the body already inflated keeps its ``Content-Encoding: gzip`` header, so a
-    header alone never says the bytes are gzip. ``source``: the body's file, for the limits' refusal.
-
-    Raises:
-        BodyDecodeError: corrupt or cut-off gzip data, or past the decode limits.
-
-    Example:
-        >>> inflated(__import__("gzip").compress(b"{}", mtime=0)), inflated(b"{}")
-        (b'{}', b'{}')
-    """
-    return _gunzip(body, _budget(source)) if body.startswith(_GZIP_MAGIC) else body
+def _by_magic(body: bytes, budget: DecodeBudget, captured: int) -> tuple[bytes, str] | None:
+    """``body`` undone by what its bytes start with, gzip's magic or a zlib header, and that coding;
+    None when they start with neither: what a header that names a coding whose data the body does not
+    hold leaves (gzip data under ``deflate``), as :func:`decoded_body` guesses with no header at all,
+    so that a lying header costs no secret its count (review B 45)."""
+    coding, spent = "gzip" if is_gzip(body) else "deflate" if _has_zlib_header(body) else None, budget.decoded
+    try:
+        inner = None if coding is None else _undo(body, coding, budget, captured)
+    except UndecodableBody:  # magic bytes by chance (text may start as a zlib header does): a try is no body
+        inner = _as_stored(budget, spent)
+    return None if inner is None or coding is None else (inner, coding)
 
 
-def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field: str = "text",
-               source: str = "", content_coding: object = None) -> bytes:
+def body_bytes(text: str, *, encoding: object = None, field: str = "text", source: str = "",
+               content_coding: object = None) -> bytes:
     """The bytes of a body the capture holds as ``text`` (the module docstring). ``encoding``: the
-    body's declared encoding (HAR's ``encoding``); ``gzip``: whether its ``Content-Encoding`` names
-    gzip; ``content_coding``: instead, the ``Content-Encoding`` value itself, every coding it names
-    undone (:func:`_codings`); ``field``: the body's name in errors (``postData.text``); ``source``: its
-    file, for the decode limits' refusal.
+    body's declared encoding (HAR's ``encoding``); ``content_coding``: the ``Content-Encoding`` value,
+    every coding it names undone (:func:`_codings`); ``field``: the body's name in errors
+    (``postData.text``); ``source``: its file, for the decode limits' refusal.
 
     Raises:
         BodyDecodeError: not base64 when it says so, a lone surrogate (no UTF-8 bytes), corrupt or
-            cut-off gzip data, or past the decode limits.
+            cut-off gzip or deflate data, a coding no decoder here undoes, or past the decode limits.
 
     Example:
         >>> body_bytes("eyJhIjoxfQ==", encoding="BASE64")
         b'{"a":1}'
         >>> body_bytes(base64.b64encode(__import__("gzip").compress(b"{}", mtime=0)).decode(), encoding="base64")
         b'{}'
+    """
+    return decoded_body(text, encoding=encoding, field=field, source=source, content_coding=content_coding)[0]
+
+
+def decoded_body(text: str, *, encoding: object = None, field: str = "text", source: str = "",
+                 content_coding: object = None) -> tuple[bytes, tuple[str, ...]]:
+    """:func:`body_bytes`' bytes, and the codings it undid in the order they were applied (``gzip``,
+    ``deflate``): a layer its data did not hold (a body stored decoded) is not one of them. A writer
+    that rewrote the body applies them again to send the same kind of bytes.
+
+    Raises:
+        BodyDecodeError: as :func:`body_bytes`.
+
+    Example:
+        >>> import zlib; packed = base64.b64encode(zlib.compress(b"[1]")).decode()
+        >>> decoded_body(packed, content_coding="deflate"), decoded_body("[1]", content_coding="gzip, br")
+        ((b'[1]', ('deflate',)), (b'[1]', ()))
     """
     declared = encoding.lower() if isinstance(encoding, str) else ""
     coded = names_base64(encoding)
@@ -279,23 +337,82 @@ def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field:
         except UnicodeEncodeError:
             raise BodyDecodeError(f"{field} holds a lone surrogate, so it has no UTF-8 bytes",
                                   'store the body base64-encoded with "encoding": "base64"') from None
-    layers = _codings(content_coding) or (["gzip"] if gzip or "gzip" in declared else [])
+    layers = _codings(content_coding) or (["gzip"] if "gzip" in declared or coded and is_gzip(body) else [])
     if layers and not coded and not _packed(body, layers[-1]):
         try:  # packed data can only travel in a JSON string as base64, whatever the encoding names
             decoded = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             decoded = b""
         body = decoded if _packed(decoded, layers[-1]) else body
-    return _undone(body, layers, source) if layers else inflated(body, source) if coded else body
+    return _undone(body, layers, source, guess=True)
 
 
-def _undone(body: bytes, layers: list[str], source: str) -> bytes:
+def undo_codings(body: bytes, content_coding: object, source: str = "") -> tuple[bytes, tuple[str, ...]]:
+    """The bytes of a body as sent (a ``wire.jsonl`` record's ``body_base64`` or ``body``, already
+    bytes) with every coding its ``Content-Encoding`` value names undone, as :func:`decoded_body`
+    undoes them, and the codings undone in the order they were applied; no coding guessed from the
+    bytes: a server reads a request by its header alone. ``source``: its file, for the limits' refusal.
+
+    Raises:
+        BodyDecodeError: as :func:`body_bytes`.
+
+    Example:
+        >>> import gzip; undo_codings(zlib.compress(gzip.compress(b"[1]", mtime=0)), "gzip, deflate")
+        (b'[1]', ('gzip', 'deflate'))
+        >>> undo_codings(b"[1]", "br"), undo_codings(gzip.compress(b"[1]"), None)[1]
+        ((b'[1]', ()), ())
+    """
+    return _undone(body, _codings(content_coding), source)
+
+
+def _undone(body: bytes, layers: list[str], source: str, *, guess: bool = False) -> tuple[bytes, tuple[str, ...]]:
     """``body`` with its ``layers`` undone, the last applied first, within one budget: each layer's
     output counted against the body's size as captured (module docstring); a layer's output already
-    JSON text is the body (:func:`_stored_decoded`)."""
+    JSON or event-stream text is the body (:func:`_stored_decoded`). Also the layers undone, in the
+    order they were applied (:func:`decoded_body`). With ``guess``, a layer whose data is absent is
+    undone by the bytes' magic (:func:`_by_magic`), named by the coding it was.
+
+    Raises:
+        UndecodableBody: a layer cannot be undone, or one whose data is absent leaves bytes that are no
+            text (:func:`_no_text`); ``stored`` is ``body`` as given.
+        BodyDecodeError: past the decode limits.
+    """
+    try:
+        return _layers_undone(body, layers, source, guess)
+    except UndecodableBody as exc:
+        exc.stored = body
+        raise
+
+
+def _layers_undone(body: bytes, layers: list[str], source: str, guess: bool) -> tuple[bytes, tuple[str, ...]]:
+    """:func:`_undone`'s work, ``body`` as it is given back by any failure left to it."""
     budget, captured = _budget(source), len(body)
+    undone: list[str] = []
+    absent: str | None = None
     for depth, coding in enumerate(reversed(layers)):
         if _stored_decoded(body):
             break
-        body = _undo(body, coding, budget, captured if depth else 0)
-    return body
+        inner = _undo(body, coding, budget, captured if depth else 0)
+        guessed = _by_magic(body, budget, captured if depth else 0) if inner is None and guess else None
+        if guessed is not None:
+            inner, coding = guessed
+        if inner is None:
+            absent = absent or coding
+            continue
+        body = inner
+        undone.insert(0, coding)
+    if absent is not None and _no_text(body):
+        raise UndecodableBody(f"the body's Content-Encoding names {_shown(absent)}, but it holds no {_shown(absent)} "
+                              "data and no text", "store the body as sent, or drop the Content-Encoding it does not "
+                              "have", _named(absent))
+    return body, tuple(undone)
+
+
+def _no_text(body: bytes) -> bool:
+    """Whether ``body`` is no UTF-8 text: bytes left coded, of a coding named but not recognised (a cut
+    raw deflate stream: no magic bytes tell it), that no reader can take for a body stored decoded."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False

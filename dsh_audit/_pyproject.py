@@ -19,7 +19,6 @@ that writes the key when one line does (:func:`key_line`).
 
 from __future__ import annotations
 
-import difflib
 import errno
 import functools
 import json
@@ -34,7 +33,7 @@ from typing import Any
 from ._config_read import ConfigFileError, read_bytes, read_toml
 from ._show import cut
 from ._stamp import Stamp, file_stamp
-from .errors import UsageError
+from .errors import UsageError, closest, did_you_mean
 from .log import special_kind
 
 if sys.version_info >= (3, 11):
@@ -43,7 +42,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["POLICY_HINT", "POLICY_KEYS", "TOOL_TABLES", "check_tool_table", "check_tool_tables", "checked_tool_table",
-           "did_you_mean", "dotted_key", "find_pyproject", "key_line", "said", "table_parts", "tool_table",
+           "dotted_key", "find_pyproject", "key_line", "said", "table_parts", "tool_table",
            "unknown_key", "unknown_table"]
 
 _HINT = "dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it"
@@ -89,18 +88,6 @@ def found_hint(table: str) -> str:
         'fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its [tool.dsh-audit] table'
     """
     return f"fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its [{table}] table"
-
-
-def did_you_mean(word: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
-    """`` (did you mean 'x'?)`` for the word of ``known`` closest to ``word`` (difflib's ratio at
-    least ``cutoff``), else the empty string: the tail of a message refusing a misspelt name.
-
-    Example:
-        >>> did_you_mean("baselin", ["baseline"]), did_you_mean("zzz", ["baseline"])
-        (" (did you mean 'baseline'?)", '')
-    """
-    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=cutoff)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def dotted_key(*parts: str, ascii_only: bool = True) -> str:
@@ -153,8 +140,7 @@ def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> Usa
         'pyproject.toml: [tool.dsh-audit.chekc] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?)'
     """
     tables = sorted(TOOL_TABLES) if name else ["check"]
-    close = difflib.get_close_matches(key, tables, n=1)
-    near = f" (did you mean {_table_name(name, close[0])}?)" if close else ""
+    near = did_you_mean(key, tables, shown=lambda table: _table_name(name, table))
     names = [_table_name(name, table) for table in tables]
     read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
     where = f"in [{name}] itself" if name else "at the top level"
@@ -214,8 +200,8 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
                              hint=f"move it to {home}, above {table}: {POLICY_HINT}")
         near = did_you_mean(item, keys)
         if not near:  # a misspelt policy key in the wrong table: name both mistakes
-            close = difflib.get_close_matches(item, list(policy_keys), n=1)
-            near = f" (did you mean the policy key {close[0]!r}, read only {where}?)" if close else ""
+            near = did_you_mean(item, policy_keys,
+                                shown=lambda policy: f"the policy key {policy!r}, read only {where}")
         raise UsageError(f"unknown key {dotted}{near}", path=source, line=line, hint=f"{table}: {hint}")
 
 
@@ -261,10 +247,10 @@ def tool_table(document: Mapping[str, Any], *, source: str) -> dict[str, Any] | 
     if not isinstance(tool, dict):
         return None
     if "dsh-audit" not in tool:
-        near = difflib.get_close_matches("dsh-audit", [str(k) for k in tool], n=1, cutoff=0.75)
-        if near:
-            raise UsageError(f"[{dotted_key('tool', near[0])}] is not read: dsh-audit's table is [tool.dsh-audit]",
-                             path=source, line=key_line(source, ("tool", near[0]), None),
+        near = closest("dsh-audit", [str(k) for k in tool], cutoff=0.75)
+        if near is not None:
+            raise UsageError(f"[{dotted_key('tool', near)}] is not read: dsh-audit's table is [tool.dsh-audit]",
+                             path=source, line=key_line(source, ("tool", near), None),
                              hint="rename the table to [tool.dsh-audit]")
         return None
     table = tool["dsh-audit"]

@@ -20,11 +20,14 @@ Hierarchy::
                                   one line (:meth:`InternalError.unexpected`), exit code 3
 
 Every error carries ``path``, ``line`` (1-based physical line of the decoded log, 1 = header)
-and ``seq`` when known, plus a ``hint`` that says how to fix or work around it.
+and ``seq`` when known, plus a ``hint`` that says how to fix or work around it. A message
+refusing a misspelt name suggests the closest known one (:func:`closest`, :func:`did_you_mean`),
+in every layer the same way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
@@ -41,6 +44,8 @@ __all__ = [
     "UnreadableError",
     "UnsupportedFormatError",
     "UsageError",
+    "closest",
+    "did_you_mean",
 ]
 
 
@@ -187,3 +192,33 @@ class InternalError(DshAuditError):
         return cls(f"unexpected {type(exc).__name__}: {exc}{at}", path=path,
                    hint="this is a dsh-audit bug; please report it with the log if you can share it "
                         "(DSH_AUDIT_TRACEBACK=1 shows the traceback)")
+
+
+def closest(word: str, known: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The name of ``known`` closest to the misspelt ``word`` (difflib's ratio at least
+    ``cutoff``), or None: what every message refusing an unknown name suggests. difflib is
+    imported here, not with this module, which every command loads: most runs never misspell.
+
+    Example:
+        >>> closest("tool/reslt", ["tool/result", "turn"]), closest("zzz", ["baseline"])
+        ('tool/result', None)
+    """
+    import difflib
+
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, known: Iterable[str], *, cutoff: float = 0.6,
+                 shown: Callable[[str], str] = repr) -> str:
+    """`` (did you mean X?)``, X the :func:`closest` name of ``known`` as ``shown`` writes it,
+    else the empty string: the tail of a message refusing a misspelt name.
+
+    Example:
+        >>> did_you_mean("baselin", ["baseline"]), did_you_mean("zzz", ["baseline"])
+        (" (did you mean 'baseline'?)", '')
+        >>> did_you_mean("orgin", ["origin"], shown=str)
+        ' (did you mean origin?)'
+    """
+    near = closest(word, known, cutoff=cutoff)
+    return f" (did you mean {shown(near)}?)" if near is not None else ""

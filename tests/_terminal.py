@@ -55,12 +55,15 @@ def run_dsh_audit(args: list[str], *, tty: bool, env: dict[str, str],
     return code, out[0], written
 
 
-def in_terminal(args: list[str], *, columns: int, env: dict[str, str], cwd: Path) -> tuple[int, str, bytes]:
+def in_terminal(args: list[str], *, columns: int, env: dict[str, str], cwd: Path,
+                stderr_too: bool = False) -> tuple[int, str, bytes]:
     """Run dsh-audit with stdout a real pseudo-terminal ``columns`` wide: its exit code, what it
-    drew (colour sequences removed, ``\\r\\n`` as ``\\n``) and its stderr."""
+    drew (colour sequences removed, ``\\r\\n`` as ``\\n``) and its stderr; with ``stderr_too``,
+    stderr on the terminal as well, as a person sees both interleaved (the stderr returned is then empty)."""
     main, child = os.openpty()
     fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    with subprocess.Popen([sys.executable, "-m", "dsh_audit", *args], stdout=child, stderr=subprocess.PIPE,
+    with subprocess.Popen([sys.executable, "-m", "dsh_audit", *args], stdout=child,
+                          stderr=child if stderr_too else subprocess.PIPE,
                           stdin=subprocess.DEVNULL, env=env, cwd=cwd) as process:
         os.close(child)
         written = read_terminal(main)

@@ -99,9 +99,9 @@ def test_the_baseline_matches_from_another_folder_and_a_changed_finding_is_new(
     code, out, err = invoke(monkeypatch, capsys, "check", "two/logs", "--policy", "two/policy.toml",
                             "--baseline", "b.json", "--json")
     assert code == 1
-    assert "note: 2 baseline finding(s) no longer occur" in err
+    assert "note: 2 baseline entries no longer occur" in err
     report = json.loads(out)
-    assert report["notes"] == ["2 baseline finding(s) no longer occur"]
+    assert report["notes"] == ["2 baseline entries no longer occur"]
     assert [f.get("baselined", False) for f in report["findings"]] == [True, False]
 
 
@@ -118,6 +118,9 @@ def test_the_json_report_may_replace_the_baseline_it_was_given(
     assert code == 0
 
 
+_REPORT = '{{"schema_version": {}, "message_wording": {}, "tool": {{"name": "dsh-audit"}}, "findings": []}}'
+
+
 @pytest.mark.parametrize(("text", "said"), [
     (None, "b.json: cannot read the baseline: No such file or directory (hint: write the first baseline with "
            "`dsh-audit check PATHS --json-report b.json`)"),
@@ -125,6 +128,19 @@ def test_the_json_report_may_replace_the_baseline_it_was_given(
     ('{"findings": []}', "b.json: the baseline is not a JSON report of dsh-audit check"),
     ('{"schema_version": 1, "tool": {"name": "dsh-audit"}, "findings": [{"rule": 1}]}',
      "b.json: the baseline is not a JSON report of dsh-audit check (a finding without rule or message)"),
+    # session 45: each refusal a sentence, and a newer message_wording refused as a newer schema_version is
+    (_REPORT.format(3, 2), "b.json: the baseline's schema_version is 3, written by a newer dsh-audit: this "
+                           "dsh-audit reads schema_version 1 and 2"),
+    (_REPORT.format('"2"', 2), "b.json: the baseline's schema_version is a string ('2'), not a whole number: this "
+                               "dsh-audit reads schema_version 1 and 2"),
+    (_REPORT.format(0, 2), "b.json: the baseline's schema_version is 0: this dsh-audit reads schema_version 1 and 2"),
+    (_REPORT.format(2, 3), "b.json: the baseline's message_wording is 3, written by a newer dsh-audit: this "
+                           "dsh-audit reads message_wording 1 and 2"),
+    (_REPORT.format(2, 1.5), "b.json: the baseline's message_wording is a fraction, not a whole number: this "
+                             "dsh-audit reads message_wording 1 and 2"),
+    (_REPORT.format(2, "null"), "b.json: the baseline's message_wording is null, not a whole number: this "
+                                "dsh-audit reads message_wording 1 and 2"),
+    (_REPORT.format(2, 0), "b.json: the baseline's message_wording is 0: this dsh-audit reads message_wording 1 and 2"),
 ])
 def test_a_bad_baseline_is_one_error_naming_json_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str | None,
@@ -175,11 +191,30 @@ def test_each_baseline_finding_accepts_one_finding(tmp_path: Path) -> None:
                                                  "findings": [twice.to_json(), twice.to_json()]}), "utf-8")
     out = apply_baseline(result, load_baseline(tmp_path / "b.json"))
     assert (out.passed, out.counts()["baselined"], out.baseline_gone, out.notes[-1]) == (
-        True, 1, 1, "1 baseline finding(s) no longer occur")
+        True, 1, 1, "1 baseline entry no longer occurs")
     assert out.findings[0].format() == (f"{tmp_path / 'a.jsonl'}: DSH810 info baselined: no capture given or found "
                                         "beside the log (wire.jsonl) (hint: pass --capture FILE, or put a "
                                         "wire.jsonl holding the log's requests beside it or up to four folders "
                                         "above it)")
+
+
+def test_a_folded_run_counts_its_lines_baselined_and_one_baseline_entry_gone(tmp_path: Path) -> None:
+    """Review A (session 45): a folded run of 6 junk lines is 6 baselined, yet the baseline keeps it
+    as one entry: the gone note counts entries, in its own word, so the two counts do not read alike."""
+    from dsh_audit.gate import CheckResult, Policy, SessionCheck
+    from dsh_audit.report import format_markdown
+
+    run = Finding("DSH111", "error", "lines 2-7: no integer seq", "a.jsonl", line=2, session_id="s-a", fails=True,
+                  lines=6)
+    gone = dict(run.to_json(), line=9, message="lines 9-12: no integer seq")
+    (tmp_path / "b.json").write_text(json.dumps({"schema_version": 1, "tool": {"name": "dsh-audit"},
+                                                 "findings": [run.to_json(), gone]}), "utf-8")
+    check = SessionCheck("a.jsonl", "s-a", findings=(run,))
+    out = apply_baseline(CheckResult((check,), (run,), Policy()), load_baseline(tmp_path / "b.json"))
+    assert (out.counts()["baselined"], out.baseline_gone, out.notes) == (6, 1, ("1 baseline entry no longer occurs",))
+    assert format_markdown(out).splitlines()[2:4] == [
+        "1 log(s), 0 request(s); findings: 6 error(s), 0 warning(s), 0 info; 0 failing, 6 baselined (policy: "
+        "defaults).", "1 baseline entry no longer occurs."]
 
 
 @needs_corpus
@@ -240,8 +275,8 @@ def test_baseline_findings_of_sessions_not_checked_are_not_gone(
     assert code == 1
     code, out, err = invoke(monkeypatch, capsys, "check", "logs/b.jsonl", "--policy", "policy.toml",
                             "--baseline", "b.json", "--markdown", "s.md")
-    assert (code, err) == (0, ["note: 1 baseline finding(s) are of sessions not checked"])
-    assert "1 baseline finding(s) are of sessions not checked." in (tmp_path / "s.md").read_text("utf-8")
+    assert (code, err) == (0, ["note: 1 baseline entry is of a session not checked"])
+    assert "1 baseline entry is of a session not checked." in (tmp_path / "s.md").read_text("utf-8")
     result = run_check([str(tmp_path / "logs" / "b.jsonl")], policy=load_policy(tmp_path / "policy.toml"))
     gone = Finding("DSH810", "info", "another message", "logs/b.jsonl", session_id="s-b", fails=True)
     report = json.loads((tmp_path / "b.json").read_text("utf-8"))
@@ -249,7 +284,7 @@ def test_baseline_findings_of_sessions_not_checked_are_not_gone(
     (tmp_path / "b.json").write_text(json.dumps(report), "utf-8")
     out = apply_baseline(result, load_baseline(tmp_path / "b.json"))
     assert (out.counts()["baselined"], out.baseline_gone, out.baseline_unchecked, out.notes[-2:]) == (
-        1, 1, 1, ("1 baseline finding(s) no longer occur", "1 baseline finding(s) are of sessions not checked"))
+        1, 1, 1, ("1 baseline entry no longer occurs", "1 baseline entry is of a session not checked"))
 
 
 PI = ROOT.parent / "shared" / "corpus" / "live-pi" / "c3-openai-compat"

@@ -50,7 +50,7 @@ def test_the_step_summary_over_the_baseline_is_refused_and_the_json_report_may_r
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(gate / "b.json"))
     code, out, err = invoke(monkeypatch, capsys, "check", "s", "--baseline", "b.json")
     assert (code, out, err) == (2, "", [f"error: {gate / 'b.json'}: the GITHUB_STEP_SUMMARY would overwrite the "
-                                        "input b.json (hint: write it to another path)"])
+                                        "input b.json (hint: point GITHUB_STEP_SUMMARY at another file)"])
     assert _digest(gate / "b.json") == before
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     # the next baseline, written over the one the run read, and a run with it passes

@@ -64,31 +64,35 @@ def test_each_break_costs_what_cache_judged(tmp_path: Path, monkeypatch: pytest.
     assert _lines(out)[0].endswith("/s-mixed/session.jsonl  session s-mixed")
     assert _lines(out)[1:] == [
         "                                                                        evidence",
-        "#  vs  relation  verdict  cause          lost tokens (cost)  fields         seqs",
+        "#  vs  verdict  cause          reusable  lost tokens (cost)  fields         seqs",
         "─" * 80,
-        "2   1  step      break    header_change  1920 ($0.0006)      system           33",
-        "4   2  step      break    header_change  0                   model            49",
-        "                          total          1920 ($0.0006)",
-        "narrow terminal: first divergence not shown (widen it, or use --json)"]
+        "2   1  break    header_change      1920  1920 ($0.0006)      system           33",
+        "4   2  break    header_change      2048  0                   model            49",
+        "                total              3968  1920 ($0.0006)",  # beside its base (issue 11 item 3)
+        "narrow terminal: actual, first divergence, relation not shown (widen it, or use",
+        "--json)"]
 
     code, out, err = run("breaks", "--cost", "--format", "csv")
     assert (code, err) == (0, [])
     title = f"breaks,{log},s-mixed"  # the table, the log and the session, as requests' and cache's CSV
     assert out.splitlines() == [
-        "table,log,session,#,vs,relation,verdict,cause,lost tokens,lost cost,fields,evidence seqs,first divergence",
-        f"{title},2,1,step,break,header_change,1920,0.00056448,system,33,system @0 body@69",
-        f"{title},4,2,step,break,header_change,0,0,model,49,config body@10"]  # the JSON's rows: no total
+        "table,log,session,#,vs,relation,verdict,cause,reusable,actual,lost tokens,lost cost,fields,evidence seqs,"
+        "first divergence",
+        f"{title},2,1,step,break,header_change,1920,0,1920,0.00056448,system,33,system @0 body@69",
+        f"{title},4,2,step,break,header_change,2048,2048,0,0,model,49,config body@10"]  # the JSON's rows: no total
 
     code, out, err = run("explain", str(log), "2")
     assert (code, err) == (0, [])
-    assert _lines(out)[3:6] == [
+    assert _lines(out)[3:7] == [
         "  prompt changed at system (header_change: system)",
-        "  cost: 1920 token(s) it should have read from the cache and did not (as `cache`",
-        "    counts them), $0.0006 over cache reads at its rate"]
+        "  cost: 1920 token(s) it should have read from the cache and did not (of 1920",
+        "    reusable, read 0) (as `cache` counts them), $0.0006 over cache reads at its",
+        "    rate"]
     code, out, err = run("explain", str(log), "2", "--json")
     assert (code, err) == (0, [])
     answer = json.loads(out)
-    assert (answer["lost_tokens"], answer["lost_cost_usd"], answer["unpriced_reason"]) == (1920, 0.00056448, None)
+    assert (answer["reusable_cache_read"], answer["actual_cache_read"], answer["lost_tokens"], answer["lost_cost_usd"],
+            answer["unpriced_reason"]) == (1920, 0, 1920, 0.00056448, None)
 
 
 def test_breaks_and_explain_price_with_the_given_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -145,13 +149,14 @@ def test_an_unpriced_break_costs_unknown_with_its_reason(tmp_path: Path, monkeyp
     code, out, err = run("breaks", "--cost", str(log))
     assert (code, err) == (0, [])
     assert _lines(out)[1:] == [
-        "                                         lost tokens",
-        "#  vs  relation  verdict  cause          (cost)            fields  evidence seqs",
+        "                                                   lost",
+        "                                                   tokens               evidence",
+        "#  vs  relation  verdict  cause          reusable  (cost)      fields       seqs",
         "─" * 80,
-        "1   0  step      break    header_change  1920 ($?)         system             20",
-        "                          total          1920 ($?)",
+        "1   0  step      break    header_change      1920  1920 ($?)   system         20",
+        "                          total              1920  1920 ($?)",
         "$?: no rate prices it (--json: unpriced says why), ≥$: a lower bound",
-        "narrow terminal: first divergence not shown (widen it, or use --json)"]
+        "narrow terminal: actual, first divergence not shown (widen it, or use --json)"]
     code, out, err = run("explain", str(log), "1")
     assert (code, err) == (0, [])
     assert "$? (no price for model 'local-coder') over cache reads" in " ".join(out.split())
@@ -184,17 +189,16 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount(
     code, out, err = run("breaks", str(log), "--all", "--cost")
     assert (code, err) == (0, [])
     assert _lines(out)[1:] == [
-        "┏━━━┳━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓",
-        "┃   ┃    ┃          ┃           ┃               ┃ lost    ┃        ┃           ┃                   ┃",
-        "┃   ┃    ┃          ┃           ┃               ┃ tokens  ┃        ┃  evidence ┃                   ┃",
-        "┃ # ┃ vs ┃ relation ┃ verdict   ┃ cause         ┃ (cost)  ┃ fields ┃      seqs ┃ first divergence  ┃",
-        "┡━━━╇━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩",
-        "│ 0 │  - │ first    │ first     │               │ 0       │        │           │                   │",
-        "│ 1 │  0 │ step     │ extension │               │ 0       │        │           │                   │",
-        "│ 2 │  1 │ step     │ break     │ header_change │ ?       │ system │        33 │ system @0 body@69 │",
-        "│   │    │          │           │ total         │ 0 ($?)  │        │           │                   │",
-        "└───┴────┴──────────┴───────────┴───────────────┴─────────┴────────┴───────────┴───────────────────┘",
-        "?: 1 request(s) logged no cache reads, left out of the total"]
+        "                                                     lost",
+        "                                                     tokens              evidence",
+        "#  vs  relation  verdict    cause          reusable  (cost)    fields        seqs  first divergence",
+        "─" * 100,
+        "0   -  first     first                            0  0",
+        "1   0  step      extension                     1920  0",
+        "2   1  step      break      header_change      1920  ?         system          33  system @0 body@69",
+        "                            total              1920  0 ($?)",
+        "?: 1 request(s) logged no cache reads, left out of the total",
+        "narrow terminal: actual not shown (widen it, or use --json)"]
     code, out, err = run("explain", str(log), "-1")
     assert (code, err) == (0, [])
     assert "  cost: unknown (cache reads not logged: what it lost of the cache is unknown)" in out.splitlines()

@@ -126,7 +126,7 @@ def test_a_ten_minute_gap_is_cold_by_default_and_warm_with_long_retention(tmp_pa
         "family": "anthropic", "prompt_tokens": 2020, "counted_tokens": second["counted_tokens"],
         "reusable_cache_read": 2020, "expected_any": 2020, "expected_cache_read": 2020, "actual_cache_read": 2000,
         "classification": "as_expected", "cause": None, "source_index": 0, "gap_seconds": 600.013,
-        "lost_tokens_by_cause": {}, "lost_cost_usd": 0.0, "prompt_source": "wire:anthropic",
+        "lost_tokens": 0, "lost_tokens_by_cause": {}, "lost_cost_usd": 0.0, "prompt_source": "wire:anthropic",
         "cache_retention": "1h", "ttl_seconds": 3600.0}
     # an hour and more is cold even with long retention
     late = _claude(tmp_path, (0, 0), gap_s=3601)

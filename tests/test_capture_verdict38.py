@@ -67,7 +67,7 @@ def test_its_json_row_and_timeline_row_say_the_capture_gave_its_counts() -> None
         "index": 4, "kind": "loop", "turn": 4, "step": 1, "attempt": 1, "model": "deepseek-v4-pro",
         "family": "deepseek", "prompt_tokens": 8694, "counted_tokens": 8699, "reusable_cache_read": 7936,
         "expected_any": 0, "expected_cache_read": 0, "actual_cache_read": 6784, "classification": "break_explained",
-        "cause": "header_change", "source_index": 3, "gap_seconds": 0.053,
+        "cause": "header_change", "source_index": 3, "gap_seconds": 0.053, "lost_tokens": 1152,
         "lost_tokens_by_cause": {"header_change": 1152}, "lost_cost_usd": 0.000734976, "prompt_source": "wire:deepseek",
         "usage_source": "capture"}
     assert "usage_source" not in _verdict(usage_source=None).to_json()  # judged from its log: as before
@@ -195,12 +195,12 @@ def test_a_torn_request_is_judged_from_the_capture_as_its_logged_usage_judges_it
     totals = {key: report[key] for key in (
         "requests", "usage_known", "usage_known_without_prompt", "prompt_tokens", "actual_cache_read",
         "expected_cache_read", "actual_hit_ratio", "classifications", "breaks", "breaks_by_cause",
-        "reusable_cache_read", "lost_tokens_by_cause", "lost_cost_usd", "lost_unknown_requests")}
+        "reusable_cache_read", "lost_tokens", "lost_tokens_by_cause", "lost_cost_usd", "lost_unknown_requests")}
     assert totals == {
         "requests": 5, "usage_known": 5, "usage_known_without_prompt": 0, "prompt_tokens": 32823,
         "actual_cache_read": 14720, "expected_cache_read": 0, "actual_hit_ratio": 14720 / 32823,
         "classifications": {"as_expected": 2, "break_explained": 3}, "breaks": 3,
-        "breaks_by_cause": {"header_change": 3}, "reusable_cache_read": 23808,
+        "breaks_by_cause": {"header_change": 3}, "reusable_cache_read": 23808, "lost_tokens": 9088,
         "lost_tokens_by_cause": {"header_change": 9088}, "lost_cost_usd": 0.005798144, "lost_unknown_requests": 0}
     assert (report["cost"]["break_cost_usd"], report["cost"]["usage_from_capture_requests"],
             report["cost"]["cost_usd"]["total"]) == (0.005798144, 2, 0.00823625)

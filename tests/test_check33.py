@@ -102,7 +102,7 @@ def test_loosening_the_bound_keeps_a_baselined_finding_baselined(
                      "bound 35.0% (900 of 2900 prompt tokens read from cache) (hint: run `dsh-audit cache` for the "
                      "requests")
     assert lines[at + 1] == "  that missed and why)"
-    assert err == ["note: 1 baseline finding(s) no longer occur"]
+    assert err == ["note: 1 baseline entry no longer occurs"]
     _policy(ratios, 0.9)  # tighter: the same two findings, still the baseline's
     code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--baseline", "b.json")
     assert (code, err) == (0, [])

@@ -8,6 +8,9 @@ for one reason (issue 14, F8).
    for a folder that cannot be read (session 44: bad input, not only a finding).
 2. The same finding of a log's requests is one terminal line with a count; piped it stays whole,
    a terminal (or ``COLUMNS``) wraps it; a failing warning says which policy key fails it.
+3. (Session 45, issue 15.) With ``fail-on-refusal = false`` such a log's DSH801 passes, and every
+   report said PASSED (JUnit and SARIF green) while the run exited 2: each says INCOMPLETE now, and
+   says the log could not be read (exit 2), as no failing finding says it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any
 from pathlib import Path
@@ -96,14 +100,17 @@ def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
     assert report["findings"][1] == {"rule": "DSH801", "severity": "error", "message": message, "path": BAD,
                                      "line": None, "seq": None, "session_id": None, "request": None, "fails": True,
                                      "hint": hint}
-    assert (report["passed"], report["counts"]) == (False, {"error": 1, "warning": 0, "info": 1, "failing": 1,
-                                                            "sessions": 2, "requests": 3, "logs_not_checked": 0})
+    assert (report["passed"], report["verdict"], report["counts"]) == (False, "FAILED", {
+        "error": 1, "warning": 0, "info": 1, "failing": 1, "sessions": 2, "requests": 3, "logs_not_checked": 0,
+        "logs_unreadable": 1})
     junit = Path("j.xml").read_text(encoding="utf-8")
     assert (f'  <testsuite name="{BAD}" file="{BAD}" tests="1" failures="1" errors="0" skipped="0" time="0">\n'
             f'    <testcase name="log" classname="dsh-audit.{BAD}" time="0">\n'
             f'      <failure message="DSH801: {message}" type="DSH801">{BAD}: DSH801 error (fails the gate: '
             f'fail-on-refusal): {message}\nhint: {hint}</failure>\n') in junit
-    results = json.loads(Path("s.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    sarif = json.loads(Path("s.sarif").read_text(encoding="utf-8"))["runs"][0]
+    assert sarif["invocations"][0]["executionSuccessful"] is False  # exit 2, whatever its DSH801's level
+    results = sarif["results"]
     assert [(r["ruleId"], r["level"], r["message"]["text"], r["locations"][0]["physicalLocation"]["artifactLocation"]
              ["uri"]) for r in results] == [
         ("DSH810", "note", "no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or put "
@@ -111,6 +118,82 @@ def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
         ("DSH801", "error", f"{message} (hint: {hint})", BAD)]
     markdown = Path("m.md").read_text(encoding="utf-8")
     assert f"### Failing findings (1)\n\n- **DSH801** error: {message} — {BAD}\n  - hint: " in markdown
+    _passing_refusal_is_incomplete(monkeypatch, capsys, message, said)
+
+
+def _passing_refusal_is_incomplete(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                   message: str, said: str) -> None:
+    """Issue 15 (session 45): with ``fail-on-refusal = false`` the run still exits 2 for the log it
+    could not read, and said PASSED in every report (JUnit and SARIF all green): INCOMPLETE now."""
+    Path("p.toml").write_text("[tool.dsh-audit]\nfail-on-refusal = false\n", encoding="utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "root", "--policy", "p.toml", "--json-report", "r.json",
+                            "--junit", "j.xml", "--sarif", "s.sarif", "--markdown", "m.md")
+    assert (code, err) == (2, [f"error: {BAD}: {said}"])
+    assert out.splitlines()[-1] == ("INCOMPLETE: 2 log(s), 3 request(s), 1 error(s), 0 warning(s), 1 info, 0 failing "
+                                    "(policy: p.toml); 1 log(s) could not be read (exit 2)")
+    # its own row passes nothing either (review A, session 45: it said ok / ✅ pass / passed: no breaks)
+    rows = [line.split("│")[1:3] for line in out.splitlines() if line.startswith("│") and BAD in line]
+    assert rows == [[" unread ", f" {BAD} "]]
+    report = json.loads(Path("r.json").read_text(encoding="utf-8"))
+    assert (report["passed"], report["verdict"], report["counts"]) == (True, "INCOMPLETE", {
+        "error": 1, "warning": 0, "info": 1, "failing": 0, "sessions": 2, "requests": 3, "logs_not_checked": 0,
+        "logs_unreadable": 1})
+    junit = ET.parse("j.xml").getroot()
+    assert (junit.get("tests"), junit.get("failures"), junit.get("errors")) == ("5", "0", "1")
+    assert [(s.get("name"), s.get("errors"), [(e.get("type"), e.get("message")) for e in s.iter("error")])
+            for s in junit] == [(f"{GOOD} (session-sample-chat)", "0", []), (BAD, "1", [("unreadable", said)])]
+    schema = Path(__file__).resolve().parent / "data" / "junit.xsd"
+    pytest.importorskip("xmlschema").XMLSchema(str(schema)).validate("j.xml")  # <error> before <system-out>
+    [invocation] = json.loads(Path("s.sarif").read_text(encoding="utf-8"))["runs"][0]["invocations"]
+    assert (invocation["executionSuccessful"], [(n["message"]["text"], n["locations"][0]["physicalLocation"]
+            ["artifactLocation"]["uri"]) for n in invocation["toolExecutionNotifications"]]) == (
+        False, [(f"could not be read: {said}", BAD)])
+    markdown = Path("m.md").read_text(encoding="utf-8").splitlines()
+    assert markdown[0] == (
+        "## dsh-audit check: ⚠️ incomplete: 1 log(s) could not be read (exit 2); the 1 checked log(s) passed")
+    assert [line for line in markdown if BAD in line][0] == (
+        f"| ⚠️ unread | {BAD} | - | 0 | none | 0 | n/a | n/a | n/a | n/a | 1 |")
+    code, out, _ = invoke(monkeypatch, capsys, "report", "root", "--policy", "p.toml", "-o", "r.html")
+    page = Path("r.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('<script type="application/json" id="dsh-data">')[1].split("</script>")[0])
+    assert (code, out, data["headline"]) == (
+        2, "wrote r.html: 2 log(s), 3 request(s), check incomplete; 1 log(s) could not be read (exit 2)\n",
+        {"state": "incomplete", "text": "check incomplete: no breaks; 1 log(s) could not be read (exit 2)"})
+    assert [(s["path"], s["verdict"]) for s in data["sessions"]] == [
+        (GOOD, "passed: no breaks"), (BAD, "incomplete: could not be read (exit 2)")]
+
+
+_REFUSED = "is a FIFO, not a log file"
+
+
+@pytest.mark.parametrize(("fails", "unreadable", "said"), [
+    (True, True, ("FAIL", "❌ fail", "failed: 1 unreadable log(s)", "❌ failed",
+                  "check failed: 1 unreadable log(s)")),
+    (False, True, ("unread", "⚠️ unread", "incomplete: could not be read (exit 2)",
+                   "⚠️ incomplete: 1 log(s) could not be read (exit 2)",
+                   "check incomplete: no log read; 1 log(s) could not be read (exit 2)")),
+    (False, False, ("ok", "✅ pass", "passed: no breaks", "✅ passed", "check passed: no breaks")),
+])
+def test_each_view_says_a_lone_logs_status(fails: bool, unreadable: bool, said: tuple[str, ...]) -> None:
+    """Review A (session 45): the log that could not be read, its refusal passing (the run
+    INCOMPLETE, exit 2), said ``ok`` / ``✅ pass`` / ``passed: no breaks`` on its own row; alone, the
+    Markdown heading added "the 0 checked log(s) passed" and the page "no breaks" of no log read.
+    Its :attr:`SessionCheck.status`, in each view's words: table, CSV, Markdown row, HTML verdict,
+    then the run's Markdown heading and HTML headline."""
+    from dsh_audit.cli._check_table import _row
+    from dsh_audit.gate import CheckResult, Policy, SessionCheck
+    from dsh_audit.report import format_markdown
+    from dsh_audit.report._html_sessions import _headline, _verdict
+
+    refused = (Finding("DSH801", "error" if fails else "warning", _REFUSED, BAD, fails=fails),) if unreadable else ()
+    check = SessionCheck(BAD, None, findings=refused, error=f"{BAD}: {_REFUSED}" if unreadable else None,
+                         unreadable=unreadable)
+    result = CheckResult((check,), refused, Policy())
+    markdown = format_markdown(result).splitlines()
+    row = next(line for line in markdown if f"| {BAD} |" in line)
+    assert (_row(check)[0], _row(check, csv=True)[0], row.split(" | ")[0].removeprefix("| "), _verdict(check),
+            markdown[0].removeprefix("## dsh-audit check: "), _headline(result)["text"]) == (
+        said[0], said[0], *said[1:])
 
 
 def test_a_lone_unreadable_log_is_checked_too(unreadable: str, monkeypatch: pytest.MonkeyPatch,

@@ -115,16 +115,16 @@ def test_another_agents_log_named_as_a_path_is_refused_alone(
     assert sorted(p.name for p in runs.iterdir()) == ["runs"]
 
 
-@pytest.mark.parametrize(("options", "said"), [
-    (["--format", "csv", "--sarif", "-"], "--sarif -, --format csv"),
-    (["--format", "csv", "--markdown", "-"], "--markdown -, --format csv"),
-    (["--format", "markdown", "--sarif", "-"], "--sarif -, --format markdown"),
-    (["--json", "--junit", "-"], "--junit -, --json")])
-def test_csv_beside_a_report_on_stdout_is_refused_as_json_and_markdown_are(
-        runs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], options: list[str],
-        said: str) -> None:
-    assert invoke(monkeypatch, capsys, "check", "runs/a", *options) == (
-        2, "", [f"error: only one output can go to stdout, not {said} (hint: give the others a FILE name)"])
+@pytest.mark.parametrize("flag", ["--json", "--format json", "--format markdown", "--format csv"])
+@pytest.mark.parametrize("option", ["--json-report", "--junit", "--sarif", "--markdown"])
+def test_a_report_file_of_dash_beside_a_stdout_format_is_refused_for_every_report(
+        runs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str,
+        flag: str) -> None:
+    """Every report FILE of '-' beside a format that prints on stdout is refused alike: before
+    session 45, ``--json --json-report -`` (and ``--format markdown --markdown -``) printed the one
+    report, the other asked for dropped with no word, while ``--json --sarif -`` was refused."""
+    assert invoke(monkeypatch, capsys, "check", "runs/a", *flag.split(), option, "-") == (
+        2, "", [f"error: only one output can go to stdout, not {option} -, {flag} (hint: give the others a FILE name)"])
 
 
 _UNREAD = ("runs/c/wire.jsonl: DSH802 error (fails the gate: fail-on-refusal): not a capture format dsh-audit knows "

@@ -152,13 +152,13 @@ def test_a_baseline_of_this_wording_keeps_a_header_fault_added_since_new(
     code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--baseline", "b.json", "--json")
     found = [(f["message"].split("; DSH 0.1.0")[0], "baselined" in f) for f in json.loads(out)["findings"]
              if f["rule"] == "DSH801"]
-    assert (code, err, found) == (1, ["note: 1 baseline finding(s) no longer occur"],
+    assert (code, err, found) == (1, ["note: 1 baseline entry no longer occurs"],
                                   [(AT.format(header["createdAt"]) + added, False)])
     # the same baseline without its message_wording (session 43 wrote none) matches it: only words moved
     report = json.loads((tmp_path / "b.json").read_text("utf-8"))
     for wording, said in ((None, (0, [])), ("2", (2, [
-            "error: b.json: message_wording a string is not one this dsh-audit reads (a whole number of 1 or "
-            "more) (hint: write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE)"]))):
+            "error: b.json: the baseline's message_wording is a string ('2'), not a whole number: this dsh-audit "
+            "reads message_wording 1 and 2 (hint: write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE)"]))):
         report["message_wording"] = wording
         (tmp_path / "b.json").write_text(json.dumps({k: v for k, v in report.items() if v is not None}), "utf-8")
         assert invoke(monkeypatch, capsys, "check", "logs", "--baseline", "b.json")[::2] == said

@@ -138,3 +138,55 @@ def test_sarif_and_junit_show_log_text_as_the_terminal_does(tmp_path):
     assert junit.splitlines()[3:5] == [
         '    <testcase name="not checked: c\\u009b.jsonl" classname="dsh-audit.not-checked" time="0">',
         '      <error message="a codex session \\u202e" type="not checked" />']
+
+
+#: A header, a run of seven ``{}`` lines (no seq: DSH111 each) before a turn/end, and a turn/end
+#: of no open turn (DSH402): the run is one finding folded past its first line, which check's
+#: refusal (DSH801) stands for.
+_RUN = ['{"type":"session","version":0,"id":"s-run","createdAt":1800000000000,"cwd":"/w","delegationDepth":0}',
+        *["{}"] * 7, '{"type":"turn/start","seq":7,"time":1800000000002,"data":{"turn":1}}',
+        *(f'{{"type":"turn/end","seq":{seq},"time":1800000000026,"data":{{"turn":1,"reason":{{"kind":"completed"}}}}}}'
+          for seq in (8, 9))]
+
+
+def test_a_folded_run_counts_each_line_in_every_report(tmp_path, monkeypatch, capsys):
+    """Issue 15 (session 45): validate counts each line of a folded run (``Finding.lines``); check
+    counted the run once in its summary, table, JSON report, JUnit message, Markdown and page."""
+    from _cli import invoke
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    Path("s.jsonl").write_text("\n".join(_RUN) + "\n", encoding="utf-8")
+    code, out, _ = invoke(monkeypatch, capsys, "validate", "s.jsonl", "--json")
+    assert (code, json.loads(out.splitlines()[-1])["counts"]) == (1, {"error": 7, "warning": 1, "info": 0})
+    code, out, _ = invoke(monkeypatch, capsys, "check", "s.jsonl", "--format", "csv", "--json-report", "r.json",
+                          "--junit", "j.xml", "--sarif", "s.sarif", "--markdown", "m.md")
+    assert (code, out.splitlines()[1].split(",")[-1]) == (1, "8")  # the row's findings
+    report = json.loads(Path("r.json").read_text("utf-8"))
+    assert (report["verdict"], report["counts"]) == ("FAILED", {"error": 7, "warning": 1, "info": 0, "failing": 7,
+                                                                "sessions": 1, "requests": 0, "logs_not_checked": 0})
+    assert [(f["rule"], f["line"], f["message"]) for f in report["findings"]][1:] == [
+        ("DSH111", 3, "event has no seq (and so do the 5 line(s) after it)"),
+        ("DSH402", 11, "turn/end names turn 1 but no turn is open")]
+    failure = ET.parse("j.xml").getroot().find("testsuite/testcase/failure")
+    assert failure.get("message").endswith(" (and 6 more failing finding(s): DSH111)")
+    results = json.loads(Path("s.sarif").read_text("utf-8"))["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["region"] for r in results] == [
+        {"startLine": 2}, {"startLine": 3, "endLine": 8}, {"startLine": 11}]
+    markdown = Path("m.md").read_text("utf-8").splitlines()
+    assert markdown[2] == ("1 log(s), 0 request(s); findings: 7 error(s), 1 warning(s), 0 info; 7 failing "
+                           "(policy: defaults).")
+    rows = [line for line in markdown if line.startswith(("| ❌ fail |", "| **total**"))]
+    assert [row.split(" | ")[-1] for row in rows] == ["8 |", "8 |"]  # the log's findings, and the total
+    titles = [line for line in markdown if line.startswith("### ") or "<summary>" in line]
+    assert titles == ["### Failing findings (7)", "<details><summary>Other findings (1)</summary>"]
+    code, out, _ = invoke(monkeypatch, capsys, "check", "s.jsonl")
+    assert (code, out.splitlines()[-1]) == (
+        1, "FAILED: 1 log(s), 0 request(s), 7 error(s), 1 warning(s), 0 info, 7 failing (policy: defaults)")
+    assert invoke(monkeypatch, capsys, "report", "s.jsonl", "-o", "r.html")[:2] == (
+        2, "wrote r.html: 1 log(s), 0 request(s), 7 failing finding(s)\n")  # a log refused: exit 2
+    page = Path("r.html").read_text("utf-8")
+    data = json.loads(page.split('<script type="application/json" id="dsh-data">')[1].split("</script>")[0])
+    assert (data["counts"], data["headline"]["text"]) == (
+        {"error": 7, "warning": 1, "info": 0, "failing": 7},
+        "check failed: 6 validation finding(s) \u00b7 1 unreadable log(s)")

@@ -446,8 +446,8 @@ NO_SWITCHES = {"--no-accounting": "skip the cache accounting (expected reads, lo
 ALIASES = {"sessions": "--no-cost", "usage": "--no-breaks", "index": "--no-cache", "breaks": "--cost"}
 #: A sample session with prefix-cache breaks (what --accounting prices).
 CHANGE = SAMPLES / "sessions" / "--home-dev-projects-demo--" / "session-sample-change" / "session.jsonl.zstd"
-#: The commands that render a request's wire body, each taking --adapter.
-RENDERING = ["breaks", "cache", "check", "diff", "explain", "render", "report"]
+#: The commands that render a request's wire body, each taking --adapter (index too: stats sums what it judged).
+RENDERING = ["breaks", "cache", "check", "diff", "explain", "index", "render", "report"]
 
 
 def _every_option() -> list[tuple[str, click.Option]]:

@@ -99,3 +99,35 @@ def test_render_to_a_terminal_shows_what_a_terminal_would_act_on_escaped(tmp_pat
     assert shown == piped.decode().replace("\u202e", "\\u202e").replace("\u009b", "\\u009b") + "\n"
     assert err == ("note: stdout is a terminal: characters it would act on are shown escaped; pipe or redirect "
                    "the output for the exact body bytes\n")
+
+
+def test_render_headers_writes_each_header_byte_the_wire_carries(monkeypatch, capsysbinary, tmp_path):
+    """fetch sends a header value one byte per character (latin-1, a ByteString), trimmed of HTTP
+    whitespace: a pipe gets those bytes, not UTF-8; a C1 control stays escaped as in all of render's
+    output, and a terminal gets the characters as text (pi-ai 0.82.1 sent ``s\\xe9ssion``, ``\\xe9t\\xe9``)."""
+    from dsh_audit.cli._render import _header_block
+    from dsh_audit.testing import LogBuilder
+
+    b = LogBuilder(session_id="s\u00e9ssion ", provider="openai", model="gpt-5", reasoning_effort=None,
+                   max_tokens=None, context_window=None)
+    with b.turn("Hi."):
+        with b.step():
+            b.assistant("Hello.")
+    with b.turn("Again."):
+        with b.step():
+            b.assistant("Yes.")
+    log = b.write_jsonl(tmp_path / "s.jsonl")
+    routes = tmp_path / "routes.json"
+    routes.write_text(json.dumps({"providers": {"openai": {"headers": {"X-Team": "\t\u00e9t\u00e9\u0085 "}}}}))
+    code, out, err = run(monkeypatch, capsysbinary, log, 0, "--headers", "--routes", routes, "--adapter", "responses")
+    assert (code, err) == (0, "")
+    assert out.split(b"\n\n", 1)[0].split(b"\n") == [
+        b"POST /v1/responses", b"accept: application/json", b"x-stainless-retry-count: 0", b"x-stainless-lang: js",
+        b"x-stainless-package-version: 6.26.0", b"x-stainless-os: Linux", b"x-stainless-arch: x64",
+        b"x-stainless-runtime: node", b"x-stainless-runtime-version: v24.19.0", b"session_id: s\xe9ssion",
+        b"x-client-request-id: s\xe9ssion", b"x-team: \xe9t\xe9\\u0085",
+        b"user-agent: deepseek-harness/0.1.0-rc.8 (+https://github.com/deepseek-ai/deepseek-harness)",
+        b"content-type: application/json"]
+    assert b'"prompt_cache_key":"s\xc3\xa9ssion "' in out  # the body is UTF-8 (and keeps the space)
+    assert _header_block("POST", "/v1/x", (("x-team", "\u00e9t\u00e9\u0085"),), terminal=True) == \
+        "POST /v1/x\nx-team: \u00e9t\u00e9\\u0085\n\n"

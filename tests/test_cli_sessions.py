@@ -289,8 +289,9 @@ LONG_TITLE = {
           "2027-01-15 08:00  " + "line\\u000a" * 9 + "line…  /home/dev/projects/demo         3      26.9%       0  "
           "≥$0.0001  session-sample-chat",
           "total" + " " * 142 + "3      26.9%       0  ≥$0.0001",
-          "title: cut to fit (--json for whole titles)",
-          "narrow terminal: format, first (UTC), tokens not shown (widen it, or use --json)"],
+          # the table's cells fitted to its columns: the lesser ones left out first, said in one caption
+          "title: cut to fit (--json for whole titles); narrow terminal: format, first (UTC), tokens not shown "
+          "(widen it, or use --json)"],
 }
 
 
@@ -328,3 +329,91 @@ def test_a_title_of_200k_combining_marks_is_cut_at_a_bounded_start(tmp_path):
     code, out = invoke("sessions", str(log), columns=80)
     row = out.splitlines()[3]
     assert (code, row.count("\u0301"), "…" in row) == (0, 4 * 4 * 80 - 1, True)
+
+
+# --- issue 14: one rule at every width: the lesser columns go before a cell is cut -------------------
+
+#: Titles and projects longer than a table's room, ids that are UUIDs (two sharing their first group).
+LONG_CELLS = (
+    ("session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "Refactor the replay engine so that forks share their parent's cache",
+     "/home/dev/projects/a-rather-long-project-name/services/api", 1_800_000_000_000),
+    ("session-86ef2d28-9b1c-4f00-a1b2-0123456789ab", "Fix the flaky test",
+     "/home/dev/projects/another-quite-long-project/frontend", 1_800_000_600_000),
+    ("402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "Count the bullet lines in the README and report them",
+     "/home/dev/short", 1_800_001_200_000),
+)
+_ROWS = ["2027-01-15 08:20", "2027-01-15 08:10", "2027-01-15 08:00"]
+#: Whole tables at three widths: one that leaves numbers out (80), one that shortens ids and cuts
+#: paths (130: it kept "tokens" while it cut "project", session 44), a boxed one (220: it kept
+#: "tokens" and "first (UTC)" while it cut "project").
+LONG_TABLES = {
+    80: ["3 session(s), newest first",
+         "when (UTC)        title                  reqs        cost  id",
+         "─" * 80,
+         f"{_ROWS[0]}  Count the bullet          2  ≥$0.000049  402a1ae8",
+         "                  lines in the README",
+         "                  and report them",
+         f"{_ROWS[1]}  Fix the flaky test        2  ≥$0.000049  session-86ef2d28-9b1c",
+         f"{_ROWS[2]}  Refactor the replay       2  ≥$0.000049  session-86ef2d28-6e7a",
+         "                  engine so that forks",
+         "                  share their parent's",
+         "                  cache",
+         "total                                       6    ≥$0.0001",
+         "id: shortest unique prefix (--json for whole ids)",
+         "narrow terminal: format, first (UTC), tokens, project, hit, breaks not shown",
+         "(widen it, or use --json)"],
+    130: ["3 session(s), newest first",
+          " " * 84 + "hit",
+          "when (UTC)        title                         project               requests    ratio  breaks        cost  id",
+          "─" * 130,
+          f"{_ROWS[0]}  Count the bullet lines in     /home/dev/short              2     0.0%       0  ≥$0.000049  402a1ae8",
+          "                  the README and report them",
+          f"{_ROWS[1]}  Fix the flaky test            /home/dev…t/frontend         2     0.0%       0  ≥$0.000049  "
+          "session-86ef2d28-9b1c",
+          f"{_ROWS[2]}  Refactor the replay engine    /home/dev…rvices/api         2     0.0%       0  ≥$0.000049  "
+          "session-86ef2d28-6e7a",
+          "                  so that forks share their",
+          "                  parent's cache",
+          "total" + " " * 72 + "6     0.0%       0    ≥$0.0001",
+          "id: shortest unique prefix (--json for whole ids); narrow terminal: format, first (UTC), tokens not shown "
+          "(widen it, or use",
+          "--json)"],
+}
+
+
+@pytest.fixture(scope="module")
+def long_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DSH home holding :data:`LONG_CELLS`, ten minutes apart."""
+    home = tmp_path_factory.mktemp("long")
+    for session_id, title, cwd, created in LONG_CELLS:
+        builder = LogBuilder(session_id=session_id, created_at=created, cwd=cwd)
+        with builder.turn("Hi"):
+            with builder.step():
+                builder.assistant("Hello", usage={"inputTokens": 131, "outputTokens": 8, "cacheReadTokens": 0})
+        builder.title(title)
+        builder.write_jsonl(home / "sessions" / "--home-dev-project--" / session_id / "session.jsonl", packed=False)
+    return home
+
+
+@pytest.mark.parametrize("columns", range(60, 230, 10))
+def test_sessions_leave_the_lesser_columns_out_before_they_cut_a_cell(long_home: Path, columns: int):
+    """One rule at every width (issue 14, session 45): "format", "first (UTC)" and "tokens" are left
+    out before a title, a path or an id is cut, said in the caption; no line is wider than the
+    terminal. Before: 130 to 170 columns kept "tokens" while "project" was cut, 210 and 220 kept
+    "first (UTC)" too (a compact table's room, where the cut was measured boxed)."""
+    result = CliRunner().invoke(cli, ["sessions"], env={"DSH_HOME": str(long_home), "COLUMNS": str(columns)},
+                                catch_exceptions=False)
+    lines = [line.rstrip() for line in result.output.splitlines()]
+    assert (result.exit_code, [line for line in lines if len(line) > columns]) == (0, [])
+    header = next((line for line in lines if re.match(r"[┃ ]*when \(UTC\)[┃ ]+title", line)), None)
+    if header is None:  # a block of lines a row (60 columns): each column its own line, none costs another room
+        assert lines[1:3] == ["when (UTC)   2027-01-15 08:20", "title        Count the bullet lines in the README and report"]
+        return
+    table = "\n".join(lines[:lines.index(next(line for line in lines if line.startswith(("total", "│ total"))))])
+    cut = "…" in table or "shortest unique prefix" in result.output  # a title, a path, an id (a UUID's: no "…")
+    assert (cut, [column for column in ("tokens", "first (UTC)", "format") if column in header]) == (True, []), \
+        result.output  # the longest project is cut up to 220 columns: the rule is looked at every time
+    assert ("narrow terminal: format, first (UTC), tokens not shown" in result.output.replace("\n", " ")
+            or "format, first (UTC), tokens, project" in result.output), result.output
+    if columns in LONG_TABLES:
+        assert lines == LONG_TABLES[columns]

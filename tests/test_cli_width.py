@@ -215,9 +215,9 @@ def test_explain_wraps_at_words_with_a_hanging_indent(columns: int):
             "  session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824: break, cause header_change",
             "  compared with request 6 (step); 14 leading message(s) shared",
             "  prompt changed at system (header_change: system, tools)",
-            "  cost: 2880 token(s) it should have read from the cache and did not (as `cache`",
-            "    counts them), $0.0018 over cache reads at its rate",
-            "  first divergence: system, byte 1961 of the segment, byte 2050 of the body"]
+            "  cost: 2880 token(s) it should have read from the cache and did not (of 7680",
+            "    reusable, read 4800) (as `cache` counts them), $0.0018 over cache reads at",
+            "    its rate"]
         assert lines[-4:] == [
             '  seq 135 request/header {"reason":"change",',
             '    "config":{"provider":"deepseek-official","model":"deepseek-v4-pro",',

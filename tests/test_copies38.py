@@ -182,5 +182,5 @@ def test_an_index_with_no_row_and_no_version_is_made_anew(tmp_path: Path, monkey
     code, out, err = _run(monkeypatch, capsys, "index", str(CHAT), "--db", str(db))
     assert (code, (out + "\n".join(err)).count(f"{db}: indexed 1, skipped 0 unchanged, of 1 log(s) in ")) == (0, 1)
     with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall() == [("4",)]
+        assert connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall() == [("5",)]
     connection.close()

@@ -216,7 +216,7 @@ def test_files_of_other_lines_are_one_session_only_by_all_their_events(
     notes: list[str] = []
     found = discover([tmp_path], notes=notes)
     assert (len(found), len(decoded)) == (count, decodes)
-    assert notes == ([f"session session-sample-compaction is in 2 files, each listed: {kept}, {export}"] if listed else
+    assert notes == ([f"session session-sample-compaction is in 2 files, each listed: {export}, {kept}"] if listed else
                      [f"one session in two files under {tmp_path}/: read {kept.relative_to(tmp_path)}, "
                       f"not x.jsonl ({why})"])
     if kept_as:  # refused: the good export is read, DSH's refused file said (exit 2), HEAD's count; escaped: one
@@ -246,3 +246,18 @@ def test_an_events_print_is_remembered_by_the_file_s_stamp(tmp_path: Path, monke
     again = _prints.events_print(log)
     assert first is not None and again is not None and (again[0], len(decoded)) == (first[0], 4)
     assert again[1].digest != first[1].digest
+
+
+def test_a_folder_lists_its_logs_by_path_whatever_their_names(tmp_path: Path) -> None:
+    """Tour of session 45: every ``session.jsonl`` was listed before every other log (``a-chat/<id>.jsonl``
+    after ``c-change/session.jsonl``), where README says "each one's logs by path"; a link to a session
+    log under another name is still read under DSH's name."""
+    for folder, source in (("a-chat", SAMPLES / "chat" / "session.jsonl"), ("c-change", UNPACKED)):
+        (tmp_path / folder).mkdir()
+        shutil.copy(source, tmp_path / folder / ("session.jsonl" if folder == "c-change" else "one.jsonl"))
+    (tmp_path / "b-tools").mkdir()
+    (tmp_path / "b-tools" / "link.jsonl").symlink_to(tmp_path / "c-change" / "session.jsonl")
+    shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / "top.jsonl")  # the same session as a-chat's: a copy
+    notes: list[str] = []
+    assert [path.relative_to(tmp_path).as_posix() for path in discover([tmp_path], notes=notes, copies=False)] == [
+        "top.jsonl", "a-chat/one.jsonl", "c-change/session.jsonl"]

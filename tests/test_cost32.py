@@ -155,12 +155,12 @@ def test_a_request_that_is_no_break_and_logged_no_cache_read_lost_nothing_in_eve
     _log(tmp_path / "s-unlogged" / "session.jsonl", "s-unlogged", steps, change_at=4)
     code, out, err = cli80("cache", "--json", "s-unlogged/session.jsonl")
     report = json.loads(out)
-    assert [(v["classification"], v["actual_cache_read"], v["lost_tokens_by_cause"], v["lost_cost_usd"])
-            for v in report["timeline"]] == [
-        ("as_expected", 0, {}, 0), ("as_expected", 1920, {}, 0), ("usage_unknown", None, {}, 0),
-        ("as_expected", 2048, {}, 0), ("break_explained", None, None, None)]
-    assert (report["lost_tokens_by_cause"], report["lost_cost_usd"], report["lost_unknown_requests"],
-            report["cost"]["lost_requests"], report["cost"]["lost_unknown_requests"]) == ({}, None, 1, 1, 1)
+    assert [(v["classification"], v["actual_cache_read"], v["lost_tokens"], v["lost_tokens_by_cause"],
+             v["lost_cost_usd"]) for v in report["timeline"]] == [
+        ("as_expected", 0, 0, {}, 0), ("as_expected", 1920, 0, {}, 0), ("usage_unknown", None, 0, {}, 0),
+        ("as_expected", 2048, 0, {}, 0), ("break_explained", None, None, None, None)]
+    assert (report["lost_tokens"], report["lost_tokens_by_cause"], report["lost_cost_usd"],
+            report["lost_unknown_requests"], report["cost"]["lost_requests"], report["cost"]["lost_unknown_requests"]) == (0, {}, None, 1, 1, 1)
     code, out, err = cli80("breaks", "--cost", "--all", "--json", "s-unlogged/session.jsonl")
     assert [(r["request"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced_reason"])
             for r in map(json.loads, out.splitlines())] == [

@@ -116,7 +116,7 @@ def test_every_usage_grouping_sums_to_the_cache_total(views: dict[str, Any], by:
     assert table["totals"]["cost_usd"]["total"] == usd_total(_total(r) for r in table["rows"]) == total
     assert table["totals"]["break_cost_usd"] == usd_total(_amount(r, "break_cost_usd") for r in table["rows"]) == breaks
     assert table["totals"]["tokens"]["total"] == sum(_tokens(r) for r in table["rows"]) == sum(
-        c["tokens"]["total"] for c in costs)
+        _tokens(c) for c in costs)
     for bucket in ("cache_miss", "cache_read", "cache_write", "output"):
         assert table["totals"]["cost_usd"][bucket] == usd_total((c["cost_usd"] or {}).get(bucket, 0.0)
                                                                 for c in costs), bucket

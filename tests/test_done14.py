@@ -163,6 +163,8 @@ def test_every_command_in_an_80_column_terminal_splits_no_token(command: str, wo
     assert (code, b"Traceback" in err) == (RUNS[command][1], False), err.decode()
     lines = shown.splitlines()
     assert lines or command == "validate", err.decode()  # validate's summary goes to stderr
+    # no line ends in a space (session 45: a caption folded under a block of lines a row did, at 40)
+    assert [line for line in lines if line != line.rstrip()] == [], shown
     wide = [line for line in lines if cell_len(line) > 80]
     if command == "render":  # the exact body bytes, one line: a program reads them
         assert shown.encode() == (work / "bodies" / "1.json").read_bytes() + b"\n"  # a terminal's
@@ -245,3 +247,36 @@ def test_a_windows_session_runs_through_every_command_with_no_flag(command, wind
     said = WINDOWS_ROWS[cwd] if command == "sessions" else line
     shown = out.splitlines() + err  # validate's summary and watch's heading go to stderr
     assert (any(said.fullmatch(x) for x in shown) if isinstance(said, re.Pattern) else said in shown), out
+
+
+# --- a narrow terminal: a path holding spaces, a folded caption ------------------------------------
+
+#: An output folder whose name holds spaces, as a real one may ("My Documents").
+SPACED = "audit of issue 14 with spaces in its folder name"
+
+
+@pytest.mark.parametrize("command", ["redact", "sessions"])
+def test_a_path_holding_spaces_stays_whole_and_no_folded_line_ends_in_a_space(command: str, tmp_path: Path):
+    """redact's "wrote PATH" was wrapped at a space inside its path (session 45: the path now whole,
+    on a line of its own when the line is too long, as `check` prints a log's); a table's caption
+    folded under a block of lines a row (sessions at 40 columns) ended its first line in a space."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COLUMNS", "LINES", "PAGER", "LESS") and not k.startswith("DSH_AUDIT_")}
+    env.update(DSH_HOME=str(tmp_path), PYTHONPATH=str(ROOT), TERM="xterm")
+    builder = LogBuilder(session_id="402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", created_at=1_800_000_000_000)
+    with builder.turn("Hi"):
+        with builder.step():
+            builder.assistant("Hello", usage={"inputTokens": 131, "outputTokens": 8, "cacheReadTokens": 0})
+    builder.title("Count the bullet lines in the README")  # too long for a table at 40: a block of lines a row
+    builder.write_jsonl(tmp_path / "sessions" / "--home-dev-project--" / "s" / "session.jsonl", packed=False)
+    out = tmp_path / SPACED / "red.jsonl"
+    out.parent.mkdir()
+    args, columns = (["redact", str(TOOLS), "-o", str(out)], 80) if command == "redact" else (["sessions", "--no-pager"], 40)
+    code, shown, err = in_terminal(args, columns=columns, env=env, cwd=tmp_path)
+    lines = shown.splitlines()
+    assert (code, [line for line in lines if line != line.rstrip()]) == (0, []), shown
+    if command == "sessions":
+        assert lines[-2:] == ["id: shortest unique prefix (--json for", "whole ids)"]
+        return
+    assert lines[:5] == ["wrote", f"  {out}", "  (format v0, plain): 54 content string(s) replaced",
+                         "wrote", f"  {out}.manifest.json"]

@@ -333,9 +333,12 @@ def test_stats_totals_equal_summed_requests_and_cache(corpus_index: Path, monkey
                                                                             "output"))
     assert totals["actual_cache_read"] == totals["tokens"]["cache_read"]
     assert totals["usage_known"] == sum(r["usage_known"] for r in reports)
-    assert totals["prompt_tokens"] == sum(r["prompt_tokens"] for r in reports)
-    assert totals["actual_cache_read"] == sum(r["actual_cache_read"] for r in reports)
-    assert totals["expected_cache_read"] == sum(r["expected_cache_read"] for r in reports)
+    # a log none of whose requests logged its cache read and prompt size sums nothing (null: unknown, never 0)
+    assert sum(r["prompt_tokens"] is None for r in reports) == sum(not r["usage_known"] and r["requests"] > 0
+                                                                   for r in reports) > 0
+    assert totals["prompt_tokens"] == sum(r["prompt_tokens"] or 0 for r in reports)
+    assert totals["actual_cache_read"] == sum(r["actual_cache_read"] or 0 for r in reports)
+    assert totals["expected_cache_read"] == sum(r["expected_cache_read"] or 0 for r in reports)
     assert totals["actual_hit_ratio"] == totals["actual_cache_read"] / totals["prompt_tokens"]
     lost: Counter[str] = Counter()
     breaks: Counter[str] = Counter()
@@ -445,6 +448,7 @@ def test_a_version_1_index_is_upgraded_in_place_and_priced(tmp_path: Path, monke
     connection = sqlite3.connect(db)  # what dsh-audit 1 left: no costs table, version 1, options unpriced
     with connection:
         connection.execute("DROP TABLE costs")
+        connection.execute("ALTER TABLE requests DROP COLUMN reusable_cache_read")  # schema 5's, added back
         connection.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         connection.execute("UPDATE sessions SET options = 'lenient=0;max_version=4;attribution=1;cache=1'")
     connection.close()
@@ -453,7 +457,8 @@ def test_a_version_1_index_is_upgraded_in_place_and_priced(tmp_path: Path, monke
                                  "(hint: run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place)\n")
     code, out, err = run(monkeypatch, capsys, "index", str(chat), "--db", db, "--json")
     assert code == 0 and err == (f"note: {db}: index schema 1 upgraded to {SCHEMA_VERSION} in place; every log "
-                                 "given was read again to store its priced ledger\n")
+                                 "given was read again to store its priced ledger and reusable cache reads (a "
+                                 "stored log not given has none until it is: stats counts them unknown)\n")
     assert (json.loads(out)["indexed"], json.loads(out)["upgraded_from"]) == (1, 1)
     code, out, _ = run(monkeypatch, capsys, "usage", str(chat), "--json")
     usage = json.loads(out)["totals"]
@@ -461,6 +466,9 @@ def test_a_version_1_index_is_upgraded_in_place_and_priced(tmp_path: Path, monke
     cost = json.loads(out)["cost"]
     assert code == 0 and (cost["requests"], cost["cost_usd"], cost["unpriced"]) == (
         3, usage["cost_usd"], {"usage not logged": 1})
+    code, out, _ = run(monkeypatch, capsys, "cache", str(chat), "--json")
+    assert json.loads(run(monkeypatch, capsys, "stats", "--db", db, "--json")[1])["totals"]["reusable_cache_read"] \
+        == json.loads(out)["reusable_cache_read"] is not None
     assert cost["cost_usd"]["total"] > 0
     code, out, _ = run(monkeypatch, capsys, "index", str(chat), "--db", db, "--json")
     assert (json.loads(out)["skipped"], json.loads(out)["upgraded_from"]) == (1, None)

@@ -65,6 +65,7 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "a.sqlite: fleet totals,breaks (attribution),2",
         "a.sqlite: fleet totals,breaks (cache),2",
         "a.sqlite: fleet totals,tokens lost,1920",
+        "a.sqlite: fleet totals,reusable cache read,5888",  # what it is measured from (issue 11 item 3)
         "a.sqlite: fleet totals,cost lost (rates from HOME/contract.json),0.001728",
         "",
         "table,measure,value",
@@ -90,27 +91,29 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "1",
         "cost by model,local-coder,1,,,,,,,,0,1",
         "",
-        "table,cause,tokens lost,cost,of which breaks",
-        '"what cache losses cost, by cause",header_change,1920,0.001728,0.001728',
+        "table,cause,reusable,tokens lost,cost,of which breaks",
+        '"what cache losses cost, by cause",header_change,1920,1920,0.001728,0.001728',
         "",
-        "table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $",
-        "by model,deepseek-v4-flash (also unknown),4,3,6120,1920,0.3137254901960784,0.3137254901960784,1920,0.001728",
-        "by model,local-coder,1,1,2148,2048,0.9534450651769087,0,0,0",
+        "table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $",
+        "by model,deepseek-v4-flash (also unknown),4,3,6120,1920,0.3137254901960784,0.3137254901960784,3840,1920,"
+        "0.001728",
+        "by model,local-coder,1,1,2148,2048,0.9534450651769087,0,2048,0,0",
         "",
-        "table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $",
-        '"by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.001728',
+        "table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $",
+        '"by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,5888,1920,'
+        '0.001728',
         "",
-        "table,cause,cache breaks,attribution breaks,tokens lost",
-        "breaks by cause,header_change,2,2,1920",
+        "table,cause,cache breaks,attribution breaks,reusable,tokens lost",
+        "breaks by cause,header_change,2,2,1920,1920",
         "",
-        "table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $,"
-        "cost,breaks $",
+        "table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,"
+        "lost $,cost,breaks $",
         "sessions whose cache losses cost the most,s-mixed,HOME/sessions/--p--/s-mixed/session.jsonl,5,4,8268,3968,"
-        "0.4799225931301403,0.23222060957910015,1920,0.001728,0.004452,0.001728",
+        "0.4799225931301403,0.23222060957910015,5888,1920,0.001728,0.004452,0.001728",
         "",  # the costliest breaks of every session (issue 13); the unpriced one lost no token: left out (views33)
-        "table,session,path,request,model,cause,lost tokens,lost $",
+        "table,session,path,request,model,cause,reusable,lost tokens,lost $",
         "costliest cache breaks,s-mixed,HOME/sessions/--p--/s-mixed/session.jsonl,2,deepseek-v4-flash,header_change,"
-        "1920,0.001728"]
+        "1920,1920,0.001728"]
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "a.sqlite", "--json")
     assert code == 0 and json.loads(out)["price_files"] == [["packaged", str(home / "contract.json")]]
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "a.sqlite")
@@ -120,14 +123,14 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
     code, wide, _ = invoke(monkeypatch, capsys, "stats", "--db", "a.sqlite")
     monkeypatch.delenv("COLUMNS")
     assert [line.split("│")[1:3] for line in wide.replace(str(home), "HOME").splitlines() if "cost lost" in line] == [
-        [" cost lost (rates from HOME/contract.json) ", " $0.0017       "]]
+        [" cost lost (rates from HOME/contract.json) ", " $0.0017                 "]]
     assert f"cost ({RATES})" in wide.replace(str(home), "HOME").splitlines()
     rows = [line for line in table if "unknown" in line or line.startswith(("│ - ", "? ", "- ", "│ ? ", "deepseek"))]
     # below 100 columns, compact; the request with no model in its billed model's rows (session 43), the
     # caption naming what they logged where the keys would wrap
     assert rows == ["deepseek-v4-flash         4    ≥$0.0042  ≥$0.0045   ≥$0.0062   $0.0017         1",
                     "model as billed: deepseek-v4-flash (also unknown)",
-                    "deepseek-v4-flash         4    6120     1920   31.4%     31.4%     1920  $0.0017",
+                    "deepseek-v4-flash         4    6120     1920   31.4%      3840     1920  $0.0017",
                     "model as billed: deepseek-v4-flash (also unknown)"]
 
 
@@ -146,14 +149,14 @@ def test_stats_names_the_pyproject_rates_and_says_list_prices_for_the_packaged_t
     code, out, err = invoke(monkeypatch, capsys, "stats", "--db", "p.sqlite", "--format", "csv")
     assert (code, err) == (0, [])
     lines = out.splitlines()
-    assert lines[14] == f"p.sqlite: fleet totals,cost lost (rates from {label}),0.001728"
-    assert lines[17:19] == [f"cost (rates from {label} over the packaged list prices),requests,5",
+    assert lines[15] == f"p.sqlite: fleet totals,cost lost (rates from {label}),0.001728"
+    assert lines[18:20] == [f"cost (rates from {label} over the packaged list prices),requests,5",
                             f"cost (rates from {label} over the packaged list prices),unpriced requests,2"]
     code, out, err = invoke(monkeypatch, capsys, "stats", "--db", "list.sqlite", "--format", "csv")
     assert (code, err) == (0, [])
     lines = out.splitlines()
-    assert lines[14] == "list.sqlite: fleet totals,cost lost (list prices),0.00056448"
-    assert lines[17] == '"cost (list prices, check your contract)",requests,5'
+    assert lines[15] == "list.sqlite: fleet totals,cost lost (list prices),0.00056448"
+    assert lines[18] == '"cost (list prices, check your contract)",requests,5'
 
 
 def test_the_index_line_fits_80_columns(home: Path, monkeypatch: pytest.MonkeyPatch,

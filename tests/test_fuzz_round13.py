@@ -117,7 +117,7 @@ def test_baseline_findings_of_the_wrong_shape_accept_nothing_they_do_not_match(
     assert code == 0
     assert out.splitlines()[-1] == ("PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing, "
                                     "2 baselined (policy: policy.toml)")
-    assert err == ["note: 3 baseline finding(s) no longer occur"]
+    assert err == ["note: 3 baseline entries no longer occur"]
 
 
 def test_baselined_findings_keep_hostile_log_text_inert_in_every_report(
@@ -217,7 +217,7 @@ def test_a_step_summary_that_cannot_be_appended_to_is_one_warning(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", "logs/a.jsonl")
     assert _check(monkeypatch, capsys)[::2] == (2, [
         "error: logs/a.jsonl: the GITHUB_STEP_SUMMARY would overwrite the input logs/a.jsonl "
-        "(hint: write it to another path)"])
+        "(hint: point GITHUB_STEP_SUMMARY at another file)"])
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "setitimer"), reason="needs FIFOs and timers")

@@ -187,9 +187,14 @@ def test_no_index_error_hints_at_deleting_the_file(tmp_path: Path, monkeypatch: 
 # -- D4: a baseline of a schema_version this dsh-audit never wrote -------------------------------
 
 
-@pytest.mark.parametrize(("raw", "word"), [("0", "0"), ("3", "3"), ('"2"', "a string"), ("2.0", "a fraction"),
-                                           ("1" + "0" * 400, "a number past 64 bits"), ("-2", "-2"),
-                                           ("null", "null"), ("true", "a boolean"), ('"\\u001b[31m2"', "a string")])
+_NEWER, _NOT_WHOLE = ", written by a newer dsh-audit", ", not a whole number"
+
+
+@pytest.mark.parametrize(("raw", "word"), [("0", "0"), ("3", "3" + _NEWER), ('"2"', "a string ('2')" + _NOT_WHOLE),
+                                           ("2.0", "a fraction" + _NOT_WHOLE),
+                                           ("1" + "0" * 400, "a number past 64 bits" + _NEWER), ("-2", "-2"),
+                                           ("null", "null" + _NOT_WHOLE), ("true", "a boolean" + _NOT_WHOLE),
+                                           ('"\\u001b[31m2"', "a string ('\\x1b[31m2')" + _NOT_WHOLE)])
 def test_a_baseline_of_another_schema_version_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str], raw: str,
                                                          word: str) -> None:
@@ -199,7 +204,8 @@ def test_a_baseline_of_another_schema_version_is_refused(tmp_path: Path, monkeyp
     assert '"schema_version": 2,' in text
     (tmp_path / "b.json").write_text(text.replace('"schema_version": 2,', f'"schema_version": {raw},', 1), "utf-8")
     assert invoke(monkeypatch, capsys, "check", "--baseline", "b.json", str(A)) == (2, "", [
-        f"error: b.json: schema_version {word} is not one this dsh-audit reads (1, 2) (hint: write the baseline "
+        f"error: b.json: the baseline's schema_version is {word}: this dsh-audit reads schema_version 1 and 2 "
+        "(hint: write the baseline "
         "with `dsh-audit check PATHS --json-report FILE` and pass that FILE)"])
     for version in ("1", "2"):
         (tmp_path / "b.json").write_text(text.replace('"schema_version": 2,', f'"schema_version": {version},', 1))

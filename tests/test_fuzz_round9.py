@@ -170,22 +170,47 @@ def test_json_escapes_del_like_the_other_controls(tmp_path, monkeypatch, capsys)
 
 # -- discovery: a folder nested deeper than Python's recursion limit --------------------------------
 
-def test_a_log_1100_folders_deep_is_found(tmp_path, monkeypatch, capsys):
-    levels = [tmp_path / "d"]
-    for _ in range(1099):
-        levels.append(levels[-1] / "d")
+def _nest(top: Path, depth: int) -> Path:
+    """``top/d/d/.../d``, ``depth`` folders deep, each made beside the one above it through an open
+    handle on that one (``dir_fd``): a path of n levels costs the kernel n look-ups, and making (and
+    removing) each level by its whole path cost the setup 1100**2/2 of them. pathlib's
+    ``mkdir(parents=True)`` would recurse once per level."""
+    handle = os.open(top, os.O_RDONLY)
     try:
-        for folder in levels:  # one level at a time: pathlib's mkdir(parents=True) recurses too
-            folder.mkdir()
-        log = chat_log(levels[-1] / "session.jsonl", "deep")
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=handle)
+            handle, above = os.open("d", os.O_RDONLY, dir_fd=handle), handle
+            os.close(above)
+    finally:
+        os.close(handle)
+    return top.joinpath(*["d"] * depth)
+
+
+def _unnest(top: Path) -> None:
+    """Remove what :func:`_nest` made under ``top`` (and the files in its folders), the deepest first,
+    through handles as it was made: pytest's clean-up of old temporary folders (shutil.rmtree)
+    recurses per level."""
+    handles = [os.open(top, os.O_RDONLY)]
+    try:
+        while "d" in os.listdir(handles[-1]):
+            handles.append(os.open("d", os.O_RDONLY, dir_fd=handles[-1]))
+        while len(handles) > 1:
+            below = handles.pop()
+            for name in os.listdir(below):
+                os.unlink(name, dir_fd=below)
+            os.close(below)
+            os.rmdir("d", dir_fd=handles[-1])
+    finally:
+        for handle in handles:
+            os.close(handle)
+
+
+def test_a_log_1100_folders_deep_is_found(tmp_path, monkeypatch, capsys):
+    try:
+        log = chat_log(_nest(tmp_path, 1100) / "session.jsonl", "deep")
         chat_log(tmp_path / "top" / "session.jsonl", "top")
         code, out, err = invoke(monkeypatch, capsys, "sessions", str(tmp_path), "--json", "--no-cost")
         found = sorted((json.loads(line)["session_id"], json.loads(line)["path"]) for line in out.splitlines())
         assert (code, err, found) == (0, [], [("deep", str(log)), ("top", str(tmp_path / "top" / "session.jsonl"))])
-    finally:  # pytest's clean-up of old temporary folders (shutil.rmtree) recurses per level too
-        for folder in reversed(levels):
-            for child in folder.iterdir() if folder.is_dir() else ():
-                if not child.is_dir():
-                    child.unlink()
-            if folder.is_dir():
-                folder.rmdir()
+    finally:
+        _unnest(tmp_path)

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from _terminal import in_terminal as terminal_run
 
 from dsh_audit.testing import LogBuilder
-
-pty = pytest.importorskip("pty")
 
 LONG = 20_000
 SESSION = "session-" + "A" * LONG
@@ -51,34 +49,10 @@ def long_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def in_terminal(*args: str) -> tuple[int, str]:
     """``dsh-audit ARGS`` in a pseudo-terminal of 80 columns (no pager): its exit code and what
     it printed on stdout and stderr, colour codes left out."""
-    import fcntl
-    import select
-    import struct
-    import termios
-
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: exec at once (nothing of pytest's runs here)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DSH_AUDIT_", "GITHUB_"))}
-        env.update(COLUMNS=str(WIDTH), LINES="24", TERM="xterm", DSH_AUDIT_PAGER="cat", PAGER="cat")
-        os.execve(sys.executable, [sys.executable, "-m", "dsh_audit", *args], env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, WIDTH, 0, 0))
-    chunks = []
-    while True:
-        ready, _, _ = select.select([fd], [], [], 60)
-        if not ready:
-            os.kill(pid, 9)
-            break
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-    return os.waitstatus_to_exitcode(status), re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DSH_AUDIT_", "GITHUB_"))}
+    env.update(COLUMNS=str(WIDTH), LINES="24", TERM="xterm", DSH_AUDIT_PAGER="cat", PAGER="cat")
+    code, text, _ = terminal_run(list(args), columns=WIDTH, env=env, cwd=Path.cwd(), stderr_too=True)
+    return code, text
 
 
 @pytest.mark.parametrize("args", [

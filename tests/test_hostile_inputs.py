@@ -266,7 +266,7 @@ def test_title_call_with_a_non_string_model_and_damaged_messages(tmp_path, monke
 
 
 @pytest.mark.parametrize(("field", "value", "name"), [
-    ("tools", -1, "tools"),
+    ("tools", "-1", "tools"),  # a string has a length: DSH keeps it (a number it drops, as no tools)
     ("tools", [{"name": [True], "description": "", "parameters": {}}], "tools"),
     ("system", 5, "system"),
 ])

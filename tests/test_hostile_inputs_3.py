@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -40,9 +43,12 @@ def route(provider: str = "", model: str = "", *, api: str = "openai-completions
 
 # -- route files (--routes) -----------------------------------------------------------------------
 
+#: A route file nested past any recursion limit (the first case below).
+NESTED = "a: " + "[" * 50_000 + "]" * 50_000 + "\n"
+
 ROUTE_ERRORS = [
     # nesting past Python's recursion limit: RecursionError traceback
-    ("a: " + "[" * 50_000 + "]" * 50_000 + "\n", f"route file nests mappings or lists too deeply {ROUTE_HINT}"),
+    (NESTED, f"route file nests mappings or lists too deeply {ROUTE_HINT}"),
     # an integer past Python's 4300-digit limit: ValueError traceback; then "not valid YAML"; now as
     # js-yaml reads it (a number past a double is a string, Number.isFinite), so DSH's schema refuses it
     (route(model="            contextWindow: " + "9" * 5000 + "\n"),
@@ -83,13 +89,32 @@ ROUTE_ERRORS = [
 ]
 
 
+@contextmanager
+def _frames_left(count: int) -> Iterator[None]:
+    """The recursion limit set ``count`` frames above the caller's depth, then put back. PyYAML's
+    scanner checks each token against every open flow level (quadratic in the depth it reaches):
+    under Python's limit of 1000 frames the nesting case reached some 490 levels and took a second
+    of CPU to fail, the same whatever the file's size; reaching fewer levels, it fails as it did,
+    by a RecursionError, in a tenth of that."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + count)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 @pytest.mark.parametrize(("text", "message"), ROUTE_ERRORS)
 def test_bad_route_file_is_one_error_line(tmp_path, monkeypatch, capsys, text, message):
     log = dsh_log(tmp_path / "session.jsonl")
     routes = tmp_path / "routes.yml"
     routes.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-    assert invoke(monkeypatch, capsys, "render", str(log), "0", "--routes", str(routes)) == \
-        (2, "", [f"error: {routes}: {message}"])
+    with _frames_left(300) if text is NESTED else nullcontext():
+        assert invoke(monkeypatch, capsys, "render", str(log), "0", "--routes", str(routes)) == \
+            (2, "", [f"error: {routes}: {message}"])
 
 
 @pytest.mark.parametrize("command", [["render", "0"], ["cache"], ["check"]])

@@ -14,7 +14,12 @@ from dsh_audit.fleet import index_logs
 from dsh_audit.log import ProtectedInputs, write_atomic
 from _cli import chat_log, invoke
 
-HINT = "(hint: write it to another path)"
+#: The hint of a refused output names the option that was given (session 45: before, "write it to another path").
+SUMMARY_HINT = "(hint: point GITHUB_STEP_SUMMARY at another file)"
+
+
+def hint(option: str) -> str:
+    return f"(hint: give {option} another path)"
 
 
 def dsh_log(path: Path) -> Path:
@@ -49,7 +54,7 @@ def test_check_output_over_its_input_log_is_refused(tmp_path, monkeypatch, capsy
         files = listing(tmp_path)
         target = str(tmp_path / "other" / ".." / "s" / "session.jsonl")
     result = invoke(monkeypatch, capsys, "check", str(log), option, target)
-    assert result == (2, "", [f"error: {target}: the {what} would overwrite the input {log} {HINT}"])
+    assert result == (2, "", [f"error: {target}: the {what} would overwrite the input {log} {hint(option)}"])
     assert digest(log) == before
     assert listing(tmp_path) == files
 
@@ -77,9 +82,9 @@ def test_check_output_over_the_policy_and_the_capture_is_refused(tmp_path, monke
     capture.parent.mkdir()
     capture.write_text("", encoding="utf-8")
     assert invoke(monkeypatch, capsys, "check", str(log), "--policy", str(policy), "--sarif", str(policy)) == (
-        2, "", [f"error: {policy}: the SARIF report would overwrite the input {policy} {HINT}"])
+        2, "", [f"error: {policy}: the SARIF report would overwrite the input {policy} {hint('--sarif')}"])
     assert invoke(monkeypatch, capsys, "check", str(log), "--capture", str(capture), "--junit", str(capture)) == (
-        2, "", [f"error: {capture}: the JUnit report would overwrite the input {capture} {HINT}"])
+        2, "", [f"error: {capture}: the JUnit report would overwrite the input {capture} {hint('--junit')}"])
     assert policy.read_text("utf-8") == 'adapter = "auto"\n'
     assert capture.read_bytes() == b""
 
@@ -90,7 +95,7 @@ def test_step_summary_pointing_at_the_log_is_refused_before_any_work(tmp_path, m
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(log))
     json_out = tmp_path / "r.json"
     assert invoke(monkeypatch, capsys, "check", str(log), "--json-report", str(json_out)) == (
-        2, "", [f"error: {log}: the GITHUB_STEP_SUMMARY would overwrite the input {log} {HINT}"])
+        2, "", [f"error: {log}: the GITHUB_STEP_SUMMARY would overwrite the input {log} {SUMMARY_HINT}"])
     assert digest(log) == before
     assert not json_out.exists()  # refused before the work: no report either
 
@@ -99,7 +104,7 @@ def test_report_output_over_its_input_log_is_refused(tmp_path, monkeypatch, caps
     log = dsh_log(tmp_path / "session.jsonl")
     before = digest(log)
     assert invoke(monkeypatch, capsys, "report", str(log), "-o", str(log)) == (
-        2, "", [f"error: {log}: the HTML report would overwrite the input {log} {HINT}"])
+        2, "", [f"error: {log}: the HTML report would overwrite the input {log} {hint('-o')}"])
     assert digest(log) == before
     assert listing(tmp_path) == ["session.jsonl"]
 
@@ -108,7 +113,7 @@ def test_validate_sarif_over_its_input_log_is_refused(tmp_path, monkeypatch, cap
     log = dsh_log(tmp_path / "session.jsonl")
     before = digest(log)
     assert invoke(monkeypatch, capsys, "validate", str(tmp_path), "--sarif", str(log)) == (
-        2, "", [f"error: {log}: the SARIF report would overwrite the input {log} {HINT}"])
+        2, "", [f"error: {log}: the SARIF report would overwrite the input {log} {hint('--sarif')}"])
     assert digest(log) == before
 
 
@@ -119,7 +124,7 @@ def test_index_db_over_its_input_log_is_refused(tmp_path, monkeypatch, capsys):
     link.symlink_to(log)
     for db in (log, link):
         assert invoke(monkeypatch, capsys, "index", str(log), "--db", str(db)) == (
-            2, "", [f"error: {db}: the index would overwrite the input {log} {HINT}"])
+            2, "", [f"error: {db}: the index would overwrite the input {log} {hint('--db')}"])
     with pytest.raises(UsageError, match="the index would overwrite the input"):
         index_logs([log], log)
     assert digest(log) == before
@@ -177,7 +182,7 @@ def test_index_db_over_a_capture_or_the_route_file_is_refused(tmp_path, monkeypa
     for db, extra in ((found, []), (given, ["--capture", str(given)]), (routes, ["--routes", str(routes)])):
         before = digest(db)
         assert invoke(monkeypatch, capsys, "index", str(log), *extra, "--db", str(db)) == (
-            2, "", [f"error: {db}: the index would overwrite the input {db} {HINT}"]), db
+            2, "", [f"error: {db}: the index would overwrite the input {db} {hint('--db')}"]), db
         assert digest(db) == before
 
 

@@ -111,7 +111,7 @@ def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_
     assert chrome.find_element(By.CSS_SELECTOR, "#totals h2").text == "Totals of the 3 session(s) read"
     assert _rows(chrome, "#totals table.totals tr[data-key]") == {
         "requests": "21", "cost": "≥$0.1058", "no-cache": "≥$0.2985", "off-peak": "≥$0.1052",
-        "lost": "22815 ($0.0390)", "break-cost": "$0.0390", "unpriced": "2 (2 usage not logged)"}
+        "lost": "22815 of 127548 reusable ($0.0390)", "break-cost": "$0.0390", "unpriced": "2 (2 usage not logged)"}
     assert _cells(chrome, "#totals table.by_model tr") == [
         ["model", "requests", "cost", "without cache", "all off-peak", "lost tokens (cost)", "breaks cost", "unpriced"],
         # Anthropic bills one rate all day: off-peak it costs what it cost, as the total counts it (session 43)

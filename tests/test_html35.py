@@ -132,8 +132,9 @@ def test_at_phone_width_numbers_dates_and_models_stay_on_one_line_and_the_tables
         scroll = browser.execute_script(
             "return Array.prototype.map.call(document.querySelectorAll('#totals .scroll'),"
             "function(e){return [e.firstChild.className,e.scrollWidth>e.clientWidth,getComputedStyle(e).overflowX];})")
-        # the page-wide breaks by cause (issue 14 §5) fit 400 pixels, in a scroll box all the same
-        assert scroll == [["by_model", True, "auto"], ["by_day", True, "auto"], ["break-causes", False, "auto"]]
+        # the page-wide breaks by cause (issue 14 §5) in a scroll box: with the reusable reads beside the
+        # tokens lost (issue 11 item 3) it is 423 pixels wide, and scrolls at 400
+        assert scroll == [["by_model", True, "auto"], ["by_day", True, "auto"], ["break-causes", True, "auto"]]
         width, inner = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
         assert width <= inner, (width, inner)
         # the drill-down of c1's break (session 40's tour): no word broken mid-token ("header_change",

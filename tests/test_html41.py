@@ -66,16 +66,16 @@ def test_the_static_summary_says_headline_totals_and_sessions_escaped(tmp_path):
         '<table class="totals">\n',
         row.format("requests", "requests", "4"), row.format("cost", "cost", "$?"),
         row.format("no-cache", "without cache", "$?"), row.format("off-peak", "all off-peak", "$?"),
-        row.format("lost", "lost tokens (cost)", "0+? ($?)"), row.format("break-cost", "breaks cost", "$?"),
+        row.format("lost", "lost tokens (cost)", "0+? of 0 reusable ($?)"), row.format("break-cost", "breaks cost", "$?"),
         row.format("unpriced", "unpriced requests", "4 (3 cache reads not logged (deepseek-official logs "
                    "cacheReadTokens only when the API reported them: the prompt's split into hits and misses is "
                    "unknown), 1 usage not logged)"),
-        row.format("hit", "hit ratio", "n/a (0 of 0 prompt tokens)"),
+        row.format("hit", "hit ratio", "n/a (? of ? prompt tokens)"),
         row.format("breaks", "breaks", "1 (header_change 1)"), row.format("failing", "failing findings", "1"),
         "</table>\n",
-        '<table class="break-causes">\n<tr><th>break cause</th><th>breaks</th><th>tokens lost</th><th>cost</th>'
-        "<th>lost nothing</th></tr>\n",
-        '<tr><td>header_change</td><td class="num">1</td><td class="num">0 + ? (1 unknown)</td>'
+        '<table class="break-causes">\n<tr><th>break cause</th><th>breaks</th><th>reusable</th><th>tokens lost</th>'
+        "<th>cost</th><th>lost nothing</th></tr>\n",
+        '<tr><td>header_change</td><td class="num">1</td><td class="num">0</td><td class="num">0 + ? (1 unknown)</td>'
         '<td class="num">$?</td><td class="num">0</td></tr>\n</table>\n',
         "<h2>Sessions (3)</h2>\n",
         '<table class="session-list">\n<tr><th>verdict</th><th>session</th><th>id</th><th>project</th>'
@@ -114,7 +114,7 @@ def test_chromium_shows_the_summary_only_with_javascript_off_and_runs_no_log_tex
     # the script's breaks by cause say what the static summary says: an unknown loss costs $?, never $0
     causes = browser.find_elements(By.CSS_SELECTOR, "#totals table.break-causes tr")[1]
     assert [td.text for td in causes.find_elements(By.TAG_NAME, "td")] == [
-        "header_change", "1", "0 + ? (1 unknown)", "$?", "0"]
+        "header_change", "1", "0", "0 + ? (1 unknown)", "$?", "0"]
     # the script's cost of a log (costUsd, as the session list reads it) is the static summary's (Costs.shown) for
     # every total (known, none) and unpriced count (none, some, all), those the ledger never writes too
     from dsh_audit.report._html_assets import SCRIPT

@@ -211,11 +211,12 @@ def test_summary_and_break_costs_equal_the_cache_ledger_for_a_corpus_log(tmp_pat
         "span": "2026-12-02T11:02:21Z – 2026-12-02T11:02:25Z"}
     assert _rows(browser, "#overview tr[data-key=hit]") == {"hit": "62.8% (36160 of 57609 prompt tokens)"}
     items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#overview .break-list li")]
-    assert items == ["break at request 2: header_change, lost 7936 token(s), $0.0051",
-                     "break at request 3: header_change, lost 0 token(s), $0.0000",
-                     "break at request 4: header_change, lost 1152 token(s), $0.0007",
-                     "break at request 6: header_change, lost 0 token(s), $0.0000",
-                     "break at request 7: header_change, lost 2880 token(s), $0.0018"]
+    # each loss beside the reusable reads it is measured from (issue 11 item 3)
+    assert items == ["break at request 2: header_change, lost 7936 of 7936 reusable token(s), $0.0051",
+                     "break at request 3: header_change, lost 0 of 7936 reusable token(s), $0.0000",
+                     "break at request 4: header_change, lost 1152 of 7936 reusable token(s), $0.0007",
+                     "break at request 6: header_change, lost 0 of 8192 reusable token(s), $0.0000",
+                     "break at request 7: header_change, lost 2880 of 7680 reusable token(s), $0.0018"]
 
     browser.find_element(By.CSS_SELECTOR, "#overview .break-list a[href='#break-2']").click()
     assert _detail_heading(browser, "Request 2 · loop 2/1/1") == "Request 2 · loop 2/1/1"
@@ -371,5 +372,5 @@ def test_a_break_of_an_unpriced_model_costs_unknown_on_the_page(tmp_path, browse
     log = b.write_jsonl(tmp_path / "s" / "session.jsonl")
     browser.get(_report(tmp_path, log).as_uri())
     items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#overview .break-list li")]
-    assert items == ["break at request 2: header_change, lost 1920 token(s), $?"]
+    assert items == ["break at request 2: header_change, lost 1920 of 1920 reusable token(s), $?"]
     assert _rows(browser, "#overview tr[data-key=break-cost]") == {"break-cost": "$?"}

@@ -110,10 +110,10 @@ def test_break_summary_groups_by_cause_and_lists_the_breaks_that_lost_nothing(tm
     data = build_report_data(run_check([_many_breaks(tmp_path / "m" / "session.jsonl")], policy=Policy()))
     overview = data["sessions"][0]["overview"]
     assert overview["break_summary"] == [
-        {"cause": "header_change", "count": 6, "lost": 6912, "cost": 0.002032128, "nothing": [], "unknown": 0,
-         "unpriced": 0},
-        {"cause": "prune", "count": 7, "lost": 0, "cost": 0.0, "nothing": [2, 8, 14, 20, 26, 32, 38], "unknown": 0,
-         "unpriced": 0}]
+        {"cause": "header_change", "count": 6, "lost": 6912, "pot": 6912, "cost": 0.002032128, "nothing": [],
+         "unknown": 0, "unpriced": 0},
+        {"cause": "prune", "count": 7, "lost": 0, "pot": 0, "cost": 0.0, "nothing": [2, 8, 14, 20, 26, 32, 38],
+         "unknown": 0, "unpriced": 0}]
     assert round(sum(c["cost"] for c in overview["break_summary"]), 9) == overview["cost"]["break_cost_usd"]
 
 
@@ -141,11 +141,12 @@ def test_summary_numbers_equal_cache_and_usage_json_and_breaks_are_summarised(tm
         "no-cache": _usd(usage["no_cache_cost_usd"]), "span": "2026-12-02T02:00:00Z – 2026-12-02T02:00:00Z"}
     assert _text(chrome, "#overview tr[data-figure=off-peak]") == "all off-peak " + _usd(usage["off_peak_cost_usd"])
     assert _text(chrome, "#overview tr[data-figure=off-peak] td") == "$0.0028"
-    # by cause: count, tokens lost, their cost (adding up to the break cost), how many lost nothing
+    # by cause: count, the reusable reads the tokens lost are measured from, the tokens lost, their cost
+    # (adding up to the break cost), how many lost nothing
     assert _texts(chrome, "#overview table.break-causes tr") == [
-        "break cause breaks tokens lost cost lost nothing",
-        "header_change 6 6912 $0.0020 0",
-        "prune 7 0 $0.0000 7"]
+        "break cause breaks reusable tokens lost cost lost nothing",
+        "header_change 6 6912 6912 $0.0020 0",
+        "prune 7 0 0 $0.0000 7"]
     assert _usd(cache["cost"]["break_cost_usd"]) == "$0.0020"
     # the 13 breaks are listed collapsed: those that lost tokens one a line, the rest one line per cause
     details = chrome.find_element(By.CSS_SELECTOR, "#overview details.break-details")
@@ -155,7 +156,8 @@ def test_summary_numbers_equal_cache_and_usage_json_and_breaks_are_summarised(tm
         "all 13 breaks: 6 lost tokens, 7 lost nothing (one line per cause)")
     details.find_element(By.TAG_NAME, "summary").click()
     assert _texts(chrome, "#overview .break-list li") == [
-        *(f"break at request {i}: header_change, lost 1152 token(s), $0.0003" for i in (6, 12, 18, 24, 30, 36)),
+        *(f"break at request {i}: header_change, lost 1152 of 1152 reusable token(s), $0.0003"
+          for i in (6, 12, 18, 24, 30, 36)),
         "prune: 7 break(s) lost nothing, at request(s) 2, 8, 14, 20, 26, 32, 38"]
     # a break that lost nothing opens from its group, with its cause
     chrome.find_element(By.CSS_SELECTOR, "#overview li.nothing a[href='#break-8']").click()

@@ -53,7 +53,7 @@ def test_stats_cuts_an_id_to_a_prefix_unique_in_the_whole_index(tmp_path: Path) 
     # --sort cost: every copy lost $0, which the ranking by losses leaves out (session 41)
     out = _run(80, "stats", "--db", str(tmp_path / "idx.sqlite"), "--top", "1", "--sort", "cost").splitlines()
     at = out.index("costliest sessions")
-    assert out[at + 4] == "session-2b096b61-0a34-4da6-abec         3         0  $0.0000  ≥$0.0013   $0.0000"
+    assert out[at + 4] == "session-2b096b61-0a34-4da6-abec      7936         0  $0.0000  ≥$0.0013   $0.0000"
 
 
 @needs_corpus

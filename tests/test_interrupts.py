@@ -188,3 +188,103 @@ def test_a_stopped_pool_kills_the_workers_that_outlive_terminate_within_one_dead
         for worker in workers:
             if worker.is_alive():
                 worker.kill()
+
+
+@pytest.fixture(scope="module")
+def chunky_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample chat session cut inside its second answer, then 200,000 one-letter reasoning deltas
+    (a 29 MB plain log, written in well under a second): reading the rest of it through the validation
+    rules takes a second or more, so a Ctrl-C that reads on before it exits is seen."""
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
+    head = b"".join(sample.read_bytes().splitlines(keepends=True)[:28])  # up to seq 31, a reasoning block-start
+    delta = (b'{"type":"assistant/chunk","seq":%d,"time":1800000000100,"data":{"turn":2,"step":1,'
+             b'"chunk":{"type":"reasoning-delta","index":0,"text":"x"}}}\n')
+    path = tmp_path_factory.mktemp("chunky") / "session.jsonl"
+    path.write_bytes(head + b"".join(delta % seq for seq in range(32, 200_032)))
+    return path
+
+
+def _read_so_far(pid: int, path: Path) -> int:
+    """How far process ``pid`` has read the file at ``path`` (its descriptor's offset; 0 when it has none open)."""
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            if os.readlink(fd) == str(path):
+                return int((Path(f"/proc/{pid}/fdinfo") / fd.name).read_text().split()[1])
+    except (OSError, ValueError, IndexError):  # a descriptor closed while listed, or the run has ended
+        pass
+    return 0
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="needs the installed dsh-audit script")
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="watches the read in Linux's /proc")
+def test_ctrl_c_mid_read_does_not_read_the_rest_of_the_log(chunky_log: Path) -> None:
+    """Tour of session 45: a Ctrl-C of ``check`` unwound through the reader's close, which fed the rest of
+    the log to the validation rules first (4-15 s on a 40 MB log; here 5-13 s on a loaded machine before
+    the fix). How far the run read is watched until it ends: however fast the machine, it stops reading
+    at the Ctrl-C, never reads on to the end. The whole command's check (exit 130, one line, within 3 s):
+    a Ctrl-C that lands in the reader's own read stopped at once before the fix too (review C of session
+    45, F4: this passed 3 runs in 10 there); the test below lands it in the consumer every time."""
+    process = subprocess.Popen([str(SCRIPT), "check", str(chunky_log.parent)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=sigint_as_a_terminal_gives_it)
+    try:
+        deadline = time.monotonic() + 30  # past the header's first 1 MB read: the events are being read
+        while _read_so_far(process.pid, chunky_log) < 3 << 20 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert process.poll() is None
+        os.killpg(process.pid, signal.SIGINT)
+        start = time.monotonic()
+        furthest = 0
+        while process.poll() is None and time.monotonic() - start < 30:
+            furthest = max(furthest, _read_so_far(process.pid, chunky_log))
+            time.sleep(0.002)
+        _, err = process.communicate(timeout=30)
+        assert time.monotonic() - start < 3
+        assert furthest < chunky_log.stat().st_size // 2  # the read went no further than about the Ctrl-C's 3 MB
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert err.strip() == "aborted"
+    assert process.returncode == 130
+
+
+class _Counter:
+    """A tee that counts the lines it is fed and notes the end of the file."""
+
+    def __init__(self) -> None:
+        self.lines, self.ended = 0, False
+
+    def feed(self, line: object) -> bool:
+        self.lines += 1
+        return True
+
+    def fail(self, error: object) -> None:
+        self.ended = True
+
+    def end(self, torn: object) -> None:
+        self.ended = True
+
+
+def test_ctrl_c_in_the_consumer_of_a_validated_read_leaves_the_rest_unread(chunky_log: Path) -> None:
+    """Review C of session 45, F4: the Ctrl-C of the test above lands where the timing puts it, and one
+    landing in the reader's own read never read on even before the fix (that test passed 3 runs in 10
+    there). Here it lands in the consumer every time (the console script's handler, sent at the 1,000th
+    event), where the generator is closed with nothing in hand as the consumer unwinds: before the fix
+    its close fed the validation rules all 200,000 lines."""
+    from dsh_audit.cli import _FirstInterrupt
+    from dsh_audit.log import read_log
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupts, tee = _FirstInterrupt(), _Counter()
+    try:
+        interrupts.arm()
+        assert interrupts.armed
+        with pytest.raises(KeyboardInterrupt), read_log(chunky_log, tee=tee) as log:
+            for count, _ in enumerate(log.events()):
+                if count == 1_000:
+                    signal.raise_signal(signal.SIGINT)
+    finally:
+        interrupts.finish()
+        signal.signal(signal.SIGINT, previous)
+    assert (tee.lines, tee.ended) == (997, False)  # the header, and the lines of the first 1,001 events

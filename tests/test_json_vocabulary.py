@@ -377,8 +377,8 @@ def test_a_cache_timeline_row_names_its_reads_and_loss_as_watch_does(tmp_path: P
         "index": 1, "kind": "loop", "turn": 1, "step": 2, "attempt": 1, "model": "deepseek-v4-flash",
         "family": "deepseek", "prompt_tokens": 292, "counted_tokens": 292, "reusable_cache_read": 128,
         "expected_any": 128, "expected_cache_read": 128, "actual_cache_read": 128, "classification": "as_expected",
-        "cause": None, "source_index": 0, "gap_seconds": 0.02, "lost_tokens_by_cause": {}, "lost_cost_usd": 0,
-        "prompt_source": "wire:deepseek"}
+        "cause": None, "source_index": 0, "gap_seconds": 0.02, "lost_tokens": 0, "lost_tokens_by_cause": {},
+        "lost_cost_usd": 0, "prompt_source": "wire:deepseek"}
     assert list(cache["timeline"][1])[9:13] == [
         "reusable_cache_read", "expected_any", "expected_cache_read", "actual_cache_read"]
     # the session's sums beside it say the same names: the rows add up to them

@@ -155,11 +155,11 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--format", "csv")
     assert code == 0 and _csv(out)[1:] == [
-        ["usage by model", "deepseek-flash (logged as deepseek-v4-flash)", "5", "6300", "1920", "0.00056448", "3840", "0", "50", "0.00197304",
-         "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "0"],
-        ["usage by model", "local-coder", "6", "9200", "8320", "", "4352", "0", "60", "", "", "", "", "", "", "",
-         "6"],
-        ["usage by model", "total", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
+        ["usage by model", "deepseek-flash", "deepseek-v4-flash", "5", "6300", "1920", "0.00056448", "3840", "0", "50",
+         "0.00197304", "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "0"],
+        ["usage by model", "local-coder", "local-coder", "6", "9200", "8320", "", "4352", "0", "60", "", "", "", "",
+         "", "", "", "6"],
+        ["usage by model", "total", "", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
          "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "model", "--json")[1])
     assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["totals"])] == [
@@ -225,7 +225,8 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
         ("deepseek-flash", 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
         ("local-coder", None, None, None, None, None, 6, False)]
     assert stats["cost_by_cause"] == [
-        {"cause": "header_change", "lost_tokens": 10240, "lost_cost_usd": LOST, "break_cost_usd": LOST,
+        {"cause": "header_change", "reusable_cache_read": 10240, "lost_tokens": 10240, "lost_cost_usd": LOST,
+         "break_cost_usd": LOST,
          "lost_requests": 5, "lost_unpriced": 4, "break_requests": 5, "break_unpriced": 4}]
     assert [(r["model"], r["lost_tokens"], r["lost_cost_usd"]) for r in stats["by_model"]] == [
         ("local-coder", 8320, None), ("deepseek-flash", 1920, LOST)]  # the model billed (session 43)
@@ -234,9 +235,9 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "sessions whose cache losses cost the most"] == [
         ["s-both", str(home / "sessions/--p--/s-both/session.jsonl"), "6", "6", "12896", "4096",
-         "0.3176178660049628", "0.3176178660049628", "6144", "0.00056448", "0.00130752", "0.00056448"],
+         "0.3176178660049628", "0.3176178660049628", "10240", "6144", "0.00056448", "0.00130752", "0.00056448"],
         ["s-unknown", str(home / "sessions/--p--/s-unknown/session.jsonl"), "5", "5", "10796", "4096",
-         "0.37939977769544275", "0.37939977769544275", "4096", "", "0.00066552", ""]]  # breaks $ was 0.0000
+         "0.37939977769544275", "0.37939977769544275", "8192", "4096", "", "0.00066552", ""]]  # reusable - read  # breaks $ was 0.0000
     # CSV: one plain amount a row (a table joins them "a / b"), the unpriced count a row of its own
     assert [r[1:] for r in rows if r[0] == "cost (list prices, check your contract)"] == [
         ["requests", "11"], ["unpriced requests", "6"], ["cost", "0.00197304"], ["cache miss", "0.00189"],

@@ -159,23 +159,23 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert code == 0
     # what the cache losses cost is the same in every table: exact, the unpriced requests lost nothing
     assert [line for line in lines if "cost lost" in line or "cache losses /" in line] == [
-        "│ cost lost (list prices)       │ $0.0006       │",
+        "│ cost lost (list prices)       │ $0.0006                 │",
         "│ cache losses / of which breaks                 │ $0.0006 / $0.0006                             │"]
     assert "│ cache miss / cache read / cache write / output │ ≥$0.0013 / ≥$0.000012 / ≥$0.0000 / ≥$0.000036 │" in lines
-    assert "│ header_change │        1920 │ $0.0006 │         $0.0006 │" in lines
+    assert "│ header_change │     1920 │        1920 │ $0.0006 │         $0.0006 │" in lines
     assert ("│ deepseek-flash (logged as deepseek-v4-flash) │        4 │     ≥$0.0013 │   ≥$0.000012 │      ≥$0.0000 │"
             " ≥$0.000036 │ ≥$0.0013 │   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │") in lines  # the model billed (session 43)
     # by model "lost $": a model that lost no token lost $0.0000, whatever was priced (it was "n/a", then
     # "$?"; docs/cache-accounting.md: a loss with no lost token costs $0.0000, 0 in JSON and CSV)
     assert ("│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │"
-            "     0.0% │           0 │ $0.0000 │") in lines
+            "     0.0% │     2048 │           0 │ $0.0000 │") in lines
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "i.sqlite: fleet totals"] == [
         ["sessions", "1"], ["sessions refused", "0"], ["requests", "5"], ["requests with cache reads logged", "4"],
         ["prompt tokens", "8268"], ["cache read actual", "3968"], ["cache read expected", "1920"],
         ["hit ratio actual", "0.4799225931301403"], ["hit ratio expected", "0.23222060957910015"], ["output tokens", "40"],
-        ["breaks (attribution)", "2"], ["breaks (cache)", "2"], ["tokens lost", "1920"],
+        ["breaks (attribution)", "2"], ["breaks (cache)", "2"], ["tokens lost", "1920"], ["reusable cache read", "5888"],
         ["cost lost (list prices)", "0.00056448"]]
     assert [r[1:] for r in rows if r[0] == "cost (list prices, check your contract)"] == [
         ["requests", "5"], ["unpriced requests", "2"], ["cost", "0.00130752"], ["cache miss", "0.00126"],

@@ -323,7 +323,7 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount_in_eve
     assert "break_unknown" not in top
     (session,) = build_report_data(run_check([log], record=SessionPages()))["sessions"]
     assert session["overview"]["break_details"] == [
-        {"i": 2, "cause": "header_change", "lost": None, "cost": None, "fails": False}]
+        {"i": 2, "cause": "header_change", "lost": None, "cost": None, "pot": 1920, "fails": False}]
 
 
 # -- regressions found by running every view over logs beyond the corpus ------------------------------
@@ -522,3 +522,59 @@ def test_a_request_judged_from_the_capture_tells_every_view_the_same_story(
     # the requests' tokens are the ledger's: the capture's for the requests it priced
     assert stats.totals["tokens"] == {k: v for k, v in stats.cost["tokens"].items() if k != "reasoning"} == {
         "cache_miss": 18103, "cache_read": 14720, "cache_write": 0, "output": 53, "total": 32876}
+
+
+@needs_corpus
+def test_every_lost_figure_stands_beside_its_base_in_every_view(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 11 item 3: every "lost" figure beside the figure it is measured from (lost = reusable -
+    actual; c-change request 7: 7680 - 4800 = 2880, expected 512, so lost is not expected - actual),
+    under cache --json's names, in explain, breaks --accounting, index (its requests row), stats and
+    the report's data; and index takes --adapter, so stats agrees with cache under it (fuzz 35A D1, D2)."""
+    home = str(CORPUS / "live" / "c-change" / "home")
+    run = partial(invoke, monkeypatch, capsys)
+    base = {"reusable_cache_read": 7680, "actual_cache_read": 4800, "lost_tokens": 2880}
+    code, out, _ = run("cache", "--json", home)
+    report = json.loads(out)
+    assert {k: report["timeline"][7][k] for k in ("reusable_cache_read", "actual_cache_read", "expected_cache_read")} \
+        == {"reusable_cache_read": 7680, "actual_cache_read": 4800, "expected_cache_read": 512}
+    assert (report["reusable_cache_read"], sum(report["lost_tokens_by_cause"].values())) == (48256, 11968)
+
+    code, out, _ = run("explain", home, "7", "--json")
+    assert code == 0 and {k: json.loads(out)[k] for k in base} == base
+    code, out, _ = run("explain", home, "7")
+    assert "  cost: 2880 token(s) it should have read from the cache and did not (of 7680 reusable, read 4800) " \
+           "(as `cache` counts them), $0.0018 over cache reads at its rate" in out
+    code, out, _ = run("breaks", "--accounting", "--json", home)
+    rows = {r["request"]: r for r in map(json.loads, out.splitlines())}
+    assert {k: rows[7][k] for k in base} == base
+
+    db = tmp_path / "index.sqlite"
+    assert run("index", "--db", str(db), home)[0] == 0
+    connection = sqlite3.connect(db)
+    assert connection.execute("SELECT reusable_cache_read, actual_cache_read, lost_tokens FROM requests "
+                              "WHERE idx = 7").fetchall() == [(7680, 4800, 2880)]
+    connection.close()
+    code, out, _ = run("stats", "--db", str(db), "--json")
+    stats = json.loads(out)
+    assert (stats["totals"]["reusable_cache_read"], stats["totals"]["lost_tokens"]) == (48256, 11968)
+    assert [(b["request"], *(b[k] for k in base)) for b in stats["costliest_breaks"]] == [
+        (2, 7936, 0, 7936), (7, 7680, 4800, 2880), (4, 7936, 6784, 1152)]
+    assert [(c["cause"], c["reusable_cache_read"], c["lost_tokens"]) for c in stats["by_cause"]] == [
+        ("header_change", 23552, 11968)]  # the reusable reads of the requests that lost to the cause
+
+    data = build_report_data(run_check([home], record=SessionPages()))
+    (page,) = data["sessions"]
+    assert [(b["i"], b["pot"], b["lost"]) for b in page["overview"]["break_details"]] == [
+        (2, 7936, 7936), (3, 7936, 0), (4, 7936, 1152), (6, 8192, 0), (7, 7680, 2880)]
+    # by cause: the reusable reads of the breaks that lost tokens, as stats' by_cause sums them
+    assert [(c["pot"], c["lost"]) for c in page["overview"]["break_summary"]] == [(23552, 11968)]
+    assert data["totals"]["cache"]["reusable"] == 48256
+
+    # D2: index --adapter, as cache takes it (expected 16896 under anthropic, 17024 by the log's routes)
+    code, out, _ = run("cache", "--json", "--adapter", "anthropic", home)
+    assert json.loads(out)["expected_cache_read"] == 16896
+    code, out, _ = run("index", "--db", str(db), "--adapter", "anthropic", "--json", home)
+    assert (code, json.loads(out)["indexed"]) == (0, 1)  # another adapter: read again
+    code, out, _ = run("stats", "--db", str(db), "--json")
+    assert json.loads(out)["totals"]["expected_cache_read"] == 16896

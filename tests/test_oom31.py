@@ -85,16 +85,22 @@ def _capture(tmp_path: Path, size: int) -> tuple[Path, Path]:
     return log, wire
 
 
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """:func:`_capture` of :data:`BIG` characters, written once (17 MB) for the two tests that only read it."""
+    return _capture(tmp_path_factory.mktemp("big"), BIG)
+
+
 @needs_proc
-def test_a_big_one_string_body_is_diffed_where_orjson_crashed(tmp_path: Path) -> None:
-    log, wire = _capture(tmp_path, BIG)
+def test_a_big_one_string_body_is_diffed_where_orjson_crashed(big: tuple[Path, Path]) -> None:
+    log, wire = big
     code, out, err = _limited(ROOM, "diff", str(log), "--capture", str(wire))
     assert (code, err, out.splitlines()[-1:]) == (1, [], [SUMMARY])
 
 
 @needs_proc
-def test_a_big_one_string_body_that_does_not_fit_is_one_line(tmp_path: Path) -> None:
-    log, wire = _capture(tmp_path, BIG)
+def test_a_big_one_string_body_that_does_not_fit_is_one_line(big: tuple[Path, Path]) -> None:
+    log, wire = big
     assert _limited(TIGHT, "diff", str(log), "--capture", str(wire)) == (2, "", [f"error: {wire}: {TOO_LARGE}"])
 
 

@@ -112,3 +112,35 @@ def test_a_pyproject_with_other_tables_and_a_plain_policy_still_load(tmp_path):
     plain = tmp_path / "dsh-audit.toml"
     plain.write_text('capture-fail = ["different"]\n[tool.ruff]\nline-length = 120\n', encoding="utf-8")
     assert load_policy(plain).capture_fail == ("different",)
+
+
+_POLICY_HINT = "see the Policy section of docs/ci.md"
+_CAUSES = ("header_change, compaction, prune, plugin_replace, resume, fork, subagent, retry, title_input, "
+           "search_input, unexplained, unrecorded_mutation")
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ('validation-fail-severity = "eror"', "policy key 'validation-fail-severity' must be one of error, warning, info, "
+     f"never (did you mean 'error'?) (hint: write validation-fail-severity = \"error\", say; {_POLICY_HINT})"),
+    ('adapter = "antropic"', "policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses "
+     f"(did you mean 'anthropic'?) (hint: write adapter = \"auto\", say; {_POLICY_HINT})"),
+    ('adapter = "gemini"', "policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses (hint: "
+     f"write adapter = \"auto\", say; {_POLICY_HINT})"),  # nothing close: no guess
+    ("adapter = 3", "policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses (hint: "
+     f"write adapter = \"auto\", say; {_POLICY_HINT})"),
+    ('capture-fail = ["different", "diferent"]', "policy key 'capture-fail': unknown value 'diferent' (did you mean "
+     f"'different'?) (hint: allowed: different, equivalent, unmatched, unexplained, unrendered; {_POLICY_HINT})"),
+    ('capture-kinds = ["loops"]', "policy key 'capture-kinds': unknown value 'loops' (did you mean 'loop'?) (hint: "
+     f"allowed: loop, compaction, title; {_POLICY_HINT})"),
+    ('allowed-break-causes = ["header-change"]', "policy key 'allowed-break-causes': unknown value 'header-change' "
+     f"(did you mean 'header_change'?) (hint: allowed: {_CAUSES}; {_POLICY_HINT})"),
+])
+def test_a_misspelt_policy_value_is_refused_with_the_closest_allowed_one(tmp_path: Path, text: str,
+                                                                        error: str) -> None:
+    """Issue: session 45's tour. A misspelt key was refused with the closest known one, a misspelt
+    value of an enumerated key with the list alone; now each says the closest allowed value too."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f"# a policy\n{text}\n", encoding="utf-8")
+    with pytest.raises(UsageError) as raised:
+        load_policy(policy)
+    assert str(raised.value) == f"{policy}:2: {error}"

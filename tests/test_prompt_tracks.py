@@ -40,6 +40,8 @@ def test_incremental_prompts_equal_prompts_built_from_scratch(session: Generated
     with written(session) as paths:
         requests = replay_file(paths[0])
     incremental, scratch = _prompts(requests, fresh=False), _prompts(requests, fresh=True)
+    # a rendered prompt's log-JSON projection is built when read, not with the prompt
+    assert [callable(p.projection) for p in incremental] == [p.source != "json" for p in incremental]
     for a, b in zip(incremental, scratch):
         assert (a.segments[:a.size], a.cumulative[:a.size], a.source) == (b.segments[:b.size], b.cumulative[:b.size], b.source)
         assert (a.json is None) == (b.json is None)

@@ -194,7 +194,7 @@ def _run(monkeypatch, args):
                    "id or `latest`: looked up in $DSH_HOME/sessions; set DSH_HOME to the DSH home that holds sessions/)"),
     ("exists", "{out}: the output already exists (hint: pass --force to replace it)"),
     ("empty-salt", "the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
-    ("same-file", "{log}: the output would overwrite the input {log} (hint: write it to another path)"),
+    ("same-file", "{log}: the output would overwrite the input {log} (hint: give -o another path)"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys, case, message):
     log = _planted_log(tmp_path)
@@ -395,7 +395,7 @@ def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, c
     if option == "--capture-output":
         args += ["--capture-output", str(refused)]
     what = {"-o": "output", "--capture-output": "capture output", None: "capture output"}[option]
-    hint = {"-o": "write it to another path", "--capture-output": "write it to another path",  # as every command says it
+    hint = {"-o": "give -o another path", "--capture-output": "give --capture-output another path",  # the option given
             None: "pass --capture-output (the default is wire.jsonl beside OUTPUT for a wire.jsonl, when that name is "
                   "free, else OUTPUT.<the capture's name>)"}[option]
     if case == "manifest":

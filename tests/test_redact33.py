@@ -196,11 +196,13 @@ def test_redact_refuses_its_outputs_as_every_command_does(tmp_path: Path, monkey
         message = f"{out}: cannot write the output: it is a FIFO (hint: name a file)"
     elif case == "capture-is-o":  # was "the capture output is the redacted log or its manifest"
         extra = ["--capture", str(wire), "--capture-output", str(out)]
-        message = f"{out}: the capture output would overwrite the output {out} {HINT}"
+        message = (f"{out}: the capture output would overwrite the output {out} (hint: give --capture-output another "
+                   "path)")
     else:
         manifest = Path(f"{out}.manifest.json")
         extra = ["--capture", str(wire), "--capture-output", str(manifest)]
-        message = f"{manifest}: the capture output would overwrite the manifest {manifest} {HINT}"
+        message = (f"{manifest}: the capture output would overwrite the manifest {manifest} (hint: give "
+                   "--capture-output another path)")
     before = _listing(tmp_path)
     code, text, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s", "--force", *extra)
     assert (code, text, err) == (2, "", [f"error: {message}"])

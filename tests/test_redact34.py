@@ -225,7 +225,7 @@ def test_force_never_replaces_the_parent_log_beside_the_child(
         code, out, err = invoke(monkeypatch, capsys, "redact", str(child), "-o", str(parent), "--force",
                                 "--salt", "s", *extra)
         assert (code, out, err) == (2, "", [f"error: {parent}: the output would overwrite the input {parent} "
-                                            "(hint: write it to another path)"])
+                                            "(hint: give -o another path)"])
         assert _tree(tmp_path) == before
     # nor over the parent's redaction beside the output (which --alone does not read either)
     (tmp_path / "out").mkdir()
@@ -236,7 +236,7 @@ def test_force_never_replaces_the_parent_log_beside_the_child(
                             "--force", "--salt", "s", "--alone")
     redacted_parent = tmp_path / "out" / parent.name
     assert (code, out, err) == (2, "", [f"error: {redacted_parent}: the output would overwrite the input "
-                                        f"{redacted_parent} (hint: write it to another path)"])
+                                        f"{redacted_parent} (hint: give -o another path)"])
     assert _tree(tmp_path) == before
     # the child beside its parent's redaction, and again over its own bundle with --force: as before
     for force in ((), ("--force",)):
@@ -260,16 +260,16 @@ def test_force_replaces_only_this_bundles_own_capture(
     refused = {  # an output -> what it would replace
         ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "wire.jsonl")):
             f"error: {out}/wire.jsonl: the capture output would overwrite the bundle other.jsonl's "
-            f"capture {out}/wire.jsonl (hint: write it to another path)",
+            f"capture {out}/wire.jsonl (hint: give --capture-output another path)",
         ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "other.jsonl")):
             f"error: {out}/other.jsonl: the capture output would overwrite the bundle other.jsonl's log "
-            f"{out}/other.jsonl (hint: write it to another path)",
+            f"{out}/other.jsonl (hint: give --capture-output another path)",
         ("-o", str(out / "r.jsonl"), "--capture-output", str(out / "other.jsonl.manifest.json")):
             f"error: {out}/other.jsonl.manifest.json: the capture output would overwrite the bundle other.jsonl's "
-            f"manifest {out}/other.jsonl.manifest.json (hint: write it to another path)",
+            f"manifest {out}/other.jsonl.manifest.json (hint: give --capture-output another path)",
         ("-o", str(out / "wire.jsonl")):
             f"error: {out}/wire.jsonl: the output would overwrite the bundle other.jsonl's capture "
-            f"{out}/wire.jsonl (hint: write it to another path)",
+            f"{out}/wire.jsonl (hint: give -o another path)",
     }
     for args, message in refused.items():
         code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), *args, "--force", "--salt", "t",

@@ -28,24 +28,31 @@ _COUNTER = textwrap.dedent("""
     from click.testing import CliRunner
     from dsh_audit.cli import cli
 
-    watched = os.path.realpath(sys.argv[1])
-    opened = []
+    runs = []
+    watched = [None]
 
     def hook(event, args):
-        if event == "open" and isinstance(args[0], (str, bytes)):
-            if os.path.realpath(os.fsdecode(args[0])) == watched:
-                opened.append(event)
+        if event == "open" and watched[0] and isinstance(args[0], (str, bytes)):
+            if os.path.realpath(os.fsdecode(args[0])) == watched[0]:
+                runs[-1]["opens"] += 1
 
     sys.addaudithook(hook)
-    result = CliRunner().invoke(cli, sys.argv[2:])
-    print(json.dumps({"opens": len(opened), "exit": result.exit_code, "output": result.output}))
+    for capture, argv in json.loads(sys.argv[1]):
+        runs.append({"opens": 0})
+        watched[0] = os.path.realpath(capture)
+        result = CliRunner().invoke(cli, argv)
+        watched[0] = None
+        runs[-1].update(exit=result.exit_code, output=result.output)
+    print(json.dumps(runs))
 """)
 
 
-def _opens(capture: Path, argv: list[str]) -> dict[str, object]:
-    out = subprocess.run([sys.executable, "-c", _COUNTER, str(capture), *argv], capture_output=True, text=True,
-                         check=True).stdout
-    result: dict[str, object] = json.loads(out)
+def _opens(*runs: tuple[Path, list[str]]) -> list[dict[str, object]]:
+    """Each run's opens of its capture, exit code and output: ``dsh-audit ARGV`` for each
+    ``(capture, argv)`` of ``runs``, in turn, in one subprocess (one start for them all)."""
+    jobs = json.dumps([(str(capture), argv) for capture, argv in runs])
+    out = subprocess.run([sys.executable, "-c", _COUNTER, jobs], capture_output=True, text=True, check=True).stdout
+    result: list[dict[str, object]] = json.loads(out)
     return result
 
 
@@ -70,28 +77,46 @@ def _session_and_capture(tmp_path: Path, fmt: str) -> tuple[Path, Path]:
     return log, capture
 
 
-@pytest.mark.parametrize("fmt", ["wire-jsonl", "har"])
-def test_redact_opens_the_capture_once(tmp_path: Path, fmt: str) -> None:
-    log, capture = _session_and_capture(tmp_path, fmt)
-    out = tmp_path / "out" / "session.jsonl"
-    out.parent.mkdir()
-    result = _opens(capture, ["redact", str(log), "-o", str(out), "--capture", str(capture), "--salt", "s"])
-    # the loader's one open, sniffed and read there: a read of redact's own, or a separate sniff, fails here
-    assert (result["opens"], result["exit"]) == (1, 0), result["output"]
-    # a wire.jsonl lands where the views find a log's capture, a HAR as OUTPUT.<its name>
-    written = out.parent / ("wire.jsonl" if capture.name == "wire.jsonl" else f"session.jsonl.{capture.name}")
-    (redacted,) = load_capture(written)
-    assert "authorization" not in redacted.headers and b"sk-proj-" not in written.read_bytes()
-
-
-def test_a_wire_jsonl_is_rewritten_record_by_record_with_its_blank_lines_and_crlf_left_out(tmp_path: Path) -> None:
+def _crlf(tmp_path: Path) -> tuple[Path, Path]:
+    """A one-request log and its capture as a ``wire.jsonl`` holding the record twice, CRLF line
+    ends and blank lines around them."""
     log, capture = _session_and_capture(tmp_path, "wire-jsonl")
     record = capture.read_bytes().rstrip(b"\n")
     crlf = tmp_path / "cap" / "crlf.wire.jsonl"
     crlf.write_bytes(b"\n" + record + b"\r\n\r\n" + record + b"\r\n")
-    out = tmp_path / "out" / "session.jsonl"
-    out.parent.mkdir()
-    result = _opens(crlf, ["redact", str(log), "-o", str(out), "--capture", str(crlf), "--salt", "s"])
+    return log, crlf
+
+
+@pytest.fixture(scope="module")
+def redacted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, object]]]:
+    """Each case's output log and its run (:func:`_opens`): ``redact LOG -o OUT --capture C --salt s``
+    of a ``wire.jsonl``, a HAR file and a CRLF ``wire.jsonl``, each in a folder of its own, counted in
+    one subprocess."""
+    cases = {}
+    for case in ("wire-jsonl", "har", "crlf"):
+        folder = tmp_path_factory.mktemp(case)
+        log, capture = _crlf(folder) if case == "crlf" else _session_and_capture(folder, case)
+        out = folder / "out" / "session.jsonl"
+        out.parent.mkdir()
+        cases[case] = (out, capture, ["redact", str(log), "-o", str(out), "--capture", str(capture), "--salt", "s"])
+    runs = _opens(*((capture, argv) for _, capture, argv in cases.values()))
+    return {case: (out, run) for (case, (out, _, _)), run in zip(cases.items(), runs)}
+
+
+@pytest.mark.parametrize("fmt", ["wire-jsonl", "har"])
+def test_redact_opens_the_capture_once(redacted: dict[str, tuple[Path, dict[str, object]]], fmt: str) -> None:
+    out, result = redacted[fmt]
+    # the loader's one open, sniffed and read there: a read of redact's own, or a separate sniff, fails here
+    assert (result["opens"], result["exit"]) == (1, 0), result["output"]
+    # a wire.jsonl lands where the views find a log's capture, a HAR as OUTPUT.<its name>
+    written = out.parent / ("wire.jsonl" if fmt == "wire-jsonl" else "session.jsonl.capture.har")
+    (redacted_capture,) = load_capture(written)
+    assert "authorization" not in redacted_capture.headers and b"sk-proj-" not in written.read_bytes()
+
+
+def test_a_wire_jsonl_is_rewritten_record_by_record_with_its_blank_lines_and_crlf_left_out(
+        redacted: dict[str, tuple[Path, dict[str, object]]]) -> None:
+    out, result = redacted["crlf"]
     assert (result["opens"], result["exit"]) == (1, 0), result["output"]
     lines = (out.parent / "session.jsonl.crlf.wire.jsonl").read_bytes().split(b"\n")
     # each record one line of its own, as the loader counts them (blank lines and CRs are no records)

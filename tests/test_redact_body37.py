@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import zlib
 import json
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ def _gz(text: str) -> bytes:
 
 def _redacted(text: str, encoding: Any, *, gzip_header: bool = False) -> tuple[str, dict[str, int]]:
     redactor = Redactor(Placeholders(SALT))
-    out = redact_content_text(text, encoding, redactor, gzip=gzip_header)
+    out = redact_content_text(text, encoding, redactor, coding="gzip" if gzip_header else None)
     return out, dict(redactor.secrets)
 
 
@@ -67,12 +68,13 @@ def test_gzip_inside_base64_is_inflated_redacted_and_written_back_inflated(encod
     out, secrets = _redacted(_b64(_gz(BODY)), encoding)
     assert (out, secrets) == (_b64(REDACTED.encode()), {"openai_api_key": 1})
     # as a reader reads it back under the same encoding and gzip header: the redacted text
-    assert body_bytes(out, encoding=encoding, gzip=True) == REDACTED.encode()
+    assert body_bytes(out, encoding=encoding, content_coding="gzip") == REDACTED.encode()
     # the bytes as sent (a wire.jsonl body_base64): gzip data again, as its Content-Encoding says (review 40)
     sent = redact_content_text(_b64(_gz(BODY)), encoding, Redactor(Placeholders(SALT)), sent=True)
     assert sent == _b64(gzip_bytes(REDACTED.encode())) and body_bytes(sent, encoding=encoding) == REDACTED.encode()
     plain = Redactor(Placeholders(SALT))  # a body sent plain stays plain under a gzip header
-    assert redact_content_text(_b64(BODY.encode()), encoding, plain, gzip=True, sent=True) == _b64(REDACTED.encode())
+    sent = redact_content_text(_b64(BODY.encode()), encoding, plain, coding="gzip", sent=True)
+    assert sent == _b64(REDACTED.encode())
 
 
 def test_gzip_base64_under_a_gzip_header_without_encoding_is_inflated() -> None:
@@ -80,12 +82,15 @@ def test_gzip_base64_under_a_gzip_header_without_encoding_is_inflated() -> None:
     assert _redacted(BODY, None, gzip_header=True) == (REDACTED, {"openai_api_key": 1})  # stored inflated
 
 
-def test_bodies_that_do_not_decode_are_one_content_string_as_before() -> None:
+def test_a_text_that_holds_no_coded_data_is_content_a_body_that_does_not_decode_is_replaced_whole() -> None:
+    """Review B 45: a body whose coded data cannot be undone (gzip cut off) is one placeholder, its
+    coding listed for the summary (test_redact45); a text no coding holds is content."""
     redactor = Redactor(Placeholders(SALT))
     assert _redacted("not base64 " + KEY, "BASE64") == (
         _b64(redactor.content("not base64 " + KEY).encode()), {"openai_api_key": 1})
-    cut = _b64(_gz(BODY)[:20])  # gzip cut off: the stored base64 text is the content
-    assert _redacted(cut, "base64") == (_b64(Redactor(Placeholders(SALT)).content(cut).encode()), {})
+    cut, undecoded = _b64(_gz(BODY)[:20]), list[str]()
+    assert redact_content_text(cut, "base64", Redactor(Placeholders(SALT)), undecoded=undecoded) == _b64(
+        Redactor(Placeholders(SALT)).content(cut).encode()) and undecoded == ["gzip"]
     assert _redacted("lone \ud800 " + KEY, None) == (Redactor(Placeholders(SALT)).content("lone \ud800 " + KEY),
                                                     {"openai_api_key": 1})
 
@@ -177,3 +182,17 @@ def test_an_unknown_header_member_holds_no_control_character() -> None:
 def test_a_printable_key_that_would_be_another_stays() -> None:
     out = Redactor(Placeholders(SALT)).record({**HEADER, "extra": {"a\x1b": "x", "aR": "y"}})
     assert list(out["extra"]) == ["a\x1b", "aR"]
+
+
+@pytest.mark.parametrize(("packed", "coding", "sent", "written"), [
+    (_gz(BODY), "deflate", False, _b64(REDACTED.encode())),
+    (_gz(BODY), "deflate", True, _b64(gzip_bytes(REDACTED.encode()))),  # coded again as it was: gzip
+    (zlib.compress(BODY.encode()), "gzip", False, _b64(REDACTED.encode())),
+    (zlib.compress(BODY.encode()), "gzip", True, _b64(zlib.compress(REDACTED.encode(), 9))),
+], ids=["gzip-as-deflate", "gzip-as-deflate-sent", "zlib-as-gzip", "zlib-as-gzip-sent"])
+def test_data_under_a_header_that_names_another_coding_is_undone_by_its_magic(
+        packed: bytes, coding: str, sent: bool, written: str) -> None:
+    """Review B 45: the secret was uncounted ("none found") and the JSON lost when the header lied."""
+    redactor, undecoded = Redactor(Placeholders(SALT)), list[str]()
+    out = redact_content_text(_b64(packed), "base64", redactor, coding=coding, sent=sent, undecoded=undecoded)
+    assert (out, dict(redactor.secrets), undecoded) == (written, {"openai_api_key": 1}, [])

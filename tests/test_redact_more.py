@@ -138,7 +138,7 @@ def test_a_body_folder_output_that_exists_or_touches_an_input_is_refused(tmp_pat
     (bodies / "1.json").write_bytes(_rendered(log)[0])
     (tmp_path / "out").mkdir()
     out, target, force = tmp_path / "out" / "x.jsonl", tmp_path / "out" / "bodies", []
-    hint = "write it to another path"  # as every command says it (ProtectedInputs.guard)
+    hint = "give --capture-output another path"  # the option given, as every command names it
     if case == "exists":
         target.mkdir()
         message = f"{target}: the capture output already exists (hint: pass --force to replace it)"

@@ -289,7 +289,7 @@ def test_an_output_that_is_the_input_by_any_name_is_one_line(tmp_path, monkeypat
     os.link(log, folder / "hard.jsonl")
     (folder / "sym.jsonl").symlink_to("session.jsonl")
     (folder / "sub").mkdir()
-    hint = " (hint: write it to another path)"  # as every command says it (ProtectedInputs.guard)
+    hint = " (hint: give -o another path)"  # the option given, as every command names it
     for output, shown in [("session.jsonl", "session.jsonl"), ("hard.jsonl", "hard.jsonl"),
                           ("sym.jsonl", "sym.jsonl"), ("sub/../session.jsonl", "sub/../session.jsonl")]:
         _refused(monkeypatch, capsys, folder, "session.jsonl", "-o", output, "--salt", "s", "--force",

@@ -70,8 +70,8 @@ def test_the_page_totals_give_the_hit_ratio_and_breaks_by_cause_of_stats_and_cac
         prompt, read, cache["hit_ratio"])
     assert cache["breaks_by_cause"] == dict(sorted(by_cause.items()))
     assert cache["breaks"] == stats["totals"]["attribution_breaks"] == 9
-    assert {c["cause"]: (c["attribution_breaks"], c["lost_tokens"]) for c in stats["by_cause"]} == {
-        c["cause"]: (c["count"], c["lost"]) for c in cache["break_summary"]}
+    assert {c["cause"]: (c["attribution_breaks"], c["reusable_cache_read"], c["lost_tokens"]) for c in stats["by_cause"]} \
+        == {c["cause"]: (c["count"], c["pot"], c["lost"]) for c in cache["break_summary"]}  # lost beside its base
     lost = {c["cause"]: c["lost"] for c in cache["break_summary"]}
     assert lost == {"header_change": 11968, "resume": 8064, "subagent": 4672, "compaction": 3328}
     assert sum(lost.values()) == stats["totals"]["lost_tokens"]
@@ -82,9 +82,9 @@ def test_the_page_totals_give_the_hit_ratio_and_breaks_by_cause_of_stats_and_cac
         "breaks": "9 (compaction 2, header_change 5, resume 1, subagent 1)"}
     assert f"{100 * stats['totals']['actual_hit_ratio']:.1f}%" == "77.5%"
     assert _cells(browser, "#totals table.break-causes tr") == [
-        ["break cause", "breaks", "tokens lost", "cost", "lost nothing"],
-        ["header_change", "5", "11968", "$0.0076", "2"], ["resume", "1", "8064", "$0.0051", "0"],
-        ["subagent", "1", "4672", "$0.0007", "0"], ["compaction", "2", "3328", "$0.0005", "1"]]
+        ["break cause", "breaks", "reusable", "tokens lost", "cost", "lost nothing"],
+        ["header_change", "5", "23552", "11968", "$0.0076", "2"], ["resume", "1", "8064", "8064", "$0.0051", "0"],
+        ["subagent", "1", "7936", "4672", "$0.0007", "0"], ["compaction", "2", "11136", "3328", "$0.0005", "1"]]
     assert all(e.is_displayed() for e in browser.find_elements(By.CSS_SELECTOR, "#totals table.cache-totals td"))
 
 
@@ -118,7 +118,7 @@ def test_a_break_is_drawn_in_the_legends_colour_everywhere(tmp_path, browser, po
     assert [browser.execute_script(_COLOR, marker, "backgroundColor"), browser.execute_script(_COLOR, link, "color"),
             browser.execute_script(_COLOR, cause, "color")] == [colour] * 3
     assert _data(page)["sessions"][0]["overview"]["break_details"] == [
-        {"i": 1, "cause": "header_change", "lost": None, "cost": None, "fails": drawn == "fails"}]  # no usage logged
+        {"i": 1, "cause": "header_change", "lost": None, "cost": None, "pot": 128, "fails": drawn == "fails"}]  # no usage logged
 
 
 # -- F16: check's rows told apart when ids repeat ------------------------------------------------
@@ -177,11 +177,11 @@ def test_usage_no_accounting_leaves_the_losses_empty_in_csv_and_null_in_json(mon
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--no-accounting", "--format", "csv",
                           str(C_CHANGE))
     assert code == 0
-    assert out.splitlines()[1:] == ["usage by model,deepseek-flash (logged as deepseek-v4-flash),2,7963,,,0,0,3,0.00119625,0.00119445,0,0,0.0000018,"
-                                    "0.00119625,0.00119625,1",
-                                    "usage by model,deepseek-v4-pro,6,13486,,,36160,0,93,0.00988042,0.00890076,0.00079552,0,"
-                                    "0.00018414,0.0329505,0.00988042,0",
-                                    "usage by model,total,8,21449,,,36160,0,96,0.01107667,0.01009521,0.00079552,0,0.00018594,"
+    assert out.splitlines()[1:] == ["usage by model,deepseek-flash,deepseek-v4-flash,2,7963,,,0,0,3,0.00119625,0.00119445,0,0,"
+                                    "0.0000018,0.00119625,0.00119625,1",
+                                    "usage by model,deepseek-v4-pro,deepseek-v4-pro,6,13486,,,36160,0,93,0.00988042,0.00890076,"
+                                    "0.00079552,0,0.00018414,0.0329505,0.00988042,0",
+                                    "usage by model,total,,8,21449,,,36160,0,96,0.01107667,0.01009521,0.00079552,0,0.00018594,"
                                     "0.03414675,0.01107667,1"]
     lost_keys = ("lost_tokens", "lost_cost_usd", "break_cost_usd", "lost_unknown_requests")
     for option, expected in (("--accounting", (11968, 0.007635584, 0.007635584, 0)),

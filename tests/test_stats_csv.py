@@ -63,19 +63,19 @@ def _lines(out: str) -> list[str]:
 
 TABLE = """\
 i.sqlite: fleet totals
-┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓
-┃ measure                       ┃ value         ┃
-┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩
-│ sessions (refused)            │ 1 (0)         │
-│ requests (cache reads logged) │ 5 (4)         │
-│ prompt tokens                 │ 8268          │
-│ cache read actual / expected  │ 3968 / 1920   │
-│ hit ratio actual / expected   │ 48.0% / 23.2% │
-│ output tokens                 │ 40            │
-│ breaks (attribution / cache)  │ 2 / 2         │
-│ tokens lost                   │ 1920          │
-│ cost lost (list prices)       │ $0.0006       │
-└───────────────────────────────┴───────────────┘
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ measure                       ┃ value                   ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ sessions (refused)            │ 1 (0)                   │
+│ requests (cache reads logged) │ 5 (4)                   │
+│ prompt tokens                 │ 8268                    │
+│ cache read actual / expected  │ 3968 / 1920             │
+│ hit ratio actual / expected   │ 48.0% / 23.2%           │
+│ output tokens                 │ 40                      │
+│ breaks (attribution / cache)  │ 2 / 2                   │
+│ tokens lost                   │ 1920 (of 5888 reusable) │
+│ cost lost (list prices)       │ $0.0006                 │
+└───────────────────────────────┴─────────────────────────┘
 cost (list prices, check your contract)
 ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
 ┃ measure                                        ┃ value                                         ┃
@@ -98,30 +98,30 @@ cost by model
 │ local-coder                                  │        1 │           $? │           $? │            $? │         $? │       $? │         $? │         $? │  $0.0000 │        1 │
 └──────────────────────────────────────────────┴──────────┴──────────────┴──────────────┴───────────────┴────────────┴──────────┴────────────┴────────────┴──────────┴──────────┘
 what cache losses cost, by cause
-┏━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━┓
-┃ cause         ┃ tokens lost ┃    cost ┃ of which breaks ┃
-┡━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━━━┩
-│ header_change │        1920 │ $0.0006 │         $0.0006 │
-└───────────────┴─────────────┴─────────┴─────────────────┘
+┏━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━┓
+┃ cause         ┃ reusable ┃ tokens lost ┃    cost ┃ of which breaks ┃
+┡━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━━━┩
+│ header_change │     1920 │        1920 │ $0.0006 │         $0.0006 │
+└───────────────┴──────────┴─────────────┴─────────┴─────────────────┘
 by model
-┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
-┃ model                                        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ lost tokens ┃  lost $ ┃
-┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
-│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            3 │   6120 │       1920 │     31.4% │    31.4% │        1920 │ $0.0006 │
-│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │           0 │ $0.0000 │
-└──────────────────────────────────────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴─────────────┴─────────┘
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
+┃ model                                        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ reusable ┃ lost tokens ┃  lost $ ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
+│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            3 │   6120 │       1920 │     31.4% │    31.4% │     3840 │        1920 │ $0.0006 │
+│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │     2048 │           0 │ $0.0000 │
+└──────────────────────────────────────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴──────────┴─────────────┴─────────┘
 by day (UTC, request time)
-┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
-┃ day        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ lost tokens ┃  lost $ ┃
-┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
-│ 2027-01-15 │        5 │            4 │   8268 │       3968 │     48.0% │    23.2% │        1920 │ $0.0006 │
-└────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴─────────────┴─────────┘
+┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
+┃ day        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ reusable ┃ lost tokens ┃  lost $ ┃
+┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
+│ 2027-01-15 │        5 │            4 │   8268 │       3968 │     48.0% │    23.2% │     5888 │        1920 │ $0.0006 │
+└────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴──────────┴─────────────┴─────────┘
 breaks by cause
-┏━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┓
-┃ cause         ┃ cache breaks ┃ attribution breaks ┃ tokens lost ┃
-┡━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━┩
-│ header_change │            2 │                  2 │        1920 │
-└───────────────┴──────────────┴────────────────────┴─────────────┘
+┏━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┓
+┃ cause         ┃ cache breaks ┃ attribution breaks ┃ reusable ┃ tokens lost ┃
+┡━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━┩
+│ header_change │            2 │                  2 │     1920 │        1920 │
+└───────────────┴──────────────┴────────────────────┴──────────┴─────────────┘
 """
 
 CSV = """\
@@ -139,6 +139,7 @@ i.sqlite: fleet totals,output tokens,40
 i.sqlite: fleet totals,breaks (attribution),2
 i.sqlite: fleet totals,breaks (cache),2
 i.sqlite: fleet totals,tokens lost,1920
+i.sqlite: fleet totals,reusable cache read,5888
 i.sqlite: fleet totals,cost lost (list prices),0.00056448
 
 table,measure,value
@@ -160,24 +161,24 @@ table,model,requests,cache miss $,cache read $,cache write $,output $,total $,no
 cost by model,deepseek-flash (logged as deepseek-v4-flash),4,0.00126,0.00001152,0,0.000036,0.00130752,0.001872,0.00065376,0.00056448,1
 cost by model,local-coder,1,,,,,,,,0,1
 
-table,cause,tokens lost,cost,of which breaks
-"what cache losses cost, by cause",header_change,1920,0.00056448,0.00056448
+table,cause,reusable,tokens lost,cost,of which breaks
+"what cache losses cost, by cause",header_change,1920,1920,0.00056448,0.00056448
 
-table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $
-by model,deepseek-flash (logged as deepseek-v4-flash),4,3,6120,1920,0.3137254901960784,0.3137254901960784,1920,0.00056448
-by model,local-coder,1,1,2148,2048,0.9534450651769087,0,0,0
+table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $
+by model,deepseek-flash (logged as deepseek-v4-flash),4,3,6120,1920,0.3137254901960784,0.3137254901960784,3840,1920,0.00056448
+by model,local-coder,1,1,2148,2048,0.9534450651769087,0,2048,0,0
 
-table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $
-"by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.00056448
+table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $
+"by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,5888,1920,0.00056448
 
-table,cause,cache breaks,attribution breaks,tokens lost
-breaks by cause,header_change,2,2,1920
+table,cause,cache breaks,attribution breaks,reusable,tokens lost
+breaks by cause,header_change,2,2,1920,1920
 
-table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $,cost,breaks $
-sessions whose cache losses cost the most,s-mixed,{path},5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.00056448,0.00130752,0.00056448
+table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $,cost,breaks $
+sessions whose cache losses cost the most,s-mixed,{path},5,4,8268,3968,0.4799225931301403,0.23222060957910015,5888,1920,0.00056448,0.00130752,0.00056448
 
-table,session,path,request,model,cause,lost tokens,lost $
-costliest cache breaks,s-mixed,{path},2,deepseek-v4-flash,header_change,1920,0.00056448
+table,session,path,request,model,cause,reusable,lost tokens,lost $
+costliest cache breaks,s-mixed,{path},2,deepseek-v4-flash,header_change,1920,1920,0.00056448
 """
 
 MARKDOWN = r"""### i.sqlite: fleet totals
@@ -191,7 +192,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 | hit ratio actual / expected | 48.0% / 23.2% |
 | output tokens | 40 |
 | breaks (attribution / cache) | 2 / 2 |
-| tokens lost | 1920 |
+| tokens lost | 1920 (of 5888 reusable) |
 | cost lost (list prices) | $0.0006 |
 
 ### cost (list prices, check your contract)
@@ -218,42 +219,42 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 ### what cache losses cost, by cause
 
-| cause | tokens lost | cost | of which breaks |
-| --- | ---: | ---: | ---: |
-| header\_change | 1920 | $0.0006 | $0.0006 |
+| cause | reusable | tokens lost | cost | of which breaks |
+| --- | ---: | ---: | ---: | ---: |
+| header\_change | 1920 | 1920 | $0.0006 | $0.0006 |
 
 ### by model
 
-| model | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| deepseek-flash (logged as deepseek-v4-flash) | 4 | 3 | 6120 | 1920 | 31.4% | 31.4% | 1920 | $0.0006 |
-| local-coder | 1 | 1 | 2148 | 2048 | 95.3% | 0.0% | 0 | $0.0000 |
+| model | requests | reads logged | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| deepseek-flash (logged as deepseek-v4-flash) | 4 | 3 | 6120 | 1920 | 31.4% | 31.4% | 3840 | 1920 | $0.0006 |
+| local-coder | 1 | 1 | 2148 | 2048 | 95.3% | 0.0% | 2048 | 0 | $0.0000 |
 
 ### by day (UTC, request time)
 
-| day | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| 2027-01-15 | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 1920 | $0.0006 |
+| day | requests | reads logged | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| 2027-01-15 | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 5888 | 1920 | $0.0006 |
 
 ### breaks by cause
 
-| cause | cache breaks | attribution breaks | tokens lost |
-| --- | ---: | ---: | ---: |
-| header\_change | 2 | 2 | 1920 |
+| cause | cache breaks | attribution breaks | reusable | tokens lost |
+| --- | ---: | ---: | ---: | ---: |
+| header\_change | 2 | 2 | 1920 | 1920 |
 
 ### sessions whose cache losses cost the most
 
-| session | path | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost \$ | cost | breaks \$ |
-| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| s-mixed | {path} | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 1920 | $0.0006 | ≥$0.0013 | $0.0006 |
+| session | path | requests | reads logged | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ | cost | breaks \$ |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| s-mixed | {path} | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 5888 | 1920 | $0.0006 | ≥$0.0013 | $0.0006 |
 
 ranked by lost \$, costliest first (≥\$x by x); then lost \$? by lost tokens
 
 ### costliest cache breaks
 
-| session | path | request | model | cause | lost tokens | lost \$ |
-| --- | --- | ---: | --- | --- | ---: | ---: |
-| s-mixed | {path} | 2 | deepseek-v4-flash | header\_change | 1920 | $0.0006 |
+| session | path | request | model | cause | reusable | lost tokens | lost \$ |
+| --- | --- | ---: | --- | --- | ---: | ---: | ---: |
+| s-mixed | {path} | 2 | deepseek-v4-flash | header\_change | 1920 | 1920 | $0.0006 |
 
 ranked by lost \$, costliest first (≥\$x by x); then lost \$? by lost tokens; 1 break(s) that cost nothing (no token lost, or at $0) left out
 """

@@ -167,7 +167,8 @@ def test_a_table_wraps_escapes_in_their_column_latin_1(run, folder):
         "-----------------+------------------+------------------+---------+-------------",
         "2027-01-15 08:00 |Caf\u00e9 \\u2192\\u2026 |/home/dev/project |       3 |s-caf\u00e9-\\u2192",
         "total            |                  |                  |       3 |",  # issue 14 B1
-        "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
+        # every column kept, cells cut: the lesser ones left out before, said in the same caption (session 45)
+        "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles);",
         "narrow terminal: hit ratio, breaks, cost (no values), format, first (UTC),",
         "tokens not shown (widen it, or use --json)",
     ]
@@ -241,7 +242,8 @@ def test_explain_folds_the_escaped_text(run, folder, encoding):
     assert lines[2:] == [
         "  compared with request 0 (step); 1 leading message(s) shared",
         "  prompt changed at config (header_change: model)",
-        "  cost: $0, it lost no cache read it could have had (as `cache` counts them)",
+        "  cost: $0, it lost no cache read it could have had (of 128 reusable, read 0)",
+        "    (as `cache` counts them)",
         "  first divergence: config, byte 19 of the body",
         "fields:",
         '  model: "deepseek-v4-flash" \\u2192 "deepseek-\\u2192\\u6f22\\u5b57" (prompt)',

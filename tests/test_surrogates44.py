@@ -57,6 +57,7 @@ def test_a_byte_and_its_escape_as_text_are_two_logs(tmp_path: Path, monkeypatch:
     assert (code, [(r["session_id"], r["path"]) for r in json.loads(out)["top_sessions"]]) == (0, [
         ("s-literal", f"{root}/a\\udcff/session.jsonl"), ("s-bytes", f"{root}/a\udcff/session.jsonl")])
     assert (f'"{root}/a\\udcff/session.jsonl"' in out, f'"{root}/a\\\\udcff/session.jsonl"' in out) == (True, True)
+    monkeypatch.setenv("COLUMNS", "220")  # the room the "reusable" column took from the path (issue 11 item 3)
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", str(db), "--sort", "time")
     rows = [line.split("│") for line in out.splitlines() if line.startswith("│ s-")]  # the path cut in its middle
     assert (code, [(row[1].strip(), row[2].strip().rsplit("/", 2)[1]) for row in rows]) == (

@@ -112,7 +112,8 @@ def test_a_version_2_index_is_upgraded_and_gets_the_tier_column(tmp_path: Path, 
                                  "(hint: run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place)\n")
     code, out, err = run("index", str(tiered), "--db", str(db), "--json")
     assert code == 0 and err == (f"note: {db}: index schema 2 upgraded to {SCHEMA_VERSION} in place; every log "
-                                 "given was read again to store its priced ledger\n")
+                                 "given was read again to store its priced ledger and reusable cache reads (a "
+                                 "stored log not given has none until it is: stats counts them unknown)\n")
     assert (orjson.loads(out)["indexed"], orjson.loads(out)["skipped"], orjson.loads(out)["upgraded_from"]) == (
         1, 0, 2)
     connection = sqlite3.connect(db)

@@ -81,7 +81,7 @@ def test_stats_shortens_ids_in_both_rankings_and_leaves_the_folder_as_found(
     assert sorted(p.name for p in (tmp_path / "db").iterdir()) == ["a.sqlite"]  # no -wal, no -shm
     ranking = out[out.index("sessions whose cache losses cost the most"):out.index("costliest cache breaks")]
     assert ranking.splitlines()[4:5] == [  # compact below 100 columns
-        "session-da27503b         8   57609   62.8%    11968  $0.0076  ≥$0.0111   $0.0076"]
+        "session-da27503b         8   62.8%     48256   11968  $0.0076  ≥$0.0111  $0.0076"]  # reusable beside lost
     said = ranking.replace("\n", " ")  # the two sessions that lost $0 are none of those that cost the most (session 41)
     assert "session: shortest unique prefix (--json for whole ids)" in said
     assert "2 session(s) whose cache losses cost nothing (no token lost, or at $0) left out" in said

@@ -165,8 +165,10 @@ def test_sessions_cut_ids_before_they_leave_the_project_out(monkeypatch, capsys,
         "2027-01-15 08:00  Fix the flaky test       /home/dev/project         2   0.0%       0  ≥$0.000049  "
         "session-86ef2d28-6e7a",
         "total" + " " * 64 + "5   0.0%       0    ≥$0.0001",  # issue 14 B1
-        "id: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: format, first (UTC), tokens not shown (widen it, or use --json)"]
+        # the ids cut: the lesser columns left out before, whatever room is left (session 45), in one caption
+        "id: shortest unique prefix (--json for whole ids); narrow terminal: format, first (UTC), tokens not shown "
+        "(widen it, or",
+        "use --json)"]
 
 
 def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):

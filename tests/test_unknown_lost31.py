@@ -149,9 +149,9 @@ def test_a_known_loss_beside_an_unknown_one_is_a_lower_bound(tmp_path: Path, run
     code, out, err = run("breaks", "--cost", "s-both/session.jsonl")  # the same lower bound
     assert (code, err) == (0, [])
     assert _lines(out)[4:8] == [
-        "2   1  step      break    header_change  1920 ($0.0006)      system           33",
-        "4   3  step      break    header_change  ?                   system           60",
-        "                          total          1920 (≥$0.0006)",
+        "2   1  break    header_change      1920  1920 ($0.0006)      system           33",
+        "4   3  break    header_change      2048  ?                   system           60",
+        "                total              1920  1920 (≥$0.0006)",  # the reusable of the known losses
         "?: 1 request(s) logged no cache reads, left out of the total"]
 
 
@@ -190,7 +190,7 @@ def test_index_stores_the_loss_unknown_and_stats_counts_it(tmp_path: Path, run: 
     assert _lines(out)[:30] == [  # compact below 100 columns
         "index.sqlite: fleet totals",
         "measure                                      value",
-        "─" * 58,
+        "─" * 65,
         "sessions (refused)                           1 (0)",
         "requests (cache reads logged)                3 (2)",
         "prompt tokens                                ≥4020",  # a request logged no cache read
@@ -198,7 +198,7 @@ def test_index_stores_the_loss_unknown_and_stats_counts_it(tmp_path: Path, run: 
         "hit ratio actual / expected                  47.8% / 47.8%",
         "output tokens                                30",
         "breaks (attribution / cache)                 1 / 1",
-        "tokens lost                                  0",
+        "tokens lost                                  0 (of 1920 reusable)",  # of the requests that logged reads
         "breaks with unknown loss (reads not logged)  1",
         "cost lost (list prices)                      $?",
         "cost (list prices, check your contract)",
@@ -238,13 +238,15 @@ def test_an_index_of_version_3_is_upgraded_and_its_stored_zeros_made_unknown(tmp
         connection.execute("UPDATE breaks SET lost_tokens = 0, lost_cost = 0.0")
         connection.execute("UPDATE costs SET lost_cost = 0.0 WHERE is_break")
         connection.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        connection.execute("ALTER TABLE requests DROP COLUMN reusable_cache_read")  # schema 5's
     connection.close()
     code, _, err = run("stats", "--db", "index.sqlite")
     assert (code, err) == (2, [f"error: index.sqlite: index schema version 3, this dsh-audit reads {SCHEMA_VERSION} "
                                "(hint: run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place)"])
     code, out, err = run("index", "other", "--db", "index.sqlite", "--json")
     assert (code, err) == (0, [f"note: index.sqlite: index schema 3 upgraded to {SCHEMA_VERSION} in place; every log "
-                               "given was read again to store its priced ledger"])
+                               "given was read again to store its priced ledger and reusable cache reads (a stored "
+                               "log not given has none until it is: stats counts them unknown)"])
     assert (json.loads(out)["indexed"], json.loads(out)["upgraded_from"]) == (1, 3)
     connection = sqlite3.connect(db)
     stored = (connection.execute("SELECT lost_tokens, lost_cost, lost FROM requests WHERE idx = 2").fetchall(),
@@ -258,6 +260,9 @@ def test_an_index_of_version_3_is_upgraded_and_its_stored_zeros_made_unknown(tmp
         "of the years of those it priced at the peak rate is unknown; index them again to record it",))
     assert (stats["totals"]["lost_unknown_requests"], stats["cost"]["break_cost_usd"],
             stats["cost"]["lost_unknown_requests"]) == (1, None, 1)
+    # the column schema 5 added is NULL in the kept log's rows until it is read again: the sum is unknown, never 0
+    assert stats["totals"]["reusable_cache_read"] is None
+    assert [s["reusable_cache_read"] for s in stats["top_sessions"]] == [None, 0]  # s-unknown kept; s-other read
 
 
 def test_the_report_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any, browser: Any) -> None:
@@ -273,7 +278,7 @@ def test_the_report_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: A
              for row in browser.find_elements(By.CSS_SELECTOR, "#overview tr[data-key]")}
     assert shown["break-cost"] == "$? (1 break(s) lost an unknown amount: cache reads not logged)"
     items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#overview .break-list li")]
-    assert items == ["break at request 2: header_change, lost ? token(s), $?"]
+    assert items == ["break at request 2: header_change, lost ? of 1920 reusable token(s), $?"]
     browser.find_element(By.CSS_SELECTOR, "#overview .break-list a[href='#break-2']").click()
     assert _detail_heading(browser, "Request 2 · loop 3/1/1") == "Request 2 · loop 3/1/1"
     cost = {row.get_attribute("data-key"): row.find_element(By.TAG_NAME, "td").text

@@ -185,7 +185,7 @@ def test_stats_on_the_index(home: Path, monkeypatch, capsys) -> None:
     lines = _lines(out)
     assert code == 0
     assert [line for line in lines if line.startswith("│ ") and ("$" in line or "unpriced" in line)][:7] == [
-        "│ cost lost (list prices)       │ $0.0000     │",
+        "│ cost lost (list prices)       │ $0.0000           │",
         "│ requests (unpriced)                            │ 4 (2)                                     │",
         "│ cost                                           │ ≥$0.0008                                  │",
         "│ cache miss / cache read / cache write / output │ ≥$0.0006 / ≥$0.0000 / ≥$0.0000 / ≥$0.0002 │",
@@ -279,11 +279,12 @@ def test_an_imported_log_has_no_break_count(monkeypatch, capsys) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(CLAUDE_CODE))
     assert "breaks n/a (an imported log: break attribution needs a DSH log)" in _lines(out)
     code, out, _ = invoke(monkeypatch, capsys, "sessions", str(CLAUDE_CODE))
-    assert ("2026-01-05 10:06  YAML config loader for     /work/proj         4    5559   59.3%  $0.0134  7d3c6a52\n"
-            "                  app.py\n"  # session 43: Claude Code's own title (its summary record)
-            "total                                                           4    5559   59.3%  $0.0134\n"
-            "id: shortest unique prefix (--json for whole ids)\n"  # the total's breaks unknown too, never 0
-            "narrow terminal: breaks (no values), format, first (UTC) not shown (widen it, or use --json)\n") in out
+    # session 43: Claude Code's own title (its summary record); the total's breaks unknown too, never 0.
+    # Session 45: the id cut, so "tokens" (a lesser column) is left out before, with the empty "breaks"
+    assert ("2026-01-05 10:06  YAML config loader for app.py  /work/proj         4      59.3%  $0.0134  7d3c6a52\n"
+            "total                                                               4      59.3%  $0.0134\n"
+            "id: shortest unique prefix (--json for whole ids); narrow terminal: breaks (no values), format,\n"
+            "first (UTC), tokens not shown (widen it, or use --json)\n") in out
     monkeypatch.setenv("COLUMNS", "200")  # a cache drop of an imported log is counted beside "n/a"
     codex = next((CLAUDE_CODE.parent.parent / "codex").glob("*.jsonl"))
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(codex))

@@ -18,12 +18,14 @@ from dsh_audit.cache import (
     Quote,
     SessionLedger,
     Tokens,
+    UsageRow,
     cache_report,
     given_capture,
     given_usage,
     load_prices,
     session_ledger,
     usage_table,
+    usage_tables,
     usd_total,
 )
 from dsh_audit.cli import cli
@@ -206,6 +208,16 @@ def test_usage_by_day_json_totals_are_the_sum_of_the_session_ledgers() -> None:
     assert table["totals"]["requests"] == sum(len(s.entries) for s in ledgers)
     by_model = usage_table(ledgers, by="model")
     assert by_model.total.tokens == tokens and by_model.total.cost.total == pytest.approx(cost, rel=1e-12)
+    # one pass sums each request once and its rows and total take the sums: the same JSON, to the
+    # byte, as a table of each grouping alone and as every request added one by one
+    alone = [usage_table(ledgers, by=by).to_json() for by in ("model", "day", "request")]
+    assert [t.to_json() for t in usage_tables(ledgers, by=("model", "day", "request"))] == alone
+    one_by_one = UsageRow("total")
+    for entry in (e for s in ledgers for e in s.entries):
+        one_by_one.add(entry)
+    assert by_model.total.to_json() == one_by_one.to_json() and by_model.total.totals.summary() == \
+        one_by_one.totals.summary() and by_model.total.totals.causes() == one_by_one.totals.causes()
+    assert alone[0]["totals"]["requests"] == 66 and len(alone[2]["rows"]) == 66
 
 
 def test_usage_since_until_on_the_logs_own_clock(tmp_path: Path) -> None:

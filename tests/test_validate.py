@@ -230,6 +230,7 @@ MUTATIONS: dict[str, Callable[[Log], None]] = {
     "DSH224": _set(35, "data.reason", "restart"),
     "DSH225": _set(10, "data.reason", "change"),
     "DSH226": lambda log: log[1][35]["data"].update(header=copy.deepcopy(log[1][10]["data"]["header"])),
+    "DSH227": _set(35, "data.header.system", None),
     "DSH218": lambda log: log[0].update(orgin="subagent"),
     "DSH301": _set(9, "surfaceOp", "append"),
     "DSH302": _set(8, "surfaceOp", "-"),

@@ -19,6 +19,7 @@ from _cli import invoke
 
 from dsh_audit.testing._migrate import migrate_events
 from dsh_audit.validate import RULES, validate
+from dsh_audit.validate._header import _nearest
 
 Log = tuple[dict[str, Any], list[dict[str, Any]]]
 
@@ -107,16 +108,35 @@ def _wrong_call_id(log: Log) -> None:
         message["toolCallId"] = "c9"
 
 
-def _not_started(log: Log) -> None:
-    """The tool/call removed and its result the TOOL_NOT_STARTED repair (a fork seed's): the seqs close up."""
+def _unstarted(log: Log) -> None:
+    """The tool/call removed, its result kept as a plain one, citing nothing: the seqs close up."""
     log[1].remove(_typed(log, "tool/call"))
     for seq, event in enumerate(log[1]):
         event["seq"] = seq
+    _typed(log, "tool/result").pop("sourceEventSeqs")
+
+
+def _not_started(log: Log) -> None:
+    """The tool/call removed and its result the TOOL_NOT_STARTED repair (a fork seed's)."""
+    _unstarted(log)
     result = _typed(log, "tool/result")
-    result.pop("sourceEventSeqs")
     result["data"]["error"] = {"name": "ToolNotStarted", "code": "TOOL_NOT_STARTED"}
     message = result["data"]["message"]
     (message if "toolCallId" in message else message["content"][0])["isError"] = True
+
+
+def _not_started_then_unlogged(log: Log) -> None:
+    """The TOOL_NOT_STARTED repair of "c1" in step 1, then "c1" advertised again in step 2 with a plain
+    result and no tool/call: the repair resolves its own step only (review B 45: ``not_started`` cleared)."""
+    plain = copy.deepcopy(_typed(log, "tool/result"))
+    _not_started(log)
+    plain.pop("sourceEventSeqs")
+    plain["data"]["step"], plain["data"]["message"]["id"] = 2, "r2"
+    first, second = _typed(log, "assistant/message"), _typed(log, "assistant/message", 1)
+    second["data"]["message"]["content"] = copy.deepcopy(first["data"]["message"]["content"])
+    log[1].insert(log[1].index(second) + 1, plain)
+    for seq, event in enumerate(log[1]):
+        event["seq"] = seq
 
 
 def _unadvertised(log: Log) -> None:
@@ -178,6 +198,17 @@ def _expected(case: str, v: int) -> list[tuple[str, str, int | None, int | None,
     if case == "notstarted":  # resolved without a start: v4 reads it, a warning in every version
         return [*dev, ("DSH411", "warning", _seq(v, 7) + 1, _seq(v, 7) - 1, 'tool call "c1" of the step\'s assistant '
                        "message has no tool/call", None)]
+    if case == "notstarted-then-unlogged":  # the first step's repair resolves nothing in the second: an error in v4
+        return [*_expected("notstarted", v),
+                ("DSH410", v4, _seq(v, 9) + 2, _seq(v, 9), 'tool/result for "c1" with no prior tool/call in this step',
+                 None),
+                ("DSH411", v4, _seq(v, 10) + 2, _seq(v, 10), 'tool call "c1" of the step\'s assistant message has no '
+                 "tool/call", None)]
+    if case == "unstarted":  # any other result DSH refuses: it resolves nothing, an error in v4
+        return [*dev, ("DSH410", v4, _seq(v, 6) + 1, _seq(v, 6) - 1, 'tool/result for "c1" with no prior tool/call '
+                       "in this step", None),
+                ("DSH411", v4, _seq(v, 7) + 1, _seq(v, 7) - 1, 'tool call "c1" of the step\'s assistant message has '
+                 "no tool/call", None)]
     if case == "unadvertised":
         return [*dev, ("DSH414", v4, _seq(v, 5) + 2, _seq(v, 5), 'tool/call "c1" is not a tool-call block of the '
                        "step's assistant message", None)]
@@ -200,6 +231,8 @@ _CASES: dict[str, Callable[[Log], None]] = {
     "unreleased": _header(version=1.5),
     "oddreason": lambda log: _typed(log, "turn/end")["data"].update(reason={"kind": "finished"}),
     "notstarted": _not_started,
+    "notstarted-then-unlogged": _not_started_then_unlogged,
+    "unstarted": _unstarted,
     "unadvertised": _unadvertised,
 }
 
@@ -317,9 +350,12 @@ def test_a_folded_run_loses_no_line_to_check_or_sarif(tmp_path: Path, monkeypatc
     keeps lines 4-7 (they were folded into it and lost); SARIF marks the folded run's every line."""
     path = tmp_path / "session.jsonl"
     path.write_text(_BRACE5)
+    from dsh_audit.cli import _validate
+    guarded: list[tuple[str, ...]] = []  # review B 45: the logs found again only to guard a --sarif output
+    monkeypatch.setattr(_validate, "evidence_logs", lambda paths: guarded.append(tuple(paths)) or [path])
     code, out, _err = invoke(monkeypatch, capsys, "validate", "--json", str(path))
     found = [json.loads(line) for line in out.splitlines()[:-1]]
-    assert code == 1
+    assert code == 1 and guarded == []
     assert [(f["rule"], f["line"], f["seq"], f["message"]) for f in found] == [
         ("DSH407", 2, 0, "log ends inside open turn 1"), ("DSH111", 3, 1, "event has no seq"),
         ("DSH111", 4, 2, "event has no seq (and so do the 3 line(s) after it)"),
@@ -328,7 +364,8 @@ def test_a_folded_run_loses_no_line_to_check_or_sarif(tmp_path: Path, monkeypatc
         "type": "summary", "passed": False, "counts": {"error": 6, "warning": 0, "info": 1}, "files": 1,
         "rules": {"DSH108": 1, "DSH111": 5, "DSH407": 1}}
     sarif = tmp_path / "out.sarif"
-    assert invoke(monkeypatch, capsys, "validate", "--sarif", str(sarif), str(path))[0] == 1
+    assert invoke(monkeypatch, capsys, "validate", "--sarif", str(sarif), str(path))[0] == 1 and guarded == [
+        (str(path),)]
     results = json.loads(sarif.read_text())["runs"][0]["results"]
     assert [r["locations"][0]["physicalLocation"]["region"] for r in results] == [
         {"startLine": 2}, {"startLine": 3}, {"startLine": 4, "endLine": 7}, {"startLine": 8}]
@@ -336,3 +373,38 @@ def test_a_folded_run_loses_no_line_to_check_or_sarif(tmp_path: Path, monkeypatc
     report = json.loads(out)
     assert [(f["rule"], f["line"], f["seq"]) for s in report["sessions"] for f in s["findings"]] == [
         ("DSH801", 3, 1), ("DSH407", 2, 0), ("DSH111", 4, 2), ("DSH108", 8, 1)]
+
+
+def _tool_table(name: str) -> str:
+    from dsh_audit._pyproject import tool_table
+    from dsh_audit.errors import UsageError
+    try:
+        return repr(tool_table({"tool": {name: {}}}, source="p"))
+    except UsageError as exc:
+        return exc.message
+
+
+def _rule(wanted: str) -> str:
+    from dsh_audit.errors import UsageError
+    from dsh_audit.validate import select_rules
+    with pytest.raises(UsageError) as caught:
+        select_rules([wanted], None)
+    return caught.value.message
+
+
+@pytest.mark.parametrize(("ask", "word", "said"), [
+    # [tool.*] at 0.75: "dsh-aux" scores 0.75, "dsh-aud-xx" 0.737 (difflib's default cutoff, 0.6, would name it)
+    (_tool_table, "dsh-aux", "[tool.dsh-aux] is not read: dsh-audit's table is [tool.dsh-audit]"),
+    (_tool_table, "dsh-aud-xx", "None"),
+    # a header key at 0.8: "orig" scores 0.8 against origin, "createdXY" 0.778 against createdAt
+    (lambda word: _nearest(word, 4), "orig", " (did you mean origin?)"),
+    (lambda word: _nearest(word, 4), "createdXY", ""),
+    # a rule id at 0.9: "DSH4110" scores 0.923 against DSH411, "DSH41100" 0.857
+    (_rule, "DSH4110", "--rule: 'DSH4110' is not a rule id (did you mean 'DSH411'?)"),
+    (_rule, "DSH41100", "--rule: 'DSH41100' is not a rule id"),
+], ids=["tool-0.75-above", "tool-0.75-below", "header-0.8-above", "header-0.8-below", "rule-0.9-above",
+        "rule-0.9-below"])
+def test_each_did_you_mean_cutoff_is_pinned_by_a_word_on_either_side(ask: Callable[[str], str], word: str,
+                                                                      said: str) -> None:
+    """Review B 45: ``closest`` ignoring its ``cutoff`` (always 0.6) passed every test."""
+    assert ask(word) == said

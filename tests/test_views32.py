@@ -69,11 +69,12 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _break(session_id: str, model: str, provider: str, tokens: int | None, cost: float | None) -> dict[str, Any]:
+def _break(session_id: str, model: str, provider: str, tokens: int | None, cost: float | None,
+           reusable: int, actual: int | None = 0) -> dict[str, Any]:
     return {"path": f"HOME/sessions/--p--/{session_id}/session.jsonl", "session_id": session_id, "request": 2,
             "kind": "loop", "turn": 3, "step": 1, "attempt": 1, "model": model, "provider": provider,
-            "cause": "header_change", "classification": "break_explained", "lost_tokens": tokens,
-            "lost_cost_usd": cost}
+            "cause": "header_change", "classification": "break_explained", "reusable_cache_read": reusable,
+            "actual_cache_read": actual, "lost_tokens": tokens, "lost_cost_usd": cost}
 
 
 def test_stats_ranks_sessions_and_breaks_by_what_they_lost(fleet: Path, monkeypatch: pytest.MonkeyPatch,
@@ -92,10 +93,10 @@ def test_stats_ranks_sessions_and_breaks_by_what_they_lost(fleet: Path, monkeypa
         ("s-blind", 0, None, 1, 1, 1),  # its break's reads were not logged: lost an unknown amount
         ("s-calm", 0, 0, 0, 0, 0)]
     assert stats["costliest_breaks"] == [
-        _break("s-claude", "claude-sonnet-4-5", "anthropic", 2110, 0.007272),
-        _break("s-deep", "deepseek-v4-flash", "deepseek", 9984, 0.002935296),
-        _break("s-local", "local-coder", "local", 4992, None),
-        _break("s-blind", "deepseek-v4-flash", "deepseek-official", None, None)]
+        _break("s-claude", "claude-sonnet-4-5", "anthropic", 2110, 0.007272, 2110),
+        _break("s-deep", "deepseek-v4-flash", "deepseek", 9984, 0.002935296, 9984),
+        _break("s-local", "local-coder", "local", 4992, None, 4992),
+        _break("s-blind", "deepseek-v4-flash", "deepseek-official", None, None, 4992, None)]  # reads not logged
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "f.sqlite", "--top", "2", "--json")
     stats = json.loads(out)
     assert [r["session_id"] for r in stats["top_sessions"]] == ["s-claude", "s-deep"]
@@ -106,38 +107,41 @@ def test_stats_ranks_sessions_and_breaks_by_what_they_lost(fleet: Path, monkeypa
     assert max(map(len, lines)) <= 80
     assert lines[lines.index("sessions whose cache losses cost the most"):] == [  # compact below 100 columns
         "sessions whose cache losses cost the most",
-        "                             cache     hit     lost",
-        "session   requests  prompt    read   ratio   tokens   lost $      cost  breaks $",
+        "                               hit              lost                      breaks",
+        "session   requests  prompt   ratio  reusable  tokens   lost $      cost        $",
         "─" * 80,
-        "s-claude         3    6230    2000   32.1%     2110  $0.0073   $0.0169   $0.0073",
-        "s-deep           3   30184    9984   33.1%     9984  $0.0029   $0.0062   $0.0029",
-        "s-local          3   15192    4992   32.9%     4992       $?        $?        $?",
-        "s-blind          3  ≥10092   ≥4992   49.5%        0       $?  ≥$0.0016        $?",  # reads not logged: ≥
+        # the tokens lost beside the reusable reads they are measured from (issue 11 item 3)
+        "s-claude         3    6230   32.1%      4120    2110  $0.0073   $0.0169  $0.0073",
+        "s-deep           3   30184   33.1%     19968    9984  $0.0029   $0.0062  $0.0029",
+        "s-local          3   15192   32.9%      9984    4992       $?        $?       $?",
+        "s-blind          3  ≥10092   49.5%      4992       0       $?  ≥$0.0016       $?",  # reads not logged: ≥
         # s-calm lost nothing: no session whose losses cost the most, counted (session 41)
         "ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens; 1",
         "session(s) whose cache losses cost nothing (no token lost, or at $0) left out",
-        "narrow terminal: path, reads logged, expected not shown (widen it, or use",
-        "--json)",
+        "narrow terminal: path, reads logged, expected, cache read not shown (widen it,",
+        "or use --json)",
         "costliest cache breaks",
-        "session   request  model              cause          lost tokens   lost $",
-        "─" * 73,
-        "s-claude        2  claude-sonnet-4-5  header_change         2110  $0.0073",
-        "s-deep          2  deepseek-v4-flash  header_change         9984  $0.0029",
-        "s-local         2  local-coder        header_change         4992       $?",
-        "s-blind         2  deepseek-v4-flash  header_change            ?       $?",
+        "                                                                   lost",
+        "session   request  model              cause          reusable    tokens   lost $",
+        "─" * 80,
+        "s-claude        2  claude-sonnet-4-5  header_change      2110      2110  $0.0073",
+        "s-deep          2  deepseek-v4-flash  header_change      9984      9984  $0.0029",
+        "s-local         2  local-coder        header_change      4992      4992       $?",
+        "s-blind         2  deepseek-v4-flash  header_change      4992         ?       $?",
         "ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens",
         "narrow terminal: path not shown (widen it, or use --json)"]
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "f.sqlite", "--format", "csv")
     lines = out.replace(str(fleet), "HOME").splitlines()
-    assert lines[lines.index("table,session,path,request,model,cause,lost tokens,lost $"):] == [
-        "table,session,path,request,model,cause,lost tokens,lost $",
+    assert lines[lines.index("table,session,path,request,model,cause,reusable,lost tokens,lost $"):] == [
+        "table,session,path,request,model,cause,reusable,lost tokens,lost $",
         "costliest cache breaks,s-claude,HOME/sessions/--p--/s-claude/session.jsonl,2,claude-sonnet-4-5,"
-        "header_change,2110,0.007272",
+        "header_change,2110,2110,0.007272",
         "costliest cache breaks,s-deep,HOME/sessions/--p--/s-deep/session.jsonl,2,deepseek-v4-flash,"
-        "header_change,9984,0.002935296",
-        "costliest cache breaks,s-local,HOME/sessions/--p--/s-local/session.jsonl,2,local-coder,header_change,4992,",
+        "header_change,9984,9984,0.002935296",
+        "costliest cache breaks,s-local,HOME/sessions/--p--/s-local/session.jsonl,2,local-coder,header_change,4992,"
+        "4992,",
         "costliest cache breaks,s-blind,HOME/sessions/--p--/s-blind/session.jsonl,2,deepseek-v4-flash,"
-        "header_change,,"]
+        "header_change,4992,,"]
 
 
 def test_requests_shows_cache_writes_when_logged(fleet: Path, monkeypatch: pytest.MonkeyPatch,

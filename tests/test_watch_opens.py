@@ -18,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from _cli import chat_log
 
 WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling", "--json")
@@ -27,28 +28,60 @@ _COUNTER = textwrap.dedent("""
     from click.testing import CliRunner
     from dsh_audit.cli import cli
 
-    logs = {os.path.realpath(p): 0 for p in json.loads(sys.argv[2])}
+    runs = []
+    for argv, paths in json.loads(sys.argv[1]):
+        runs.append((argv, {os.path.realpath(p): 0 for p in paths}))
+    logs = {path: counts for _, counts in runs for path in counts}
 
     def hook(event, args):
         if event == "open" and isinstance(args[0], (str, bytes)):
             path = os.path.realpath(os.fsdecode(args[0]))
             if path in logs:
-                logs[path] += 1
+                logs[path][path] += 1
 
     sys.addaudithook(hook)
-    result = CliRunner().invoke(cli, json.loads(sys.argv[1]))
-    print(json.dumps({"exit": result.exit_code, "output": result.output, "opens": logs}))
+    found = []
+    for argv, opens in runs:
+        result = CliRunner().invoke(cli, argv)
+        found.append({"exit": result.exit_code, "output": result.output, "opens": dict(opens)})  # as it ended
+    print(json.dumps(found))
 """)
 
+Watched = dict[str, tuple[int, str, dict[str, int]]]
 
-def _watch(root: Path, logs: list[Path]) -> tuple[int, str, dict[str, int]]:
-    """Exit code, output and the opens of each log of ``dsh-audit watch root``."""
-    argv = ["watch", str(root), *WATCH]
-    done = subprocess.run([sys.executable, "-c", _COUNTER, json.dumps(argv), json.dumps([str(p) for p in logs])],
-                          capture_output=True, text=True, check=True, timeout=60)
-    found = json.loads(done.stdout)
-    real = {str(p.resolve()): p.name if p.parent == root else f"{p.parent.name}/{p.name}" for p in logs}
-    return found["exit"], found["output"], {real[p]: n for p, n in found["opens"].items()}
+#: The cases below, each a watched folder and its logs (made by :func:`_case`).
+CASES = ("alone", "folders", "export")
+
+
+def _case(tmp_path: Path, case: str) -> tuple[Path, list[Path]]:
+    """The watched root and the logs of each case: a log alone; sessions each in its own folder;
+    DSH's log and an export of it outside DSH's layout."""
+    if case == "alone":
+        return tmp_path, [chat_log(tmp_path / "s" / "session-one.jsonl", "one")]
+    root = tmp_path / "sessions"
+    if case == "folders":
+        return root, [chat_log(root / "--p--" / sid / "session.jsonl", sid) for sid in ("a", "b", "c")]
+    kept = chat_log(root / "--p--" / "s1" / "session.jsonl", "s1")
+    export = root / "exports" / "s1.jsonl"
+    export.parent.mkdir()
+    export.write_bytes(kept.read_bytes())
+    return root, [kept, export]
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory: pytest.TempPathFactory) -> Watched:
+    """Exit code, output and the opens of each log of ``dsh-audit watch root``, for each of
+    :data:`CASES` (in a folder of its own), the watches run in turn in one subprocess (one start for
+    them all)."""
+    cases = {case: _case(tmp_path_factory.mktemp(case), case) for case in CASES}
+    jobs = [(["watch", str(root), *WATCH], [str(p) for p in logs]) for root, logs in cases.values()]
+    done = subprocess.run([sys.executable, "-c", _COUNTER, json.dumps(jobs)], capture_output=True, text=True,
+                          check=True, timeout=60)
+    results = {}
+    for (case, (root, logs)), found in zip(cases.items(), json.loads(done.stdout)):
+        real = {str(p.resolve()): p.name if p.parent == root else f"{p.parent.name}/{p.name}" for p in logs}
+        results[case] = (found["exit"], found["output"], {real[p]: n for p, n in found["opens"].items()})
+    return results
 
 
 def _items(output: str, kind: str) -> list[dict[str, object]]:
@@ -60,34 +93,26 @@ def _started(output: str) -> list[str]:
     return sorted(str(item["session_id"]) for item in _items(output, "started"))
 
 
-def test_a_log_alone_is_opened_as_often_as_following_it_needs(tmp_path: Path) -> None:
+def test_a_log_alone_is_opened_as_often_as_following_it_needs(watched: Watched) -> None:
     # discovery's peek at its first bytes (not named as DSH names its logs), its last activity
     # (for --since) and its follower: never once more for its session id
-    log = chat_log(tmp_path / "s" / "session-one.jsonl", "one")
-    code, output, opens = _watch(tmp_path, [log])
+    code, output, opens = watched["alone"]
     assert (code, _started(output)) == (0, ["one"])
     assert opens == {"s/session-one.jsonl": 3}
 
 
-def test_sessions_each_in_its_own_folder_are_not_opened_for_their_ids(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    logs = [chat_log(root / "--p--" / sid / "session.jsonl", sid) for sid in ("a", "b", "c")]
-    code, output, opens = _watch(root, logs)
+def test_sessions_each_in_its_own_folder_are_not_opened_for_their_ids(watched: Watched) -> None:
+    code, output, opens = watched["folders"]
     assert (code, _started(output)) == (0, ["a", "b", "c"])
     # its last activity and its follower (DSH's layout: no peek at the file to tell it is a log)
     assert opens == {"a/session.jsonl": 2, "b/session.jsonl": 2, "c/session.jsonl": 2}
 
 
-def test_files_that_may_hold_one_session_are_still_read_for_their_ids(tmp_path: Path) -> None:
+def test_files_that_may_hold_one_session_are_still_read_for_their_ids(watched: Watched) -> None:
     # DSH's log and an export of it outside DSH's layout: discovery compares them by their headers'
     # ids, so the watch reads each one's id, then compares them (ids again, then the lines); the
     # export is also peeked at by discovery; DSH's log is followed, the export is not
-    root = tmp_path / "sessions"
-    kept = chat_log(root / "--p--" / "s1" / "session.jsonl", "s1")
-    export = root / "exports" / "s1.jsonl"
-    export.parent.mkdir()
-    export.write_bytes(kept.read_bytes())
-    code, output, opens = _watch(root, [kept, export])
+    code, output, opens = watched["export"]
     assert (code, _started(output)) == (0, ["s1"])
     assert [str(item["message"]).startswith("one session in two files") for item in _items(output, "note")] == [True]
     assert opens == {"s1/session.jsonl": 5, "exports/s1.jsonl": 4}

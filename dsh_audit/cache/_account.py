@@ -88,6 +88,9 @@ class _Analyzer:
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
         self.by_route: dict[_Pool, list[_Seen]] = {}  # recent requests per cache (:func:`_pool`)
         self.runs: dict[_Pool, list[_Run]] = {}  # the same, in runs (:func:`_nearest`)
+        # the request last priced from its logged usage, that usage and its quote: what its ledger
+        # entry is priced from too (:meth:`CacheAccount.quoted`), not read and quoted again
+        self.quoted: tuple[Request, Tokens | None, tuple[str, ...], Quote | str] | None = None
 
     def predecessor(self, request: Request) -> _Seen | None:
         """The conversation's previous request: the last title call for a title call, else the
@@ -197,6 +200,7 @@ class _Analyzer:
         # at the rate its ledger entry is priced at: a tier prices the whole request
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
                                   prompt_tokens=priced_prompt(usage, unlogged))
+        self.quoted = (request, usage, unlogged, price) if stand_in is None else None
         # a break whose cache reads were not logged lost an unknown amount: no cost, never $0.
         # Priced here once: the request's ledger entry takes the cost (price_entry). Its lost
         # tokens were billed as its cache writes first (lost_split).
@@ -321,6 +325,14 @@ class CacheAccount:
         self.verdicts: list[CacheVerdict] = []
         self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept
         self.totals = CacheTotals()  # what report() sums up, kept or not
+
+    def quoted(self, request: Request) -> tuple[Tokens | None, tuple[str, ...], Quote | str] | None:
+        """The logged usage (:func:`logged_tokens`) and quote the verdict of ``request``, the request
+        last judged, was priced at (:func:`~dsh_audit.cache.price_entry`'s ``quoted``: the ledger
+        entry of a request judged with its send time prices it at them); None when it was judged
+        from a captured usage, or is not the request last judged."""
+        last = self.analyzer.quoted
+        return last[1:] if last is not None and last[0] is request else None
 
     def add(self, request: Request, time: RequestTime | None) -> CacheVerdict:
         """Judge the next request (``time``: its send/answer time; None: TTL and write lag are not

@@ -4,7 +4,7 @@ longest prefix with it (:func:`_nearest`): what :mod:`._account` compares each r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,13 +84,41 @@ def _model(request: Request) -> tuple[str | None, str | None]:
 
 # The best earlier prompt to read from: ``((segments, characters, measured), seen, mine, theirs)``.
 _Best = tuple[tuple[int, int, int], _Seen, Prompt, Prompt]
-# Consecutive earlier requests whose prompts lie on the same tracks (a prompt's own, its log-JSON
-# projection's) and so share one common prefix with any later prompt's: that key, and the requests.
-_Run = tuple[tuple[str, Any, Any], list[_Seen]]
+# Consecutive earlier requests whose prompts lie on the same track and so share one common prefix
+# with any later prompt's: that key (source, track), and the requests. Their log-JSON projections'
+# tracks are not part of it: a projection is built only when read (:attr:`Prompt.json`), beside
+# a prompt of another source (:func:`_alike_runs`).
+_Run = tuple[tuple[str, Any], list[_Seen]]
 
 
-def _run_key(prompt: Prompt) -> tuple[str, Any, Any]:
-    return prompt.source, prompt.track, (prompt.json or prompt).track
+def _run_key(prompt: Prompt) -> tuple[str, Any]:
+    return prompt.source, prompt.track
+
+
+def _alike_runs(runs: Sequence[_Run], source: str) -> Iterator[tuple[bool, Any, list[_Seen]]]:
+    """``runs`` latest first, as (whether their prompts are of ``source``, the track they lie on
+    in the projection compared, their requests): a run of another source split into runs of its
+    log-JSON projections' tracks (built now, oldest first, as they would have been request by
+    request)."""
+    for (their_source, their_track), seens in reversed(runs):
+        if their_source == source:
+            yield True, their_track, seens
+            continue
+        projected = _runs_by(seens, lambda seen: (seen.prompt.json or seen.prompt).track)
+        for track, part in reversed(projected):
+            yield False, track, part
+
+
+def _runs_by(seens: list[_Seen], key: Callable[[_Seen], Any]) -> list[tuple[Any, list[_Seen]]]:
+    """``seens`` in runs of consecutive requests of the same ``key`` (compared by identity)."""
+    runs: list[tuple[Any, list[_Seen]]] = []
+    for seen in seens:
+        found = key(seen)
+        if runs and runs[-1][0] is found:
+            runs[-1][1].append(seen)
+        else:
+            runs.append((found, [seen]))
+    return runs
 
 
 def _runs(seen: Iterable[_Seen]) -> list[_Run]:
@@ -141,13 +169,11 @@ def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag:
     found_any: _Best | None = None
     found_warm: _Best | None = None
     found_landed: _Best | None = None
-    source, projected = prompt.source, prompt.json or prompt
     own: dict[Any, tuple[int, int]] = {}  # track -> its common prefix with this prompt's track
     other: dict[Any, tuple[int, int]] = {}  # ... with its log-JSON projection's track
     sent = now.sent if now is not None else None
-    for (their_source, their_track, their_json), seens in reversed(runs):
-        alike = their_source == source
-        mine, commons, track = (prompt, own, their_track) if alike else (projected, other, their_json)
+    for alike, track, seens in _alike_runs(runs, prompt.source):
+        mine, commons = (prompt, own) if alike else (prompt.json or prompt, other)
         whole = mine.size
         if track is mine.track:
             chars = 0

@@ -41,7 +41,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..replay import Request
 from ..session import Session, open_session
@@ -146,11 +146,15 @@ class LedgerEntry:
 
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
-                sent: float | None = None, route: str | None = None, captured: Tokens | None = None) -> LedgerEntry:
+                sent: float | None = None, route: str | None = None, captured: Tokens | None = None,
+                quoted: tuple[Tokens | None, tuple[str, ...], Quote | str] | None = None) -> LedgerEntry:
     """Price one request (``verdict``: its cache verdict, whose lost tokens are priced too;
     ``sent``: its send time when the request carries none, as an importer's session gives;
     ``route``: the wire API it went out by; ``captured``: the tokens the captured response to its
-    send reports, which price it when its log holds no usage: :func:`entry_usage`).
+    send reports, which price it when its log holds no usage: :func:`entry_usage`; ``quoted``: its
+    logged usage (:func:`logged_tokens`) and its quote from ``book`` at its send time, as its cache
+    verdict was priced (:meth:`~dsh_audit.cache.CacheAccount.quoted`; with no ``captured`` only),
+    so they are read and quoted once a request).
 
     What the request lost is priced once, by its cache verdict (:attr:`CacheVerdict.lost_cost_by_cause`,
     :func:`lost_costs`), and taken from it when the verdict was priced at the rate this entry is
@@ -158,9 +162,14 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     judged without send times, or with another table) it is priced here at the entry's rate."""
     provider, model = request_route_model(request)
     sent = request.time.sent if request.time is not None else sent
-    tokens, unlogged, source, differs = entry_usage(request, captured)
+    quote: Quote | str
+    if quoted is not None and captured is None:  # entry_usage's answer with nothing captured
+        tokens, unlogged, quote = quoted
+        source, differs = None if tokens is None and not unlogged else "log", False
+    else:
+        tokens, unlogged, source, differs = entry_usage(request, captured)
+        quote = book.quote(provider, model, sent, prompt_tokens=priced_prompt(tokens, unlogged))
     whole = tokens is not None and not unlogged
-    quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=priced_prompt(tokens, unlogged))
     classification = verdict.classification if verdict else None
     lost = dict(verdict.lost) if verdict else {}
     lost_unknown = verdict.lost_unknown if verdict else False
@@ -303,8 +312,18 @@ class SessionLedger:
     totals: LedgerTotals = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        if self.totals is None:
-            object.__setattr__(self, "totals", LedgerTotals.of(self.entries))
+        if self.totals is None:  # summed when first read (__getattr__): a view of the entries alone never sums them
+            object.__delattr__(self, "totals")
+
+    if not TYPE_CHECKING:  # to the type checker, ``totals`` is the field it is
+
+        def __getattr__(self, name: str) -> LedgerTotals:
+            """``totals`` when the ledger was made without them: the entries' sums, made once."""
+            if name != "totals":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            totals = LedgerTotals.of(self.entries)
+            object.__setattr__(self, "totals", totals)
+            return totals
 
     @property
     def tokens(self) -> Tokens:

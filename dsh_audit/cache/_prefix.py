@@ -24,6 +24,7 @@ costs one copy per projection, not several).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -70,25 +71,34 @@ class PromptBuilder:
         self._tail: tuple[str, dict[str, Any] | None] | None = None  # the last DeepSeek tail, parsed (read only)
 
     def build(self, request: Request) -> Prompt:
+        """The prompt of ``request``: its rendered body's when it can be rendered, with its
+        log-JSON projection built only when read (:attr:`Prompt.json`); else the log JSON's."""
         try:
-            fallback = self._prompt(self._from_request(request), "json", key="json")
             wire = f"wire:{self.rule.wire_adapter}"
             got = self.pieces(request) if self.pieces is not None else None
             if got is not None:
                 try:
-                    return self._prompt(self._from_pieces(request, got), wire, fallback, key="wire")
+                    return self._prompt(self._from_pieces(request, got), wire, partial(self._json, request),
+                                        key="wire")
                 except ValueError:  # a fragment orjson cannot parse (a lone surrogate), as a body below
-                    return fallback
+                    return self._json(request)
             body = self.value(request) if self.value is not None else None
             if body is None:
                 rendered = self.render(request) if self.render is not None else None  # None: refused
                 body = body_object(rendered)
             if body is not None:
                 # a loop request's body extends the last one's track; an auxiliary call's is its own
-                return self._prompt(self._from_body(body), wire, fallback, key="body" if request.kind == "loop" else None)
-            return fallback
+                return self._prompt(self._from_body(body), wire, partial(self._json, request),
+                                    key="body" if request.kind == "loop" else None)
+            return self._json(request)
         finally:
             self._memo.roll()
+
+    def _json(self, request: Request) -> Prompt:
+        """The log-JSON prompt of ``request``, on the log-JSON track: a later request's when read
+        late (a track forks for an earlier request's messages as after a replace), so any order
+        of reading gives the same prompts."""
+        return self._prompt(self._from_request(request), "json", key="json")
 
     # -- parts ------------------------------------------------------------------------------
 
@@ -102,7 +112,7 @@ class PromptBuilder:
     def _counted(self, segments: tuple[str, ...]) -> _Part:
         return segments, tuple(self.count(s) for s in segments)
 
-    def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | None = None,
+    def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | Callable[[], Prompt] | None = None,
                 key: str | None = None) -> Prompt:
         """Join parts in render order. ``parts["messages"]`` is a :class:`_Messages` (a request's
         messages and how to make the part of each) or flat ``(segments, counts)``.

@@ -29,7 +29,6 @@ one moment: no request of them could be priced). A loop-free chain of aliases is
 from __future__ import annotations
 
 import bisect
-import difflib
 import math
 import re
 import tomllib
@@ -40,7 +39,7 @@ from typing import Any
 
 from .._listing import listed
 from .._pyproject import dotted_key, key_line
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from ._money import _BUCKETS, Rates
 from ._price_files import _PRICES_HINT, _PYPROJECT_LAYER, _Constant, _is_toml, _shown
 from ._price_window import _Window, _iso
@@ -166,12 +165,10 @@ class _Parser:
             if unknown:
                 name = unknown[0]
                 where = dotted_key(name) if key == "(top level)" else f"{key}.{dotted_key(name)}"
-                close = difflib.get_close_matches(name, sorted(_KEYS[kind]), n=1)
                 if kind == "alias" and name in _KEYS["period"]:
                     problem = "beside billed_as: an alias is billed at its model's rates (remove it, or the billed_as)"
                 else:
-                    problem = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "") + \
-                        f"; known: {', '.join(sorted(_KEYS[kind]))}"
+                    problem = f"unknown key{did_you_mean(name, _KEYS[kind])}; known: {', '.join(sorted(_KEYS[kind]))}"
                 raise self.fail(where, problem)
         return value
 

@@ -32,7 +32,8 @@ class Prompt:
         segments: the segments in the rule's render order (read up to ``size``).
         source: ``wire:<adapter>`` or ``json``.
         json: the log-JSON projection of a wire-projected prompt, used to compare it with a
-            request whose body could not be rendered (like is compared with like).
+            request whose body could not be rendered (like is compared with like). Built when
+            first read (:attr:`projection`): most sessions render every request and never read it.
         cumulative: tokens of the first ``k + 1`` segments at ``k`` (empty when not counted).
         size: how many segments are this prompt's.
         track: the track the lists belong to (compared once with another track, then cached).
@@ -40,10 +41,21 @@ class Prompt:
 
     segments: list[str]
     source: str
-    json: Prompt | None
+    projection: Prompt | Callable[[], Prompt] | None  # :attr:`json`, or how to build it
     cumulative: list[int]
     size: int
     track: _Track
+
+    @property
+    def json(self) -> Prompt | None:
+        """The log-JSON projection (None: this prompt is log JSON), built the first time it is
+        read: a request's prompt is compared as log JSON only beside one whose body could not be
+        rendered, so building it for every request would be work nearly always thrown away."""
+        projection = self.projection
+        if callable(projection):
+            projection = projection()
+            object.__setattr__(self, "projection", projection)  # frozen: set once, as if at creation
+        return projection
 
     @property
     def tokens(self) -> int:
@@ -309,7 +321,7 @@ class _Track:
         track.extend(messages, at)
         return track
 
-    def prompt(self, source: str, fallback: Prompt | None) -> Prompt:
+    def prompt(self, source: str, fallback: Prompt | Callable[[], Prompt] | None) -> Prompt:
         return Prompt(self.segments, source, fallback, self.cumulative, len(self.segments), self)
 
 

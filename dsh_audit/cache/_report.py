@@ -44,8 +44,8 @@ class CacheVerdict:
     Its JSON (:meth:`to_json`, an entry of ``cache --json``'s ``timeline``) names ``potential``,
     ``expected``, ``actual`` and ``lost_cost`` as every command's JSON does:
     ``reusable_cache_read``, ``expected_cache_read``, ``actual_cache_read`` and ``lost_cost_usd``
-    (``docs/ci.md``, "JSON vocabulary"), and ``lost`` as ``lost_tokens_by_cause``; the other keys
-    are the attributes' names.
+    (``docs/ci.md``, "JSON vocabulary"), and ``lost`` as ``lost_tokens_by_cause`` beside its sum
+    ``lost_tokens`` (both null when what it lost is unknown); the other keys are the attributes' names.
 
     Attributes:
         index, kind, turn, step, attempt, model: the request (see :class:`dsh_audit.replay.Request`).
@@ -125,6 +125,7 @@ class CacheVerdict:
                 "expected_cache_read": self.expected, "actual_cache_read": self.actual,
                 "classification": self.classification, "cause": self.cause,
                 "source_index": self.source_index, "gap_seconds": self.gap_seconds,
+                "lost_tokens": None if self.lost_unknown else sum(self.lost.values()),
                 "lost_tokens_by_cause": None if self.lost_unknown else dict(self.lost),
                 "lost_cost_usd": self.lost_cost, "prompt_source": self.prompt_source, **retention,
                 **({"usage_source": "capture"} if self.usage_source == "capture" else {})}
@@ -220,6 +221,25 @@ class CacheTotals:
         for verdict in verdicts:
             totals.add(verdict)
         return totals
+
+    @staticmethod
+    def known_of(tokens: int, *, requests: int, known: int) -> int | None:
+        """``tokens``, a sum over the ``known`` of ``requests`` requests (those that logged their
+        cache read and prompt size: the prompt, actual and expected reads), as JSON gives it by
+        ``usage``'s rule of a token sum, as ``stats`` has it (``dsh_audit.fleet._measures.measures``):
+        None (unknown, never 0) when there are requests and none of them is known (no usage logged,
+        or one without them); a sum of no request at all is 0.
+
+        Example:
+            >>> [CacheTotals.known_of(0, requests=r, known=k) for r, k in ((0, 0), (2, 0), (2, 1))]
+            [0, None, 0]
+        """
+        return None if requests and not known else tokens
+
+    def known_sum(self, tokens: int) -> int | None:
+        """``tokens``, one of this session's sums over its known requests (:attr:`actual_total`,
+        :attr:`expected_total`, :attr:`prompt_total`), by :meth:`known_of`."""
+        return self.known_of(tokens, requests=self.requests, known=self.known)
 
     @property
     def classification_counts(self) -> dict[str, int]:
@@ -345,6 +365,12 @@ class SessionCacheReport:
         total = self.prompt_total
         return tokens / total if total else None
 
+    def known_sum(self, tokens: int) -> int | None:
+        """``tokens`` (:attr:`prompt_total`, :attr:`actual_total` or :attr:`expected_total`) as every
+        view gives it: None (unknown, never 0) when no request logged its cache read and prompt
+        size (:meth:`CacheTotals.known_sum`, ``stats``' rule)."""
+        return self.totals.known_sum(tokens)
+
     @property
     def classification_counts(self) -> dict[str, int]:
         return self.totals.classification_counts
@@ -390,18 +416,22 @@ class SessionCacheReport:
 
     def to_json(self, *, timeline: bool = True) -> dict[str, Any]:
         """The ``dsh-audit cache --json`` object for this session (without its last key,
-        ``timeline``, when ``timeline`` is False: a writer that streams it appends it)."""
+        ``timeline``, when ``timeline`` is False: a writer that streams it appends it);
+        ``prompt_tokens``, ``actual_cache_read`` and ``expected_cache_read`` null when no request
+        logged its cache read and prompt size (:meth:`known_sum`), as ``stats --json`` has them."""
         found = {
             "path": self.path, "session_id": self.session_id, "requests": self.request_count,
             "usage_known": self.known_count, "usage_known_without_prompt": self.sizeless_count,
             "cache_read_without_prompt": self.sizeless_read, "token_method": self.token_method,
             "rules": self.rules_json,
-            "attribution": self.attribution, "prompt_tokens": self.prompt_total,
-            "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
+            "attribution": self.attribution, "prompt_tokens": self.known_sum(self.prompt_total),
+            "actual_cache_read": self.known_sum(self.actual_total),
+            "expected_cache_read": self.known_sum(self.expected_total),
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),
             "classifications": self.classification_counts, "breaks": None if self.imported else self.break_count,
             "breaks_by_cause": None if self.imported else self.breaks_by_cause,
             "reusable_cache_read": self.potential_total,
+            "lost_tokens": sum(self.lost_by_cause.values()),  # the known losses, as usage's (lost_unknown_requests)
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
             "lost_unknown_requests": self.lost_unknown, "price_note": self.price_note, "notes": list(self.notes),
             "cost": self.cost,

@@ -14,9 +14,8 @@ from ..capture import AlignedCapture, capture_for
 from ..errors import DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request, SurfaceFold
-from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, attachment_warnings,
-                       open_group, open_session,
-                       request_route, routes_from, window_conflicts)
+from ..session import (Bodies, Failure, GroupResult, Headers, Route, RouteEvidence, Session, SessionGroup,
+                       attachment_warnings, open_group, open_session, request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, ParentRequest, analyze_cache
 from ._captured_usage import given_capture, given_usage
@@ -269,9 +268,9 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
         raise
     declared = config  # its messages name the file a route came from
     causes: dict[int, str] = {}
+    routed: dict[int, Route] = {}  # the request being judged -> its route: found once, for its verdict and entry
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies if wire else None,
-                           prices=prices, routes=lambda request: request_route(request, evidence,
-                                                                             declared=declared).adapter,
+                           prices=prices, routes=lambda request: routed[request.index].adapter,
                            path=path, session_id=sid, keep=keep, zero_data_retention=zero_data_retention)
     entries: list[LedgerEntry] = []
     totals = LedgerTotals()
@@ -279,10 +278,13 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     known: set[int] = set()
 
     def judge(request: Request) -> None:
-        verdict = account.add(request, request.time)
-        route = request_route(request, evidence, declared=declared)
+        route = routed[request.index] = request_route(request, evidence, declared=declared)
+        try:
+            verdict = account.add(request, request.time)
+        finally:
+            del routed[request.index]
         entry = price_entry(request, prices, verdict, sent=request.time.sent if request.time else None,
-                            route=route.api or route.adapter)
+                            route=route.api or route.adapter, quoted=account.quoted(request))
         if keep:
             entries.append(entry)
         totals.add(entry)

@@ -57,7 +57,9 @@ class SessionSummary:
         format: ``dsh``, ``claude-code`` or ``codex``; ``format_version`` the DSH log version.
         requests: the LLM requests the log implies.
         prompt_tokens: the logged prompt of the requests whose usage was logged (from the cache
-            report; None without one).
+            report; None without one, and when none of them logged its cache read and prompt size:
+            :meth:`~dsh_audit.cache.SessionCacheReport.known_sum`, as ``cache --json`` and
+            ``stats --json`` give it; ``cache_read_tokens`` too).
         tokens: the tokens by billing bucket (``cache_miss``, ``cache_read``, ``cache_write``,
             ``output``, ``reasoning`` and their ``total``): the priced ledger's, as ``cache --json``
             gives them in ``cost.tokens``; without one, the sums of the requests' logged usage
@@ -135,6 +137,16 @@ def _logged_tokens(session: Session) -> dict[str, int] | None:
     return sum(counts[1:], counts[0]).to_json() if counts else None
 
 
+def _priced_tokens(session: Session, report: SessionCacheReport, tokens: Any) -> dict[str, int] | None:
+    """The ledger's tokens by bucket (``tokens``, its summary's), or the logged ones without it; None
+    (unknown, never 0) when the session has requests and none of their tokens is known, logged or
+    captured, as ``stats --json``'s ``tokens`` (a sum of no request's usage is unknown)."""
+    logged = _logged_tokens(session)
+    if logged is None and not report.captured_usage and report.request_count:
+        return None
+    return dict(tokens) if isinstance(tokens, dict) else logged
+
+
 def _buckets(cost: Any) -> tuple[tuple[str, float], ...]:
     """The billing buckets of a ledger's ``cost_usd`` object (its ``total`` apart), in its order."""
     if not isinstance(cost, dict):
@@ -176,8 +188,9 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
     cost = report.cost["cost_usd"] if report.cost is not None else None
     unpriced = report.cost.get("unpriced_requests") if report.cost is not None else None
     tokens = report.cost.get("tokens") if report.cost is not None else None
-    return SessionSummary(**common, prompt_tokens=report.prompt_total, cache_read_tokens=report.actual_total,
-                          tokens=dict(tokens) if isinstance(tokens, dict) else _logged_tokens(session),
+    return SessionSummary(**common, prompt_tokens=report.known_sum(report.prompt_total),
+                          cache_read_tokens=report.known_sum(report.actual_total),
+                          tokens=_priced_tokens(session, report, tokens),
                           hit_ratio=report.ratio(report.actual_total),
                           breaks=None if session.imported else report.break_count,
                           cost_usd=cost["total"] if isinstance(cost, dict) else None,

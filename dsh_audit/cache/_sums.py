@@ -271,6 +271,47 @@ class CostSums:
         if unpriced:
             self._unpriced[unpriced] += 1
 
+    def merge(self, other: CostSums) -> None:
+        """Add every request ``other`` summed, as if each had been added here (:meth:`add_request`):
+        a request's amounts are summed once, in the group that holds it, and groups made of such
+        groups (``usage``'s rows and its total) take their sums. Whole nano-dollar amounts sum
+        exactly whatever their grouping (:func:`usd_total`, :class:`ExactSum`), so the result is
+        the same as adding the requests one by one.
+
+        Example:
+            >>> one, two, both = Costs.sums(), Costs.sums(), Costs.sums()
+            >>> for sums, cost in ((one, 0.1), (two, 0.2), (both, 0.1), (both, 0.2)):
+            ...     sums.add_request(tokens=Tokens(1), cost=Costs(cost), no_cache=cost, off_peak=cost,
+            ...                      lost={"prune": 1}, lost_cost={"prune": cost}, is_break=True, unpriced=None)
+            >>> one.merge(two)
+            >>> one.summary() == both.summary(), one.causes() == both.causes()
+            (True, True)
+        """
+        self.requests += other.requests
+        self.windowed += other.windowed
+        self.usage_from_capture += other.usage_from_capture
+        self.usage_differs += other.usage_differs
+        self.usage_unknown += other.usage_unknown
+        self.lost_unknown += other.lost_unknown
+        self.tokens = self.tokens + other.tokens
+        if other._costs is not None:
+            if self._costs is None:
+                self._costs = [ExactSum() for _ in other._costs]
+            for bucket, given in zip(self._costs, other._costs):
+                for partial in given._partials:
+                    bucket.add(partial)
+        for name, sums in self._amounts.items():
+            given_sums = other._amounts[name]
+            sums[0] = round(math.fsum((sums[0], given_sums[0])), _DIGITS)
+            for at in range(1, 5):
+                sums[at] += given_sums[at]
+        self._lost_tokens.update(other._lost_tokens)
+        self._priced_causes.update(other._priced_causes)
+        for cause, (lost, breaks) in other._by_cause.items():
+            mine = self._by_cause.get(cause)
+            self._by_cause[cause] = (lost, breaks) if mine is None else (mine[0] + lost, mine[1] + breaks)
+        self._unpriced.update(other._unpriced)
+
     def known(self, amount: str) -> float | None:
         """``amount`` (one of :data:`AMOUNTS` or a bucket, :meth:`priced`) as JSON gives it: None
         when no request that owes it was priced, else the sum over the priced ones (a lower bound
@@ -374,10 +415,13 @@ class CostSums:
         unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``;
         ``usage_from_capture_requests`` counts the requests whose log holds no usage that were priced
         from the capture's (``--capture``), ``usage_differs_requests`` those whose logged usage the
-        capture's contradicts (the log's is kept). ``off_peak_cost_usd`` is always there (a request
+        capture's contradicts (the log's is kept); ``tokens`` null when there are requests and none
+        of them has a usage (logged or captured). ``off_peak_cost_usd`` is always there (a request
         with one rate all day at its cost: :meth:`add_request`)."""
         unpriced = self.unpriced_requests
-        return {"requests": self.requests, "tokens": self.tokens.to_json(),
+        # a sum of no request's usage is unknown (null), as ``usage --json`` and ``stats --json`` have it: never 0
+        known = not self.requests or self.usage_unknown < self.requests
+        return {"requests": self.requests, "tokens": self.tokens.to_json() if known else None,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,

@@ -86,6 +86,14 @@ class UsageRow:
         if lacking and entry.tokens is not None:
             self.unlogged.update([*lacking, "requests"])
 
+    def merge(self, other: UsageRow) -> None:
+        """Add every request of ``other`` (a part of this row: :func:`usage_tables` sums each request
+        once, in the part that holds it), as :meth:`add` would have added them one by one."""
+        self.totals.merge(other.totals)
+        if self.models is not None and other.models is not None:
+            self.models.update(other.models)
+        self.unlogged.update(other.unlogged)
+
     @property
     def requests(self) -> int:
         return self.totals.requests
@@ -363,7 +371,10 @@ def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: 
     names = _session_names(given)
     groupings: list[tuple[str, Callable[[SessionLedger, LedgerEntry], str], dict[str, UsageRow]]] = [
         (name, _keys(name, names), {}) for name in by]  # (by, key, rows)
-    total = UsageRow("total")  # the sum of the rows: every request a row holds, added once more
+    total = UsageRow("total")  # the sum of the rows: every request a row holds
+    # Each request is summed once, in its part (the rows of every grouping it falls in), whose sums
+    # the rows and the total then take (:meth:`UsageRow.merge`): one grouping's rows are the parts.
+    parts: dict[tuple[int, ...], tuple[tuple[UsageRow, ...], UsageRow]] = {}  # rows' ids -> (rows, part)
     sessions = 0
     found: dict[str, Any] = {}
     windowed = since is not None or until is not None
@@ -374,11 +385,26 @@ def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: 
         for entry in ledger.entries:
             if not sent_in_window(entry, since, until):
                 continue
-            for group, key, rows in groupings:
-                _row(rows, key(ledger, entry), group, entry, ledger).add(entry)
-            total.add(entry)
+            rows_of = tuple(_row(rows, key(ledger, entry), group, entry, ledger) for group, key, rows in groupings)
+            _part(parts, rows_of).add(entry)
+    for rows_of, part in parts.values():
+        total.merge(part)
+        if len(rows_of) > 1:
+            for row in rows_of:
+                row.merge(part)
     return tuple(_table(group, rows, total, sessions, found or prices or {}, sort, losses)
                  for group, _, rows in groupings)
+
+
+def _part(parts: dict[tuple[int, ...], tuple[tuple[UsageRow, ...], UsageRow]],
+          rows_of: tuple[UsageRow, ...]) -> UsageRow:
+    """The part of the requests that fall in the rows ``rows_of`` (one of each grouping): the row
+    itself when there is one grouping, else a part made for them (the rows take its sums)."""
+    key = tuple(map(id, rows_of))  # the rows live as long as the table: their ids name them
+    found = parts.get(key)
+    if found is None:
+        found = parts[key] = (rows_of, rows_of[0] if len(rows_of) == 1 else UsageRow("", models=set()))
+    return found[1]
 
 
 def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry, ledger: SessionLedger) -> UsageRow:

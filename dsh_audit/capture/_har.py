@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from .._body_decode import BodyDecodeError, body_bytes
+from .._body_decode import BodyDecodeError, NotUndone, UndecodableBody, body_bytes
 from .._json import json_type
 from .._literals import inexact, literal_json
 from .._urls import url_problem
@@ -20,7 +20,7 @@ from ._har_scan import EntriesSpan, har_entries
 from ._reading import (Said, _CaptureFile, _error, _handle, _header_values, _Kept, _parse, _Raw, _read_all,
                        _RecordBody, _text_value)
 
-__all__ = ["har_handles", "har_read"]
+__all__ = ["har_handles", "har_read", "undecoded_note"]
 
 
 _HAR_START = re.compile(rb'^\s*\{\s*"log"\s*:')
@@ -37,12 +37,27 @@ def _har_url_path(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str, str]) -> bytes:
+def undecoded_note(path: Path, where: str, exc: UndecodableBody) -> str:
+    """What a reader says of a request body at ``where`` (``line 3``, ``entries[2]``) whose coding it
+    could not undo: read as captured, never skipped in silence. ``exc``'s message quotes no capture text.
+
+    Example:
+        >>> undecoded_note(Path("w.jsonl"), "line 2", UndecodableBody("the gzip body is cut off", "", "gzip"))
+        'w.jsonl: line 2: its body is read as captured, not decoded: the gzip body is cut off'
+    """
+    return f"{path}: {where}: its body is read as captured, not decoded: {exc.message}"
+
+
+def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str, str],
+              said: Said | None = None) -> tuple[bytes, NotUndone | None]:
     """The request body: ``postData.text`` decoded as its encoding and Content-Encoding say, by the
-    one decoder of captured bodies (:func:`dsh_audit._body_decode.body_bytes`)."""
+    one decoder of captured bodies (:func:`dsh_audit._body_decode.body_bytes`); one whose coding
+    cannot be undone read as captured, said in ``said`` and its coding named (else None), as a
+    ``wire.jsonl`` record's (:func:`._jsonl._decoded`); only a bomb, or no base64 when it says so, is
+    refused."""
     post = request.get("postData")
     if post is None:
-        return b""
+        return b"", None
     if not isinstance(post, dict):
         raise _error(path, where, "request.postData is not an object", "HAR 1.2 postData is {mimeType, text}")
     text = post.get("text") or ""
@@ -51,7 +66,11 @@ def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str
                      "HAR 1.2 postData.text is a string (base64 with \"encoding\": \"base64\")")
     try:
         return body_bytes(text, encoding=post.get("encoding"), content_coding=headers.get("content-encoding"),
-                          field="postData.text", source=str(path))
+                          field="postData.text", source=str(path)), None
+    except UndecodableBody as exc:
+        if said is not None:
+            said.skipped.append(undecoded_note(path, where, exc))
+        return exc.stored, NotUndone(exc.coding)
     except BodyDecodeError as exc:
         raise _error(path, where, exc.message, exc.hint) from None
 
@@ -85,7 +104,7 @@ def _entry_body(path: Path, where: str, data: bytes) -> bytes:
     """The request body of the HAR entry ``data`` holds (read again: :class:`._reading._RecordBody`)."""
     entry = _parse(data, path, where, invalid="not valid JSON", hint=_HINT)
     request, _, headers = _entry_request(path, where, entry)
-    return _har_body(path, where, request, headers)
+    return _har_body(path, where, request, headers)[0]
 
 
 def _whole(path: Path, handle: BinaryIO) -> Any:
@@ -137,7 +156,8 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
     """Every entry's request of a HAR file, each entry read and parsed alone (:mod:`._har_scan`), so
     no more than one entry's body is held; each body is read again by the entry's offset. Given
     ``records``, the parsed document is appended to it once every entry is read, each request's
-    ``postData.text`` None (its responses are kept). A document the scan cannot read entry by entry
+    ``postData.text`` None (a :class:`~dsh_audit._body_decode.NotUndone` when its body was read as
+    captured, :func:`_har_body`; its responses are kept). A document the scan cannot read entry by entry
     (malformed JSON, no ``log.entries`` list, an entry that is no object) is parsed whole: its
     error, as a HAR file's always was (an entry that is no object: an error at its index)."""
     shared = _CaptureFile(str(path))  # what every body is read again from
@@ -153,10 +173,11 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
                 _whole(path, opened)
                 raise _error(path, where, "not valid JSON", _HINT) from None
             request, url_path, headers = _entry_request(path, where, entry)
-            body = _har_body(path, where, request, headers)
+            body, not_undone = _har_body(path, where, request, headers, said)
             post = request.get("postData")
             if isinstance(post, dict) and "text" in post:
-                post["text"] = None  # its bytes are the body, read again by the entry's offset
+                # its bytes are the body, read again by the entry's offset; one read as captured named so
+                post["text"] = not_undone  # for redact to count the body it replaces whole
             if records is not None:
                 if isinstance(records, _Kept) and inexact(entry.get("response")):
                     entry["response"] = literal_json(data).get("response")  # its numbers as written, to say

@@ -1,5 +1,5 @@
 """The ``wire-jsonl`` capture format: one JSON object per line, each a request record (``method``,
-``path``, ``headers``, ``body`` or ``body_base64``, inflated when its ``Content-Encoding`` names gzip),
+``path``, ``headers``, ``body`` or ``body_base64``, every coding its ``Content-Encoding`` names undone),
 its body read again by the line's offset. A growing one is read on from where a reading stopped
 (:class:`CaptureOffset`, :func:`dsh_audit.capture.read_capture_tail`)."""
 
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .._body_decode import BodyDecodeError, content_encoding, inflated, names_gzip
+from .._body_decode import BodyDecodeError, NotUndone, UndecodableBody, content_encoding, undo_codings
 from .._json import json_type
 from .._literals import inexact, literal_json
 from ..errors import CaptureError
 from ..log import TornTail, parse_json
-from ._har import _HAR_START
+from ._har import _HAR_START, undecoded_note
 from ._reading import (Said, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw, _RecordBody,
                        _text_value)
 
@@ -28,8 +28,6 @@ __all__ = ["CaptureOffset", "jsonl_handles", "jsonl_read"]
 
 #: The fields of a wire.jsonl record of which a capture record holds at least one.
 _RECORD_KEYS = ("method", "path", "body", "body_base64")
-#: gzip's first three bytes (1f 8b 08) in base64: the start of a ``body_base64`` sent compressed.
-_GZIP_BASE64 = "H4sI"
 NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, path, headers, body), "
                       "a HAR 1.2 file or a folder of *.json bodies")
 
@@ -107,7 +105,10 @@ def _base64_fault(text: str) -> str:
     return next((f"character {at}" for at, char in enumerate(unpadded) if char not in _BASE64_ALPHABET), "padding")
 
 
-def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
+def _jsonl_body(path: Path, where: str, record: dict[str, Any], said: Said | None = None
+                ) -> tuple[bytes, tuple[str, ...] | NotUndone]:
+    """A record's body decoded, and the codings undone to read it (:func:`_decoded`: one it cannot
+    undo said in ``said``, and named instead)."""
     hint = "each record needs `body` (text) or `body_base64`"
     if isinstance(record.get("body_base64"), str):
         try:
@@ -134,20 +135,30 @@ def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
     if isinstance(size, int) and not isinstance(size, bool) and size != len(body):
         raise _error(path, where, f"body is {len(body)} bytes, body_bytes says {size}",
                      "the capture was edited or re-encoded; recapture or drop body_bytes")
-    return _decoded(path, where, record, body)
+    return _decoded(path, where, record, body, said)
 
 
-def _decoded(path: Path, where: str, record: dict[str, Any], body: bytes) -> bytes:
-    """A record's body as the request meant it: gzip data inflated when its ``Content-Encoding``
-    names gzip, as a recorded response's is (:func:`dsh_audit._body_decode.inflated`, within the
-    same decode limits), so a gzip request pairs by its JSON; ``body_sha256`` and ``body_bytes``
-    are of the bytes as sent, checked before. Corrupt gzip data is a CaptureError at its line."""
-    if not names_gzip(content_encoding(record.get("headers"))):
-        return body
+def _decoded(path: Path, where: str, record: dict[str, Any], body: bytes, said: Said | None = None
+             ) -> tuple[bytes, tuple[str, ...] | NotUndone]:
+    """A record's body as the request meant it, and the codings undone, in the order they were applied:
+    every coding its ``Content-Encoding`` names (gzip, deflate, stacked), undone by the one decoder a
+    HAR ``postData`` and a recorded response go through too, within the same decode limits
+    (:func:`dsh_audit._body_decode.undo_codings`: a body stored decoded under its header kept as it
+    is), so a coded request pairs by its JSON; ``body_sha256`` and ``body_bytes`` are of the bytes as
+    sent, checked before. A body whose coding cannot be undone (``br``, ``zstd``, corrupt or cut-off
+    data) is read as captured, the coding named in place of the codings (:class:`NotUndone`), and said
+    in ``said`` at its line (:func:`undecoded_note`): pairing shows the record as it shows any body it
+    cannot read (foreign, or unreadable), the rest of the capture read as ever (review B 45); only a
+    bomb (past the decode limits) is a CaptureError at its line, as a HAR entry's is."""
     try:
-        return inflated(body, str(path))
+        return undo_codings(body, content_encoding(record.get("headers")), str(path))
+    except UndecodableBody as exc:
+        if said is not None:
+            said.skipped.append(undecoded_note(path, where, exc))
+        return exc.stored, NotUndone(exc.coding)
     except BodyDecodeError as exc:
         raise _error(path, where, exc.message, exc.hint) from None
+
 
 
 def _is_record(record: dict[str, Any]) -> bool:
@@ -203,7 +214,7 @@ def _whole_json(line: bytes) -> bool:
 
 def _line_body(path: Path, where: str, line: bytes) -> bytes:
     """The body of the record a wire.jsonl line holds (read again: :class:`._reading._RecordBody`)."""
-    return _jsonl_body(path, where, _line_record(path, where, line))
+    return _jsonl_body(path, where, _line_record(path, where, line))[0]
 
 
 def _jsonl_records(path: Path, handle: BinaryIO, said: Said | None, reach: _Reach | None = None
@@ -243,8 +254,9 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
     An object that is no capture record is said in ``said`` and skipped (without ``said``, a
     CaptureError); a file of such objects alone is not a capture (:func:`_jsonl_records`). Given
     ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None (a
-    ``body_base64`` sent as gzip under a gzip ``Content-Encoding``, which is read inflated, keeps its
-    first four characters, gzip's magic in base64, for redact to write it compressed again) (kept for a
+    ``body_base64`` read with codings undone holds them instead, a tuple in the order they were applied,
+    which no JSON value is, for redact to apply them again to the body it writes back; one read as
+    captured, its coding not undone, a :class:`NotUndone`, for redact to count the body it replaces) (kept for a
     reader of responses, :class:`._reading._Kept`: a response's numbers no double holds exactly as
     written, :func:`dsh_audit._literals.literal_json`). Given ``reach``, the whole lines from where it
     stands (:func:`_seek_line`), ``reach`` moved past them (:func:`_jsonl_lines`)."""
@@ -256,11 +268,14 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
         for number, offset, line, record in _jsonl_records(path, lines, said, reach):
             where = f"line {number}"
             headers = _headers_object(path, where, record.get("headers"))
-            body = _jsonl_body(path, where, record)
+            body, codings = _jsonl_body(path, where, record, said)
             if records is not None:
                 kept = {key: None if key in ("body", "body_base64") else value for key, value in record.items()}
-                if names_gzip(content_encoding(headers)) and str(record.get("body_base64")).startswith(_GZIP_BASE64):
-                    kept["body_base64"] = _GZIP_BASE64  # sent as gzip, read inflated: a writer compresses it again
+                stored = "body_base64" if isinstance(record.get("body_base64"), str) else "body"
+                if isinstance(codings, NotUndone):
+                    kept[stored] = codings  # read as captured: a writer replaces it whole, and counts it
+                elif codings and stored == "body_base64":
+                    kept["body_base64"] = codings  # sent coded, read decoded: a writer codes it again
                 if isinstance(records, _Kept) and inexact(kept.get("response")):
                     kept["response"] = literal_json(line).get("response")  # its numbers as written, to say
                 records.append(kept)

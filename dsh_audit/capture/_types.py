@@ -242,8 +242,10 @@ def unreadable_body(body: bytes, headers: Mapping[str, str] | None = None) -> st
     """
     if not body:
         return "the captured request has no body"
-    if is_gzip(body):  # a gzip request is inflated by its Content-Encoding alone (as a server reads it)
+    if is_gzip(body):  # a request's codings are undone by its Content-Encoding alone (as a server reads it)
         coding = (headers or {}).get("content-encoding")
+        if _names_gzip(coding):  # named, but not undone: corrupt, cut off, or under a coding not undone
+            return "captured body is gzip data that could not be undone (the capture's warning at its line says why)"
         return f"captured body is gzip data its headers do not name ({_not_gzip(coding)})"
     try:
         value = parse_json(body)
@@ -261,6 +263,16 @@ def unreadable_body(body: bytes, headers: Mapping[str, str] | None = None) -> st
 #: A Content-Encoding a note names bare: HTTP tokens, listed (``br``, ``deflate, br``), up to 40
 #: characters (no tab, no bracket: nothing a terminal or rich markup acts on).
 _CODINGS = re.compile(r"(?=.{1,40}\Z)[A-Za-z0-9!#$%&'*+.^_`|~-]+(?: *, *[A-Za-z0-9!#$%&'*+.^_`|~-]+)*", re.ASCII)
+
+
+def _names_gzip(coding: str | None) -> bool:
+    """Whether a ``Content-Encoding`` value names gzip among its codings (``x-gzip`` too, any case).
+
+    Example:
+        >>> _names_gzip("gzip, br"), _names_gzip("X-GZIP"), _names_gzip("deflate"), _names_gzip(None)
+        (True, True, False, False)
+    """
+    return coding is not None and any(item.strip().lower() in ("gzip", "x-gzip") for item in coding.split(","))
 
 
 def _not_gzip(coding: str | None) -> str:

@@ -43,14 +43,16 @@ if not TYPE_CHECKING:
 _PLAIN_COLUMNS = ("#", "vs", "relation", "verdict", "cause", "fields", "evidence seqs", "first divergence")
 _PLAIN_DROPPABLE = ("first divergence", "relation", "evidence seqs")
 
-# With --accounting: "lost tokens (cost)", what the request lost of the cache, as `cache` judged it (usage's column).
-_COLUMNS = ("#", "vs", "relation", "verdict", "cause", "lost tokens (cost)", "fields", "evidence seqs",
-            "first divergence")
+# With --accounting: "lost tokens (cost)", what the request lost of the cache, as `cache` judged it (usage's column),
+# beside what it is measured from (issue 11): the "reusable" and "actual" cache reads, as `cache`'s timeline names them.
+_COLUMNS = ("#", "vs", "relation", "verdict", "cause", "reusable", "actual", "lost tokens (cost)", "fields",
+            "evidence seqs", "first divergence")
 # In CSV the lost tokens and what they cost are two plain columns, as in `usage`.
 _CSV_LOST = ("lost tokens", "lost cost")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words
-# (`explain` shows them all for one request): what a break cost stays.
-_DROPPABLE = ("first divergence", "relation", "evidence seqs")
+# (`explain` shows them all for one request): what a break cost stays, beside its reusable base ("actual" goes
+# first: it is reusable - lost).
+_DROPPABLE = ("actual", "first divergence", "relation", "evidence seqs")
 
 
 #: A --all table's caption when its log has no break (every log's table says it, none is silent).
@@ -207,8 +209,11 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     its log, as `requests` and `cache` do.
 
     With --accounting (implied by --prices and --openai-zdr), what each break cost too: it reads the
-    log's cache accounting as well, so it takes as long as `cache`. A column "lost tokens (cost)"
-    after "cause": the cache reads the request should have had and did not, and what they cost
+    log's cache accounting as well, so it takes as long as `cache`. Columns "reusable" and
+    "actual" after "cause": the cache reads the request could have had (had the previous request's
+    prefix been kept) and those it had, as `cache`'s timeline names them ("?" when not logged; a
+    narrow terminal leaves "actual" out first: lost = reusable - actual); then "lost tokens (cost)":
+    the cache reads the request should have had and did not, and what they cost
     over cache reads at its rate (the "lost" of its row in `cache`'s timeline, every cause, priced
     as `cache` prices it; "?" when its cache reads were not logged, "$?" when no rate prices it,
     never $0 for unknown; in --format csv two columns, "lost tokens" and "lost cost"); a last row,
@@ -218,8 +223,9 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     With --json, one object per listed transition: "path" the log it is from, its session id,
     request, cause and evidence, and "unexplained" true for a break the log does not explain
     (cause unexplained or unrecorded_mutation, as --fail-on unexplained counts them); with --accounting
-    also "lost_tokens", "lost_cost_usd" (null when not known) and "unpriced_reason" (why they are
-    not known, else null).
+    also "reusable_cache_read" and "actual_cache_read" (what the loss is measured from, as `cache
+    --json` names them), "lost_tokens", "lost_cost_usd" (null when not known) and "unpriced_reason"
+    (why they are not known, else null).
 
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
     break is listed), 2 on bad input.
@@ -282,11 +288,12 @@ def explain_command(path: str, index: int, as_json: bool, prices_path: str | Non
     request it is compared with, the verdict, the cause, the changed header fields and quotes the evidence events
     (type, seq and the data that matters). A log with a capture (--capture, or a wire.jsonl found
     beside it, as `check` finds it) is compared with what was sent too, as `breaks` compares it.
-    A break says what it cost: the cache reads its request should have had and did not, and what
-    they cost over cache reads at its rate, as `cache` counts them (--prices, --openai-zdr). --json
-    prints the object `breaks --json --accounting` gives for the transition ("path", "request",
-    "unexplained", ...), with "lost_tokens", "lost_cost_usd" (null when not known) and
-    "unpriced_reason" (why, else null) for any request.
+    A break says what it cost: the cache reads its request should have had and did not, of the
+    reusable reads they are measured from and those it read ("of 7680 reusable, read 4800"), and
+    what they cost over cache reads at its rate, as `cache` counts them (--prices, --openai-zdr).
+    --json prints the object `breaks --json --accounting` gives for the transition ("path",
+    "request", "unexplained", ...), with "reusable_cache_read", "actual_cache_read", "lost_tokens",
+    "lost_cost_usd" (null when not known) and "unpriced_reason" (why, else null) for any request.
 
     \b
     Example:

@@ -30,12 +30,16 @@ class _Lost:
     cache reads were not logged (tokens and cost), or no rate prices it (cost). ``owed``: the
     requests the cost is summed over, as :meth:`Costs.known <dsh_audit.cache.Costs.known>` counts
     them (:data:`_OWED`), by which it is shown (:attr:`cost_text`); a sum of losses (:func:`_total`)
-    over requests some of whose are not known is a lower bound (:attr:`bound`)."""
+    over requests some of whose are not known is a lower bound (:attr:`bound`). ``reusable`` and
+    ``actual``: the figures the tokens are measured from (lost = reusable - actual, the verdict's
+    ``potential`` and ``actual``; issue 11: every lost figure beside its base), None when not known."""
 
     tokens: int | None
     cost: float | None
     unknown: str | None = None
     owed: tuple[int, int, int, int] = (1, 1, 1, 1)  # one request, which may owe it, at no known price
+    reusable: int | None = None
+    actual: int | None = None
 
     @classmethod
     def of(cls, verdict: CacheVerdict | None, missing: str | None = None) -> _Lost:
@@ -43,13 +47,14 @@ class _Lost:
         if verdict is None:
             return cls(None, None, missing or "its cache was not accounted")
         if verdict.lost_unknown:  # a break whose cache reads were not logged: cache says why
-            return cls(None, None, verdict.unpriced)
+            return cls(None, None, verdict.unpriced, reusable=verdict.potential)
         tokens = sum(verdict.lost.values())
         owes = int(tokens > 0)
         unpriced = int(verdict.lost_cost is None)
         owed = (1, unpriced, owes, owes * unpriced)
         cost = cache.Costs.known(verdict.lost_cost or 0.0, **_counts(owed))
-        return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it", owed)
+        return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it", owed,
+                   verdict.potential, verdict.actual)
 
     @property
     def bound(self) -> bool:
@@ -74,25 +79,38 @@ class _Lost:
         return cache.Costs.shown(self.cost, **_counts(self.owed))
 
     def cells(self, *, csv: bool) -> tuple[object, ...]:
-        """The table's one cell ``N ($x)``, or CSV's two exact ones (empty when not known)."""
+        """The base cells, reusable and actual cache read (``?`` when not known), then the table's
+        one cell ``N ($x)``, or CSV's two exact ones (empty when not known)."""
+        base = tuple(Amount(value, "?" if value is None else str(value)) for value in (self.reusable, self.actual))
         if not csv:
-            return (self.text,)
-        return (Amount(self.tokens, "?" if self.tokens is None else str(self.tokens)),
+            return (*base, self.text)
+        return (*base, Amount(self.tokens, "?" if self.tokens is None else str(self.tokens)),
                 Amount(self.cost, self.cost_text))
 
     def to_json(self) -> dict[str, Any]:
-        # "unpriced_reason": a sentence; "unpriced" is a cost's object of reasons -> counts elsewhere
-        return {"lost_tokens": self.tokens, "lost_cost_usd": self.cost, "unpriced_reason": self.unknown}
+        # "unpriced_reason": a sentence; "unpriced" is a cost's object of reasons -> counts elsewhere;
+        # the base beside the loss under cache --json's names (lost = reusable - actual)
+        return {"reusable_cache_read": self.reusable, "actual_cache_read": self.actual, "lost_tokens": self.tokens,
+                "lost_cost_usd": self.cost, "unpriced_reason": self.unknown}
 
     def sentence(self) -> str:
         """``explain``'s line: what the break cost."""
         if self.tokens is None:
             return f"  cost: unknown ({self.unknown})"
+        base = self._base_text()
         if not self.tokens:
-            return "  cost: $0, it lost no cache read it could have had (as `cache` counts them)"
+            return f"  cost: $0, it lost no cache read it could have had{base} (as `cache` counts them)"
         why = f" ({self.unknown})" if self.cost is None else ""
-        return (f"  cost: {self.tokens} token(s) it should have read from the cache and did not (as `cache` "
-                f"counts them), {self.cost_text}{why} over cache reads at its rate")
+        return (f"  cost: {self.tokens} token(s) it should have read from the cache and did not{base} (as "
+                f"`cache` counts them), {self.cost_text}{why} over cache reads at its rate")
+
+    def _base_text(self) -> str:
+        """What the lost tokens are measured from, as ``cache`` says it: `` (of 7680 reusable, read
+        4800)``; empty when not known."""
+        if self.reusable is None:
+            return ""
+        read = "" if self.actual is None else f", read {self.actual}"
+        return f" (of {self.reusable} reusable{read})"
 
 
 def _total(losses: Sequence[_Lost]) -> _Lost:
@@ -100,13 +118,16 @@ def _total(losses: Sequence[_Lost]) -> _Lost:
     (:meth:`Costs.known`): the tokens over those that know theirs (None when none does); the cost
     over the priced ones, a lower bound (``bound``) when one that lost tokens, or may have, has no
     price for them, None when none of those has."""
-    known = [lost.tokens for lost in losses if lost.tokens is not None]
+    known = [lost for lost in losses if lost.tokens is not None]
     owing = [lost for lost in losses if lost.tokens is None or lost.tokens > 0]
     unpriced = sum(lost.cost is None for lost in owing)
     owed = (len(losses), sum(lost.cost is None for lost in losses), len(owing), unpriced)
     cost = cache.Costs.known(cache.usd_total(lost.cost or 0.0 for lost in losses), **_counts(owed))
-    return _Lost(sum(known) if known else None, cost, "a listed request's loss is not known" if unpriced else None,
-                 owed)
+    tokens = sum(lost.tokens or 0 for lost in known) if known else None
+    # the sum's base, over the same requests (those whose loss is known): unknown when one of them has none
+    reusable, actual = (None if not known or any(value is None for value in values) else sum(v or 0 for v in values)
+                        for values in ([lost.reusable for lost in known], [lost.actual for lost in known]))
+    return _Lost(tokens, cost, "a listed request's loss is not known" if unpriced else None, owed, reusable, actual)
 
 
 #: What :attr:`_Lost.owed` holds, in order: the arguments :meth:`Costs.known

@@ -41,7 +41,7 @@ def _row(t: Transition, lost: _Lost | None, *, csv: bool = False,
 def _total_row(losses: Sequence[_Lost]) -> tuple[object, ...]:
     """The table's last row: ``total`` (under "cause", beside the sum: "#" stays a column of
     numbers, as narrow as they are) and what the listed requests lost (:func:`_total`)."""
-    return ("", "", "", "", "total", *_total(losses).cells(csv=False), "", "", "")
+    return ("", "", "", "", "total", *_total(losses).cells(csv=False), "", "", "")  # reusable, actual, lost
 
 
 def _caption(losses: Sequence[_Lost]) -> str | None:

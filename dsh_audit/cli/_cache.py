@@ -168,15 +168,23 @@ def _summary(report: SessionCacheReport, rates: str = "list prices, check your c
                       f"ttl {ttls.get(name) or format(r['ttl_seconds'], 'g') + 's'} "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})"
                       for name, r in report.rules.items())
-    return (f"requests {report.request_count} ({_measured(report)}); prompt tokens of those {report.prompt_total}\n"
-            f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
-            f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
+    return (f"requests {report.request_count} ({_measured(report)}); prompt tokens of those "
+            f"{_known(report, report.prompt_total)}\n"
+            f"cache read actual {_known(report, report.actual_total)} ({_ratio(report.ratio(report.actual_total))}) "
+            f"vs expected {_known(report, report.expected_total)} ({_ratio(report.ratio(report.expected_total))})\n"
             f"{_breaks(report)}\n"
             f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}"
             f"{_unknown(report)}; cost lost {cost} {_LOST_COST}\n"
             f"{_cost(report, terminal_text(rates))}"  # a log's model, a rates file's name: a line each, escaped
             f"tokens: {report.token_method}\nrules: {terminal_text(rules) if rules else 'none'}"
             + ("" if report.attribution else "\nno attribution: breaks are unattributed"))
+
+
+def _known(report: SessionCacheReport, tokens: int) -> str:
+    """A sum over the requests whose cache read and prompt size were logged, as ``stats`` shows it:
+    ``?`` when none did (``--json``: null, :meth:`SessionCacheReport.known_sum`), never 0."""
+    known = report.known_sum(tokens)
+    return "?" if known is None else str(known)
 
 
 def _unknown(report: SessionCacheReport) -> str:
@@ -345,7 +353,9 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     The hit ratios are cache reads over prompt tokens, both over the same requests: those whose
     cache read and prompt size were logged; a request that logged its cache read and no prompt
     size (a usage without a valid inputTokens) is left out of both, and the first line says how
-    many were (--json: usage_known_without_prompt, cache_read_without_prompt). "tokens lost" counts
+    many were (--json: usage_known_without_prompt, cache_read_without_prompt). When none logged both,
+    the prompt tokens and the actual and expected reads are unknown: "?" (--json: null), never 0, as
+    `stats` and `sessions` give them. "tokens lost" counts
     the reusable reads that were billed instead as cache writes or misses, by cause: breaks and
     every other shortfall (cold_ttl, write_not_landed, best_effort_miss). "cost lost" is what all
     of them cost over cache reads ("all causes: breaks and other shortfalls"); "breaks

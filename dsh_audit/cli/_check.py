@@ -15,7 +15,7 @@ import click
 from .. import report as reports
 from ..cache import load_prices
 from ..errors import DshAuditError, UsageError
-from ..gate import CheckResult, RequestRecorder, find_capture, group_findings, load_policy, run_check
+from ..gate import CheckResult, RequestRecorder, find_capture, group_findings, load_policy, run_check, tally
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import listing, listing_format, page_listing, paging, progress_callback
@@ -25,7 +25,7 @@ from ._check_options import (_baseline, _baseline_options, _one_baseline, _polic
                              _session_options, _typed_adapter, _with_baseline)
 from ._check_table import print_check
 from ._priced import echo_capture_use
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_fit, echo_note,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_wrote,
                       echo_warning,
                       warned_of)
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
@@ -174,7 +174,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     written), and when there is nothing to check (no log under PATHS, or none
     in the --since/--until window: a gate that checked nothing does not pass). The last line says
     PASSED, FAILED, or INCOMPLETE when none fails but a Claude Code or Codex log found in a folder
-    was not checked (exit 2; an error line, the JSON, SARIF and JUnit reports and the HTML page name
+    was not checked, or a log could not be read (its DSH801 passing: fail-on-refusal = false)
+    (exit 2; an error line, the JSON, SARIF and JUnit reports and the HTML page name
     each, the last line and the Markdown summary count them). The table, and every report of the run,
     lists the logs newest
     first by the log file's modification time when no PATH is given (equal ones by path; ordering
@@ -194,7 +195,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     to 1); "cost" what the session cost at list prices ("≥$x" a lower bound when some requests
     could not be priced, "$?" when none could; --format csv: the amount, with "unpriced", the count
     of requests that could not be priced, beside); "findings" ("finds" on a narrow terminal) its
-    findings of every severity, info too, each listed under the table, the failing ones first (an
+    findings of every severity, info too (a run of one finding on consecutive lines, listed once,
+    counts each line, as `validate` counts it), each listed under the table, the failing ones first (an
     info finding said alike of several logs once, last: "DSH810 info: 2 logs (a.jsonl, b.jsonl): no
     capture ..."; the gate fails on those the policy names; the run's last line counts them by
     severity). A narrow terminal shows
@@ -224,7 +226,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     if fmt in ("json", "markdown"):
         flag = _format_flag(fmt)
         option = "--json-report" if fmt == "json" else "--markdown"
-        stdout = _format_target(flag, option, typed.pop(option))
+        stdout = _format_target(flag, option, typed[option])
+        if typed[option] != STDOUT:  # its '-' stays, refused beside the flag as every report's '-' is
+            typed.pop(option)
         json_path, markdown_path = (stdout, markdown_path) if fmt == "json" else (json_path, stdout)
         typed[flag] = stdout
     named = {name if name in _FORMAT_FLAGS else f"{name} {path}": path for name, path in typed.items()}
@@ -244,7 +248,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     summary = _step_summary_target()
     if summary is not None and protected.input_at(summary) is not None:  # else a failed append is a warning
         raise UsageError(f"the GITHUB_STEP_SUMMARY would overwrite the input {protected.input_at(summary)}",
-                         path=summary, hint="write it to another path")
+                         path=summary, hint="point GITHUB_STEP_SUMMARY at another file")
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy, writes=json_path)
     refused: list[DshAuditError] = []
     result, prices = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy,
@@ -303,14 +307,15 @@ def _print_check_on_stderr(result: CheckResult, *, after: str = "") -> None:
 
 
 def _verdict(result: CheckResult) -> str:
-    """What ``report`` says the check of its page found, in check's words (``check passed``, ``1
-    failing finding(s)``, ``check incomplete`` when logs of another agent were left out, and with a
-    baseline ``, 3 baselined``)."""
+    """What ``report`` says the check of its page found, in check's words and counts (``check
+    passed``, ``1 failing finding(s)``, ``check incomplete`` when logs of another agent were left
+    out or logs could not be read, and with a baseline ``, 3 baselined``)."""
     if not result.sessions:
         return "no log to check"
-    baselined = "" if result.baseline is None else f", {len(result.baselined)} baselined"
+    counts = result.counts()
+    baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
     said = {"PASSED": "check passed", "INCOMPLETE": "check incomplete"}
-    return said.get(result.verdict, f"{len(result.failing)} failing finding(s)") + baselined
+    return said.get(result.verdict, f"{counts['failing']} failing finding(s)") + baselined
 
 
 #: The most hints ``report`` says of its failing findings (:func:`_echo_hints`); `check` says every one.
@@ -331,7 +336,7 @@ def _echo_hints(result: CheckResult) -> None:
             count, rules, logs = said.setdefault(first.hint, (0, {}, set()))
             rules[first.rule] = None
             logs.add(first.path)
-            said[first.hint] = (count + len(group.findings), rules, logs)
+            said[first.hint] = (count + tally(group.findings), rules, logs)
     for hint, (count, rules, logs) in list(said.items())[:_HINTS_SAID]:
         echo_note(f"{count} failing finding(s) ({', '.join(rules)}, {len(logs)} log(s)); hint: {hint}")
     if len(said) > _HINTS_SAID:
@@ -394,12 +399,12 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     # the table the check priced with (its caveats on the page)
     _write(output, iter_html(result, prices=prices), what="HTML report")
     echo_caveats(prices)
-    said = (f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
+    said = (f": {len(result.sessions)} log(s), "
             f"{result.request_count} request(s), {_verdict(result)}{result.not_checked_said()}")
     if output == STDOUT:
-        echo(said, err=True)
-    else:  # on a terminal, wrapped at spaces, the path whole
-        echo_fit(said)
+        echo(f"wrote stdout{said}", err=True)
+    else:  # on a terminal, wrapped at spaces, the path whole (even one holding spaces)
+        echo_wrote(str(output), said)
     _echo_hints(result)
     unread = [c.error for c in result.sessions if c.error is not None]
     for error in unread:  # on the page as an error entry; said here as every describing command says it

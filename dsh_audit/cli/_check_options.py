@@ -91,10 +91,8 @@ def _with_baseline(result: CheckResult, baseline: Baseline | None) -> CheckResul
     if baseline is None:
         return result
     result = apply_baseline(result, baseline)
-    if result.baseline_gone:
-        echo_note(f"{result.baseline_gone} baseline finding(s) no longer occur")
-    if result.baseline_unchecked:
-        echo_note(f"{result.baseline_unchecked} baseline finding(s) are of sessions not checked")
+    for note in result.baseline_said():  # in baseline entries, not lines (a folded run is one)
+        echo_note(note)
     return result
 
 

@@ -32,6 +32,8 @@ _TABLE_LIMIT = 50
 # every wrapped line's rest are indented (a folder named "FAILED: 9 log(s), …" reads as no verdict).
 _INDENT = "  "
 _VERDICTS = ("PASSED", "FAILED", "INCOMPLETE")
+# A log's status cell (:attr:`SessionCheck.status`): "unread" no wider than its header, and no pass.
+_STATUS = {"failed": "FAIL", "unreadable": "unread", "ok": "ok"}
 
 def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
     """A log's cells: its cost as ``$x``, ``≥$x`` (some requests unpriced) or ``$?`` (none priced),
@@ -41,10 +43,10 @@ def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
     cost = check.amount("cost")
     summary = getattr(report, "cost", None) if report is not None else None
     unpriced = summary.get("unpriced_requests") if isinstance(summary, dict) else None
-    return ("FAIL" if check.failed else "ok", check.path, id_cell(check.session_id), len(check.requests), check.capture_cell,
+    return (_STATUS[check.status], check.path, id_cell(check.session_id), len(check.requests), check.capture_cell,
             sum(t.verdict == "break" for t in check.transitions), Amount(ratio, "n/a" if ratio is None else f"{ratio:.1%}"),
             Amount(None, "-") if cost is None else Amount(*cost),
-            *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), len(check.findings))
+            *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), check.finding_count)
 
 
 def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], *, short: bool = True) -> bool:
@@ -220,9 +222,10 @@ def _capture_shown(columns: Sequence[str], rows: Sequence[tuple[object, ...]], s
 
 def print_check(result: CheckResult, *, after: str = "") -> None:
     """The run's table of logs (on a narrow terminal shortened as :func:`_narrowed` says; the
-    failing logs alone past :data:`_TABLE_LIMIT`), then its findings and its verdict, ``after``
+    failing and unread logs alone past :data:`_TABLE_LIMIT`), then its findings and its verdict, ``after``
     ending it (what the run left out: another agent's logs, which no finding counts)."""
-    shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
+    shown = (result.sessions if len(result.sessions) <= _TABLE_LIMIT
+             else [s for s in result.sessions if s.status != "ok"])
     width = _wrap_width()
     nones = 0  # the logs the capture column shows with none, when it is shown for every log
     if shown:

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "MESSAGE_MAX", "discard_stdout_when_gone",
            "echo", "echo_caveats", "echo_error", "echo_lines", "echo_note", "echo_price_warnings", "echo_status",
-           "echo_warning", "escape_unencodable_stdout", "on_stdout_gone", "run_guarded", "silence_stdout", "warned_of"]
+           "echo_warning", "echo_wrote", "escape_unencodable_stdout", "on_stdout_gone", "run_guarded", "silence_stdout",
+           "warned_of"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -92,6 +93,27 @@ def echo_fit(text: object) -> None:
     wider than it); piped, one line (scripts grep it)."""
     for part in _wrapped(str(text), _stderr_width(sys.stdout)):
         echo(part)
+
+
+def echo_wrote(path: str, said: str) -> None:
+    """``wrote PATH`` and ``said`` (what it holds: `` (format v0, plain): ...``, ``: 1 log(s) ...``)
+    on stdout, wrapped at spaces on a terminal as :func:`echo_fit` wraps a line, but the path never
+    split, not even at a space it holds: on the first line when it fits there, else whole on a line
+    of its own, indented (a narrower terminal wraps it; copied, it is one path), as `check` prints a
+    log's path under its table; the rest wrapped below it. Piped, one line."""
+    from rich.cells import cell_len
+
+    line = f"wrote {path}{said}"
+    width = _stderr_width(sys.stdout)
+    if width is None or " " not in path or cell_len(_shown(line)) <= width:
+        echo_fit(line)  # one line, or a path with no space: one word, which echo_fit never splits
+        return
+    stuck, _, rest = said.partition(" ") if said.startswith(":") else ("", "", said.lstrip(" "))
+    head = f"wrote {path}{stuck}"
+    for part in [head] if cell_len(_shown(head)) <= width else ["wrote", f"  {path}{stuck}"]:
+        echo(part)
+    if rest:
+        echo_fit(f"  {rest}")
 
 
 def echo_command(said: str, command: str) -> None:

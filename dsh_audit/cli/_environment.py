@@ -10,7 +10,7 @@ import os
 
 import click
 
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from . import _PREFIX, _VARIABLES
 from ._common import echo_warning
 
@@ -61,13 +61,11 @@ def warn_unknown_variables(ctx: click.Context) -> None:
         unknown = [name for name in unknown if name not in known]
         if not unknown:
             return
-    import difflib  # here, not at import: a run whose variables are all known never loads it
-
     # compared without the prefix they all share, which would make any two names look alike
     tails = {name.removeprefix(_PREFIX): shown for name, shown in known.items()}
     for name in unknown:
-        close = difflib.get_close_matches(name.removeprefix(_PREFIX), list(tails), n=1)
-        echo_warning(f"{name} is not a dsh-audit variable" + (f" (did you mean {tails[close[0]]}?)" if close else ""))
+        echo_warning(f"{name} is not a dsh-audit variable"
+                     + did_you_mean(name.removeprefix(_PREFIX), tails, shown=tails.__getitem__))
 
 
 #: ``$DSH_AUDIT_ADAPTER`` (the library's ``session.ADAPTER_ENV``, not imported: ``--version`` loads no

@@ -18,8 +18,8 @@ from ..report.terminal import fit_lines, progress_callback, terminal_text
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_warning
 from ._copy_notes import grouped_notes
 from ._logs import guard_evidence, selected_logs, session_paths
-from ._options import (accounting_option, attribution_option, capture_option, engine_options, jobs_option, json_option,
-                       lenient_option, listing_options,
+from ._options import (accounting_option, adapter_option, attachments_option, attribution_option, capture_option,
+                       engine_options, jobs_option, json_option, lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._output import STDOUT
 from ._output_guard import no_stdout
@@ -51,7 +51,9 @@ _DB_HELP = "The SQLite index file."
 @prices_option
 @openai_zdr_option
 @capture_option
+@adapter_option(expose=False)
 @routes_option
+@attachments_option
 @json_option
 def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
                   until: float | None, engine: str, scheduler: str | None, no_attribution: bool, accounting: bool,
@@ -61,7 +63,8 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     cache break.
 
     Incremental: a log whose size and modification time are unchanged since it was indexed (with
-    the same options, price table, route file, ZDR status and --capture) is skipped; a changed one is replaced.
+    the same options, price table, route file, ZDR status, --capture, --adapter and --attachments)
+    is skipped; a changed one is replaced.
     Breaks are those `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside
     it, as `check` finds it) is compared with what was sent too. Every request is priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are
     stored with their error (`stats` counts them as refused) and reported on stderr (exit 2) on
@@ -109,7 +112,8 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
         echo_note(note)
     if summary.upgraded_from is not None:
         echo_note(f"{summary.db}: index schema {summary.upgraded_from} upgraded to {SCHEMA_VERSION} in place; "
-                  "every log given was read again to store its priced ledger")
+                  "every log given was read again to store its priced ledger and reusable cache reads (a "
+                  "stored log not given has none until it is: stats counts them unknown)")
     for _, error in summary.failed:
         echo_error(error)
     if as_json:
@@ -228,7 +232,11 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     logged" the requests whose usage records cache reads, and "prompt" their
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
-    cached tokens lost and what they cost; "breaks $" what the cache breaks cost; a "$" column
+    cached tokens lost and what they cost, beside "reusable", the cache reads they are measured
+    from (lost = reusable - cache read, summed over the requests whose cache reads were logged, as
+    `cache` sums its "of N reusable"; by cause, over the requests that lost tokens to it; "?" when
+    a log an older dsh-audit indexed was not read again; the totals: "tokens lost N (of R
+    reusable)"; --json: reusable_cache_read); "breaks $" what the cache breaks cost; a "$" column
     is USD at the rates `index` priced with (list prices unless --prices or pyproject.toml's
     [tool.dsh-audit.prices] gave others: the cost table's title says which); a request whose
     model or day the log does not say is counted under "unknown", as `usage` counts it. An amount is "≥$x" (a lower bound) only when a request that owes it

@@ -40,12 +40,13 @@ def guard_output(protected: ProtectedInputs, path: str | None, *, option: str, w
     index) refuses ``-`` (:func:`no_stdout`) and says itself what it makes of a FIFO.
 
     Raises:
-        UsageError: one line naming ``path``, the ``what`` and why it cannot be written there.
+        UsageError: one line naming ``path``, the ``what`` and why it cannot be written there; one
+            that would overwrite an input or another output says to give ``option`` another path.
     """
     if path is None or path == STDOUT and report:
         return
     no_stdout(path, option=option, what=what)
-    protected.guard(path, what=what)
+    protected.guard(path, what=what, hint=f"give {option} another path")
     if report:
         _read_fifo(path, option=option, what=what)
 

@@ -11,7 +11,7 @@ import click
 from .._shell import shell_word
 from ..capture import find_capture
 from ..errors import UsageError
-from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_command, echo_fit, echo_note, echo_warning
+from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_command, echo_fit, echo_note, echo_warning, echo_wrote
 from ._logs import log_progress, one_log
 from ._options import lenient_option
 from ._output import STDOUT, output_help, write_output
@@ -215,11 +215,11 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         echo(_failed(result), err=True)
         return EXIT_FINDINGS
     if not result.unrendered or "diff" not in result.verdicts:
-        echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
+        _say("verdicts of " + ", ".join(result.verdicts) + ": unchanged", piped)
     else:
         others = [c for c in result.verdicts if c != "diff"]
-        echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
-             "request(s) unrendered, not compared (see the warning)", err=piped)
+        _say(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
+             "request(s) unrendered, not compared (see the warning)", piped)
     if not piped:
         _recipient(result)
     return EXIT_OK
@@ -230,28 +230,40 @@ def _written(result: Redaction, piped: bool) -> None:
     # each count its own: the log's strings, and the capture's beyond them (a rendered body takes the log's)
     counted = (f"{result.strings} content string(s) replaced" if result.capture is None else
                f"{result.strings} content string(s) replaced in the log, {result.capture_strings} more in the capture")
-    said = (f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
-            f"{'zstd' if result.compressed else 'plain'}): {counted}")
+    written = f" (format v{result.format_version}, {'zstd' if result.compressed else 'plain'}): {counted}"
     if piped:
-        echo(said, err=True)
+        echo(f"wrote stdout{written}", err=True)
     else:  # on a terminal, wrapped at spaces, the path whole
-        echo_fit(said)
+        echo_wrote(str(result.output), written)
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
         named = ("; identifying headers pseudonymised: " + ", ".join(result.identity_headers)
                  if result.identity_headers else "")
-        echo(f"wrote {result.capture}: auth headers dropped: {dropped}{named}", err=piped)
+        said = f": auth headers dropped: {dropped}{named}"
+        if piped:
+            echo(f"wrote {result.capture}{said}", err=True)
+        else:
+            echo_wrote(str(result.capture), said)
     if result.route_file is not None and not piped:
-        echo_fit(f"wrote {result.route_file}: the route configuration, hosts and credentials redacted")
+        echo_wrote(str(result.route_file), ": the route configuration, hosts and credentials redacted")
     if piped:
         echo_note("no manifest is kept with -o -: write the log to a FILE to verify it later with --check")
     else:
-        echo_fit(f"wrote {result.manifest}")
+        echo_wrote(str(result.manifest), "")
     if result.secrets:
         kinds = ", ".join(f"{kind} {n['distinct']} ({n['occurrences']} occurrence(s))" for kind, n in result.secrets.items())
-        echo(f"secrets removed: {kinds}", err=piped)
+        _say(f"secrets removed: {kinds}", piped)
     else:
-        echo("secrets removed: none found", err=piped)
+        _say("secrets removed: none found", piped)
+
+
+def _say(text: str, piped: bool) -> None:
+    """A line of the run's account: on stderr when the log went to stdout (``piped``), else on
+    stdout, wrapped at spaces on a terminal (:func:`echo_fit`): no line wider than it."""
+    if piped:
+        echo(text, err=True)
+    else:
+        echo_fit(text)
 
 
 def _failed(result: Redaction) -> str:

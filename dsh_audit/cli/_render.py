@@ -193,10 +193,7 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     terminal = sys.stdout.isatty()  # before the pager takes stdout: the body is shown escaped there too
     page_listing()  # on a terminal: the pager, before the first line
     if with_headers:
-        # A header value from the log (a session id) must not add header lines: CR/LF are escaped.
-        lines = [terminal_text(f"{wire.method} {wire.path}")] + [terminal_text(f"{name}: {value}")
-                                                                 for name, value in wire.headers]
-        click.echo(("\n".join(lines) + "\n\n").encode("utf-8"), nl=False)
+        click.echo(_header_block(wire.method, wire.path, wire.headers, terminal=terminal), nl=False)
     if terminal:
         # A terminal would act on the C1 controls and bidi overrides JSON.stringify leaves raw in a
         # body (log text): show them escaped; a pipe or a file gets the exact bytes.
@@ -206,6 +203,19 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     else:
         click.echo(wire.body, nl=False)  # bytes go to the binary stream untouched
     return EXIT_OK
+
+
+def _header_block(method: str, path: str, headers: tuple[tuple[str, str], ...], *, terminal: bool) -> bytes | str:
+    """The request line and header lines ``--headers`` writes before the body, escaped as the rest of
+    render's output (a header value from the log, a session id, must not add lines or act on a terminal).
+
+    A pipe gets the bytes the wire carries: fetch sends a header value one byte per character
+    (a ByteString, U+0080 to U+00FF as one byte each), so they are written as latin-1, not UTF-8;
+    a terminal gets the characters as text. A character no wire carries (past U+00FF: pi-ai refuses
+    such a request) is written as its escape."""
+    text = "\n".join([terminal_text(f"{method} {path}"),
+                      *(terminal_text(f"{name}: {value}") for name, value in headers)]) + "\n\n"
+    return text if terminal else text.encode("latin-1", "backslashreplace")
 
 
 COMMANDS = [render_command]

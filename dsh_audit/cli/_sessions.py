@@ -23,8 +23,8 @@ from ._options import (accounting_option, capture_option, jobs_option, lenient_o
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._priced import echo_capture_use, run_priced
 from ._table_ids import widest
-from ._sessions_fit import (DROPPABLE, LESSER, TITLE_MIN, WIDE_COLUMNS, boxed_lesser, id_room, id_text, lesser_note,
-                            narrowed, short_headers, whole_fit, widened, without)
+from ._sessions_fit import (DROPPABLE, LESSER, TITLE_MIN, WIDE_COLUMNS, boxed_lesser, empty_columns, id_room, id_text,
+                            lesser_note, narrowed, short_headers, whole_fit, widened, without)
 from ._views import sort_option
 from ._when import time_options
 
@@ -139,11 +139,14 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     beside); "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`); "tokens" the tokens of
     every billing bucket summed, "first (UTC)" the log's earliest timestamp and "format" its DSH log
-    version ("v0"; an imported log: claude-code or codex). A cell without a value shows "-". A last
+    version ("v0"; an imported log: claude-code or codex). A cell without a value shows "-" (the
+    tokens and hit ratio of a session none of whose requests logged them: --json's tokens,
+    prompt_tokens and actual_cache_read null, never 0, as `cache` and `stats` give them). A last
     row, "total", sums requests, tokens, breaks and cost, its hit ratio that of every session's prompt
     (table and Markdown; --json and --format csv stay a row per session, as `requests`'). A terminal too narrow for every cell
-    whole on one line in boxes (a table's borders) leaves out "format", "first (UTC)" and "tokens", in
-    this order, before it shortens any other cell (the caption names them; Markdown and CSV keep every column). Then it first shows each id as its shortest unique prefix of 8
+    whole on one line in boxes (a table's borders) leaves out a column with no value in any row, then "format",
+    "first (UTC)" and "tokens", in this order, before it shortens or wraps any other cell, at every width (the
+    caption names them; Markdown and CSV keep every column). Then it first shows each id as its shortest unique prefix of 8
     characters or more past "session-" (session-86ef2d28, a UUID's cut at a group's end;
     session-sample-co…, any other's with "…", or with no mark on a stdout that cannot write it),
     which the caption says, while that keeps "project" (20 columns of it at least, a path cut
@@ -244,7 +247,14 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
             if not whole_fit([*rows, total]):  # the lesser columns out, and the others' cells shortened
                 rows, droppable, least, captions = narrowed(without(rows, LESSER)[1], [s for s, _ in listed], copies)
                 short = short_headers(droppable)
-                rows = widened(rows, wide)
+                rows = widened(rows, wide)  # print_table leaves out what it must, the lesser columns first
+                if not droppable:  # every column kept, its cells fitted to it: the lesser ones (and any with no
+                    # value) out before, whatever room a style leaves (compact, where narrowed() measured boxed)
+                    least = {**least, "project": widest(row[2] for row in rows)}  # as narrowed() cut it
+                    empty = empty_columns([*rows, total])
+                    gone = (*LESSER, *empty)
+                    (columns, rows), total = without(rows, gone), without([total], gone)[1][0]
+                    captions = [*captions, lesser_note([c for c in LESSER if c not in empty], empty)]
             else:  # every other cell whole on its line: a lesser column goes before a title or path wraps
                 droppable, short = (), None
                 least = {"title": widest(row[1] for row in rows), "project": widest(row[2] for row in rows)}

@@ -14,8 +14,8 @@ from ..report.terminal import (NO_VALUE, cell_len, id_prefixes, middle_cut, outp
 from ._output import COUNT_SHORT
 from ._table_ids import id_caption, id_cell, id_names, widest
 
-__all__ = ["COLUMNS", "DROPPABLE", "LESSER", "PROJECT_MIN", "TITLE_MIN", "WIDE_COLUMNS", "boxed_lesser", "id_room",
-           "id_text", "lesser_note", "narrowed", "short_headers", "whole_fit", "widened", "without"]
+__all__ = ["COLUMNS", "DROPPABLE", "LESSER", "PROJECT_MIN", "TITLE_MIN", "WIDE_COLUMNS", "boxed_lesser", "empty_columns",
+           "id_room", "id_text", "lesser_note", "narrowed", "short_headers", "whole_fit", "widened", "without"]
 
 COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id")
 # Every column of a row (:func:`dsh_audit.cli._sessions._row`): COLUMNS and the lesser ones a terminal
@@ -91,7 +91,7 @@ def boxed_lesser(rows: Sequence[tuple[object, ...]]) -> tuple[list[str], list[st
     (the :data:`LESSER` ones and the empty ones apart, said in one caption: :func:`lesser_note`).
     None when it fits so with them all, or not even without them all (print_table lays it out)."""
     cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
-    empty = [column for at, column in enumerate(WIDE_COLUMNS) if cells and all(row[at] in NO_VALUE for row in cells)]
+    empty = _empty(cells)
     natural = {column: max([cell_len(column)] + [cell_len(row[at]) for row in cells])  # no header wrapped for one
                for at, column in enumerate(WIDE_COLUMNS)}
     order = [*empty, *(column for column in LESSER if column not in empty)]
@@ -101,6 +101,17 @@ def boxed_lesser(rows: Sequence[tuple[object, ...]]) -> tuple[list[str], list[st
             gone = order[:count]
             return [column for column in gone if column not in empty], [column for column in gone if column in empty]
     return [], []
+
+
+def empty_columns(rows: Sequence[tuple[object, ...]]) -> list[str]:
+    """The columns of :data:`WIDE_COLUMNS` with no value in any of ``rows`` (the total's among them),
+    as print_table finds them: left out with the :data:`LESSER` ones, and named beside them."""
+    return _empty([[stdout_text(table_cell(cell)) for cell in row] for row in rows])
+
+
+def _empty(cells: Sequence[Sequence[str]]) -> list[str]:
+    """The columns of :data:`WIDE_COLUMNS` whose every cell (as shown) is no value."""
+    return [column for at, column in enumerate(WIDE_COLUMNS) if cells and all(row[at] in NO_VALUE for row in cells)]
 
 
 def lesser_note(left_out: Sequence[str], empty: Sequence[str]) -> str:

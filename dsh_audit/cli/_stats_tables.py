@@ -18,8 +18,9 @@ from ._table_rules import bucket_drop_order, model_keyed, whole_keyed
 
 __all__ = ["print_stats"]
 
-_MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
-                    "lost $")
+# "reusable": what "lost tokens" is measured from (lost = reusable - cache read; issue 11), beside it.
+_MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "reusable",
+                    "lost tokens", "lost $")
 # In CSV the expected ratio's column says what it is (a table's "expected" stands beside "hit ratio").
 _CSV_MEASURE_COLUMNS = tuple("expected hit ratio" if c == "expected" else c for c in _MEASURE_COLUMNS)
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
@@ -32,7 +33,7 @@ _BUCKET_COLUMNS = {"output $": "output", "cache read $": "cache_read", "cache wr
 _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
 # The session rankings leave out more, in this order, before a table too wide to be drawn in the run's
 # style takes the other one (a run's tables share one style: docs/cli.md).
-_RANK_DROPPABLE = (*_MEASURE_DROPPABLE, "prompt", "hit ratio", "requests", "lost tokens")
+_RANK_DROPPABLE = (*_MEASURE_DROPPABLE, "prompt", "hit ratio", "requests", "lost tokens", "reusable")
 # Then the amounts but the one the sessions are ranked by (--sort).
 _RANKED_AMOUNT = {"lost": "lost $", "cost": "cost", "time": None}
 # A group of requests whose model (or day) the log does not say: as `usage --by model|day` names it.
@@ -47,7 +48,7 @@ _SESSION_RANKS = {
     "cost": ("costliest sessions", "ranked by cost, costliest first (≥$x by x); then $?"),
     "time": ("latest sessions", "ranked by their last request (UTC), newest first"),
 }
-_BREAK_COLUMNS = ("request", "model", "cause", "lost tokens", "lost $")
+_BREAK_COLUMNS = ("request", "model", "cause", "reusable", "lost tokens", "lost $")
 _BREAK_DROPPABLE = ("path", "model")
 
 
@@ -185,9 +186,15 @@ def _output_tokens(totals: dict[str, Any]) -> int | Amount:
                          lacking=bool(lacking) or 0 < totals["requests"] == totals["usage_unknown_requests"])
 
 
+def _count(value: int | None) -> Amount:
+    """A count that may be unknown: ``?`` (CSV: empty) when it is (--json: null)."""
+    return Amount(value, "?" if value is None else str(value))
+
+
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row["requests"], row["usage_known"], _logged(row, "prompt_tokens"), _logged(row, "actual_cache_read"),
-            _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _lost(row))
+            _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), _count(row["reusable_cache_read"]),
+            row["lost_tokens"], _lost(row))
 
 
 def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
@@ -211,7 +218,9 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
         ("output tokens", _output_tokens(totals)),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
-        ("tokens lost", totals["lost_tokens"]),
+        # beside what it is measured from (lost = reusable - actual), as `cache` says it
+        *_measure("tokens lost", (totals["lost_tokens"], _count(totals["reusable_cache_read"])), csv=csv,
+                  names=("tokens lost", "reusable cache read"), form="{} (of {} reusable)"),
         *_unknown_lost(totals["lost_unknown_requests"]),
         (f"cost lost ({lost_rates})", _lost(totals)),
     ])
@@ -250,15 +259,17 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     rows, note = _keyed(models, costs, whole)
     print_table("cost by model", columns, rows, droppable=droppable, caption=note)
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
-    print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
-                ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
-                  _priced({**cost, **r}, r["break_cost_usd"], "break")) for r in stats.cost_by_cause))
+    print_table("what cache losses cost, by cause", ("cause", "reusable", "tokens lost", "cost", "of which breaks"),
+                ((r["cause"], _count(r["reusable_cache_read"]), r["lost_tokens"],
+                  _priced({**cost, **r}, r["lost_cost_usd"], "lost"), _priced({**cost, **r}, r["break_cost_usd"], "break"))
+                 for r in stats.cost_by_cause))
     rows, note = _keyed(measured_models, measured, whole)
     print_table("by model", ("model", *measures), rows, droppable=_MEASURE_DROPPABLE, caption=note)
     print_table("by day (UTC, request time)", ("day", *measures),
                 ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
-    print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
-                ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
+    print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "reusable", "tokens lost"),
+                ((r["cause"], r["cache_breaks"], r["attribution_breaks"], _count(r["reusable_cache_read"]),
+                  r["lost_tokens"]) for r in stats.by_cause))
     _print_rankings(stats, measures)
 
 
@@ -317,7 +328,7 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
                 caption="; ".join(text for text in (rank if rows else None, short, left) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
-             Amount(r["lost_tokens"], "?" if r["lost_tokens"] is None else str(r["lost_tokens"])),
+             _count(r["reusable_cache_read"]), _count(r["lost_tokens"]),
              _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
     rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE, among)
     more = stats.totals.get("cache_breaks", 0) - stats.free_breaks - len(rows)

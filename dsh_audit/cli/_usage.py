@@ -154,6 +154,17 @@ def _model_keys(columns: list[str], rows: list[tuple[object, ...]], table: Usage
                        fits)
 
 
+def _logged_column(columns: list[str], rows: list[tuple[object, ...]], table: UsageTable
+                   ) -> tuple[list[str], list[tuple[object, ...]]]:
+    """CSV by model: the key the billed model alone and the names its requests logged in a column of
+    their own (``logged models``, ``; ``-separated, as ``--json``'s ``key`` and ``logged_models``),
+    not a table's one cell ``claude-sonnet-4-5 (also ...)``: a pivot on the model gets plain keys
+    (README: a cell a table combines is separate columns in CSV)."""
+    keys = [*((r.key, "; ".join(r.logged_models)) for r in table.rows), (rows[-1][0], "")]
+    return ([columns[0], "logged models", *columns[1:]],
+            [(key, logged, *row[1:]) for (key, logged), row in zip(keys, rows, strict=True)])
+
+
 def _off_peak_caption(total: UsageRow) -> str:
     """The caption's words on the off-peak column when some priced requests had a peak window and
     some had none (a provider with one rate all day): the latter count at what they cost, in every
@@ -296,7 +307,8 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     bills (an alias or dated snapshot in the row of the model it is billed as; an unpriced request
     under the model it logged), with the other names its requests logged: "MODEL (also A)", or
     "MODEL (logged as A)" when none logged MODEL (a table too narrow for them says them in its
-    caption; --json: "logged_models", every name logged).
+    caption; --json: "logged_models", every name logged; --format csv: the model alone and a
+    "logged models" column).
 
     \b
     Example:
@@ -377,7 +389,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     if failed:
         caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
                     "amounts are lower bounds (≥$)")
-    if by == "model":  # a key that would wrap: the billed model alone, and the caption says what was logged
+    if by == "model" and csv:
+        columns, rows = _logged_column(columns, rows, table)
+    elif by == "model":  # a key that would wrap: the billed model alone, and the caption says what was logged
         rows, note = _model_keys(columns, rows, table)
         caption += f"; {note}" if note else ""
     print_usage_table(columns, rows, by=by, caption=caption, ledgers=ledgers, total=table.total,

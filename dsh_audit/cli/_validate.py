@@ -10,13 +10,15 @@ import click
 
 from .._version import __version__
 from ..errors import MalformedRecordError, UsageError
+from ..log import ProtectedInputs
 from ..report import dumps_line, dumps_pretty, validation_sarif
 from ..report.terminal import listing_format, print_table, progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_lines
-from ._logs import guard_evidence, selected_logs, session_paths
+from ._logs import evidence_logs, selected_logs, session_paths
 from ._options import engine_options, jobs_option, lenient_option, listing_options
 from ._output import STDOUT, output_help, write_output
+from ._output_guard import guard_output
 from ._when import time_options
 
 __all__ = ["validate_command"]
@@ -66,7 +68,10 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     _one_stdout(sarif_path, as_json=as_json)
     paths = session_paths(paths)  # a session id, id prefix or latest looked up once
     logs = selected_logs(paths, since, until)
-    guard_evidence(paths, sarif_path, option="--sarif", what="SARIF report")
+    if sarif_path is not None:  # the logs found again only for an output to guard (review B 45)
+        # never a log it reads; it reads no pyproject.toml, so its report may replace one
+        guard_output(ProtectedInputs.of(evidence_logs(paths), settings=False), sarif_path, option="--sarif",
+                     what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
         # the rules --rule chooses (only their checks run), selected below: --ignore counts what
         # it hides, and DSH202 finds another agent's log, refused whatever --rule says

@@ -25,8 +25,8 @@ from ..cache import (USAGE_BUCKETS, CacheVerdict, LedgerEntry, PriceBook, Sessio
 from ..errors import DshAuditError
 from ..log import SessionLog
 from ..replay import Request
-from ..session import (Failure, GroupResult, Headers, Session, SessionGroup, forced_adapter, home_routes_key, open_group,
-                       routes_from)
+from ..session import (ATTACHMENTS_ENV, Failure, GroupResult, Headers, Session, SessionGroup, forced_adapter,
+                       home_routes_key, open_group, routes_from)
 from ..wire import PiRoutes
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
@@ -93,14 +93,17 @@ def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bo
     ``capture``, or, for the log at ``log``, the one found beside it; by path, size and mtime_ns, or
     ``none``; ``ignored`` with ``--no-capture``), the OpenAI organization's Zero Data Retention
     status when stated, the wire format ``$DSH_AUDIT_ADAPTER`` forces on every request
-    (:func:`~dsh_audit.session.forced_adapter`), and the build of dsh-audit that made it
+    (:func:`~dsh_audit.session.forced_adapter`), the attachment store ``$DSH_AUDIT_ATTACHMENTS``
+    names (``--attachments``), and the build of dsh-audit that made it
     (:func:`code_fingerprint`); a change re-indexes the file."""
     forced = forced_adapter()
+    store = os.environ.get(ATTACHMENTS_ENV, "").strip()  # --attachments: another store renders images anew
     state = capture_state(log, capture)
     compared = log is not None or capture is not None or state == "ignored"  # found: known only with the log
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
             f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else "")
             + (f";adapter={forced}" if forced is not None else "")
+            + (f";attachments={os.path.abspath(store)}" if store else "")
             + (f";capture={state}" if compared else "")
             + (f";zdr={int(zero_data_retention)}" if zero_data_retention is not None else "")
             + f";code={code_fingerprint()}")
@@ -122,9 +125,9 @@ def _request_row(path: str, request: Request, sent: float | None, entry: LedgerE
     if verdict is None:
         prompt = None if inputs is None or read is None or write is None else inputs + read + write
         actual = read if prompt is not None else None
-        expected = classification = cause = lost_tokens = lost_cost = lost = None
+        expected = reusable = classification = cause = lost_tokens = lost_cost = lost = None
     else:
-        prompt, actual, expected = verdict.prompt_tokens, verdict.actual, verdict.expected
+        prompt, actual, expected, reusable = verdict.prompt_tokens, verdict.actual, verdict.expected, verdict.potential
         classification, cause, lost_cost = verdict.classification, verdict.cause, verdict.lost_cost
         if verdict.lost_unknown:  # a break whose cache reads were not logged: what it lost is unknown (NULL)
             lost_tokens = lost = None
@@ -136,7 +139,8 @@ def _request_row(path: str, request: Request, sent: float | None, entry: LedgerE
         provider=config.get("provider"), input_tokens=inputs, cache_read_tokens=read, cache_write_tokens=write,
         output_tokens=output, message_count=request.message_count,
         messages_sha256=request.messages_sha256, sent_at=sent, day=_day(sent), prompt_tokens=prompt,
-        actual_cache_read=actual, expected_cache_read=expected, classification=classification, cause=cause,
+        actual_cache_read=actual, expected_cache_read=expected, reusable_cache_read=reusable,
+        classification=classification, cause=cause,
         lost_tokens=lost_tokens, lost_cost=lost_cost, lost=lost)
 
 

@@ -10,6 +10,7 @@ import sqlite3
 from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
+from ._measures import lost_by_cause
 from ._stored import shown
 
 __all__ = ["Ledger", "cost_by_cause", "cost_by_model", "fleet_cost", "ledgers", "session_cost"]
@@ -127,15 +128,16 @@ def cost_by_model(by_model: dict[str | None, Ledger]) -> tuple[dict[str, Any], .
 
 def cost_by_cause(connection: sqlite3.Connection, total: Ledger) -> tuple[dict[str, Any], ...]:
     """Per cause of lost cache reads: the tokens lost (of every indexed request, so the rows add up
-    to the fleet's tokens lost), what the priced ones cost and the part lost in breaks, by the one
-    rule (None: no request that lost tokens to the cause was priced, or none has a ledger)."""
-    tokens = dict(connection.execute("SELECT item.key, SUM(item.value) FROM requests, json_each(requests.lost) AS item "
-                                     "WHERE requests.lost IS NOT NULL GROUP BY 1").fetchall())
+    to the fleet's tokens lost) beside the reusable cache reads of the requests that lost them
+    (:func:`~dsh_audit.fleet._measures.lost_by_cause`), what the priced ones cost and the part lost
+    in breaks, by the one rule (None: no request that lost tokens to the cause was priced, or none has a ledger)."""
+    stored = lost_by_cause(connection)
     causes = total.sums.causes()
     owing = total.sums.cause_owing()
-    rows = [{"cause": cause, "lost_tokens": tokens.get(cause, lost_tokens), "lost_cost_usd": cost,
+    rows = [{"cause": cause, "reusable_cache_read": stored.get(cause, (0, None))[1],
+             "lost_tokens": stored.get(cause, (lost_tokens, None))[0], "lost_cost_usd": cost,
              "break_cost_usd": breaks, **owing[cause]} for cause, (lost_tokens, cost, breaks) in causes.items()]
-    rows += [{"cause": cause, "lost_tokens": count, "lost_cost_usd": None, "break_cost_usd": None,
-              "lost_requests": 0, "lost_unpriced": 0, "break_requests": 0, "break_unpriced": 0}
-             for cause, count in tokens.items() if cause not in causes]  # lost only by logs without a ledger
+    rows += [{"cause": cause, "reusable_cache_read": reusable, "lost_tokens": count, "lost_cost_usd": None,
+              "break_cost_usd": None, "lost_requests": 0, "lost_unpriced": 0, "break_requests": 0, "break_unpriced": 0}
+             for cause, (count, reusable) in stored.items() if cause not in causes]  # lost only by logs without a ledger
     return tuple(sorted(rows, key=lambda r: (-(r["lost_cost_usd"] or 0.0), r["cause"])))

@@ -13,13 +13,16 @@ priced with: :mod:`dsh_audit.fleet._price_meta`).
 
 Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column; 4 stores what a
 break whose cache reads were not logged lost as unknown (NULL ``lost_tokens``, ``lost_cost`` and
-``lost`` in ``requests`` and ``breaks``, NULL ``lost_cost`` in ``costs``), where 3 stored 0.
-``index`` upgrades a file of version 1, 2 or 3 in place: from 1 or 2 the ``costs`` table is made
-anew, empty (a version-2 row cannot tell a base-rate request from one billed at a long-context
+``lost`` in ``requests`` and ``breaks``, NULL ``lost_cost`` in ``costs``), where 3 stored 0; 5 adds
+the ``requests`` column ``reusable_cache_read``, what a request's lost tokens are measured from
+(issue 11: every lost figure beside its base).
+``index`` upgrades a file of version 1 to 4 in place (a column a version lacks is added, NULL:
+:func:`_add_columns`): from 1 or 2 the ``costs`` table is made anew, empty (a version-2 row cannot tell a base-rate request from one billed at a long-context
 tier); the rows of such breaks are set unknown (:data:`_UNKNOWN_LOST`: a break row whose cache read
 is NULL); and every stored log is marked changed, so each log given is read again and priced; a
 log not given stays stored (without a ledger, from 1 or 2, until it is: ``stats`` counts it as
-``sessions_unpriced``). ``stats`` refuses a file of an older version until then. A file of a
+``sessions_unpriced``; without its reusable cache reads, from 1 to 4: ``stats`` sums them as
+unknown, null). ``stats`` refuses a file of an older version until then. A file of a
 newer version was written by a newer dsh-audit: both refuse it, with the advice to upgrade dsh-audit (deleting it would lose what it holds).
 """
 
@@ -43,10 +46,10 @@ from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 __all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "check_values", "connect_index", "index_error", "open_index",
            "window_views"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
 # empty); every stored session is then marked changed, so the next run reads each log given again.
-_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",), "3": ()}
+_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",), "3": (), "4": ()}
 _BREAK_CLASSES = "('break_explained', 'break_unattributed', 'break_unexplained')"
 # A stored request that is a break whose cache read was not logged (version 4 on: what it lost is
 # unknown, NULL), of the ``requests`` row ``r``.
@@ -269,12 +272,25 @@ def _prepare(connection: sqlite3.Connection, stored: str | None) -> None:
         connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
     for statement in _SCHEMA:
         connection.execute(statement)
+    if stored in _UPGRADES:
+        _add_columns(connection)
     for statement in _UNKNOWN_LOST if stored in _UPGRADES else ():
         connection.execute(statement)
     connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     connection.commit()
     if isinstance(connection, _IndexConnection):
         connection.prepared = True  # closing it checkpoints the -wal file into the index
+
+
+def _add_columns(connection: sqlite3.Connection) -> None:
+    """Add to each table of an index being upgraded the columns of its row type it lacks (version 4's
+    ``requests`` has no ``reusable_cache_read``), NULL in every stored row until its log is read
+    again: a row of a log not given in the upgrading run keeps it unknown, never 0."""
+    for table, cls in (("requests", RequestRow), ("breaks", BreakRow), ("costs", CostRow)):
+        present = {str(row[1]) for row in connection.execute(f"PRAGMA table_info({table})")}
+        for f in fields(cls):
+            if f.name not in present:
+                connection.execute(f"ALTER TABLE {table} ADD COLUMN {f.name} {_column_type(str(f.type))}")
 
 
 #: A number per index made by this process (its temporary file's name).

@@ -231,7 +231,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                    prices=book, routes=routes, routes_key=routes_key, capture=given,
                    zero_data_retention=zero_data_retention)
     if os.fspath(db):  # never the logs, the captures they are compared with, or the route file
-        ProtectedInputs.of(logs, files=[capture, routes, *(find_capture(log) for log in logs)]).guard(db, what="index")
+        ProtectedInputs.of(logs, files=[capture, routes, *(find_capture(log) for log in logs)]).guard(
+            db, what="index", hint="give --db another path")
     paths = list(dict.fromkeys(os.path.realpath(p) for p in logs))  # a symlink loop stays as given
     connection, upgraded = open_index(db, create=True, upgrade=True)
     failed: dict[str, str] = {}

@@ -5,12 +5,13 @@ prompt, hit ratios, and the tokens and cost lost (``dsh-audit stats`` reads ever
 from __future__ import annotations
 
 import math
+import sqlite3
 from datetime import datetime, timezone
 from typing import Any
 
 from ..cache import Costs, usd_total
 
-__all__ = ["BREAKS", "LOGGED", "MEASURES", "TOKEN_COLUMNS", "UsdSum", "iso", "measures"]
+__all__ = ["BREAKS", "LOGGED", "MEASURES", "TOKEN_COLUMNS", "UsdSum", "iso", "lost_by_cause", "measures"]
 
 BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
 #: The index's token column of each billing bucket, as every command names the buckets (its
@@ -29,7 +30,11 @@ _LOST_UNKNOWN = f"lost_tokens IS NULL AND classification IN {BREAKS}"
 # requests that lost tokens, those of them with no lost cost (unpriced), the requests with none, and
 # the breaks that lost an unknown amount (they owe an unknown lost cost); then the requests the
 # prompt and cache-read sums are over, and those that logged usage left out of them (the sums'
-# lower bound).
+# lower bound); last the reusable cache reads the lost tokens are measured from, over the requests
+# whose cache read was logged (as `cache` sums them), NULL when one of them has none stored (a row an
+# index of schema 4 or older held, its log not read again since, or one indexed with --no-accounting).
+_REUSABLE = (f"CASE WHEN SUM({_KNOWN} AND reusable_cache_read IS NULL) THEN NULL "
+             f"ELSE COALESCE(SUM(CASE WHEN {_KNOWN} THEN reusable_cache_read END), 0) END")
 MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN prompt_tokens END), 0), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN actual_cache_read END), 0), "
@@ -37,7 +42,7 @@ MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              "COALESCE(SUM(lost_tokens), 0), usd_sum(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
              "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0), "
              f"COALESCE(SUM({_LOST_UNKNOWN}), 0), COALESCE(SUM({_BOTH}), 0), "
-             f"COALESCE(SUM({LOGGED} AND NOT ({_BOTH})), 0)")
+             f"COALESCE(SUM({LOGGED} AND NOT ({_BOTH})), 0), {_REUSABLE}")
 
 
 class UsdSum:
@@ -88,20 +93,35 @@ def measures(row: tuple[Any, ...]) -> dict[str, Any]:
     was priced, or no request was; ``lost_unpriced`` counts the requests whose lost tokens have no
     known cost, of the ``lost_requests`` that lost any; ``lost_unknown_requests`` the breaks whose
     cache reads were not logged, which lost an unknown amount (``lost_tokens`` is a sum over the
-    others): they owe a lost cost no one knows, as an unpriced request does (of both counts).
+    others): they owe a lost cost no one knows, as an unpriced request does (of both counts);
+    ``reusable_cache_read`` what the lost tokens are measured from (lost = reusable - actual, over
+    the requests whose cache read was logged, as ``cache`` sums it; None when a row has none stored).
 
     The prompt and cache-read sums are over the requests that logged both counts, by ``usage``'s
     rule of a token sum: None (unknown, never 0) when the group has requests and none of them did
     (no usage logged, or a usage without them), and a lower bound when a request that logged usage
     lacks one (``prompt_unknown_requests`` counts those; a request that logged no usage is no part
     of any sum)."""
-    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown, both, lacking = row
+    (requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown, both, lacking,
+     reusable) = row
     losing, unpriced = losing + unknown, unpriced + unknown
     if requests and not both:
         prompt = actual = expected = None
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected, "prompt_unknown_requests": lacking,
             "actual_hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
-            "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
+            "reusable_cache_read": reusable, "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
                                                               unpriced=no_cost, owing=losing, owing_unpriced=unpriced),
             "lost_unpriced": unpriced, "lost_requests": losing, "lost_unknown_requests": unknown}
+
+
+def lost_by_cause(connection: sqlite3.Connection) -> dict[str, tuple[int, int | None]]:
+    """The tokens lost to each cause (of every request's ``lost`` object, so the causes add up to
+    the tokens lost) and the reusable cache reads of the requests that lost tokens to it, what they
+    are measured from (None when one of them has none stored: :data:`_REUSABLE`'s rule; the
+    report's breaks by cause sum the same reads: a break that lost nothing adds none)."""
+    rows = connection.execute(
+        "SELECT item.key, SUM(item.value), CASE WHEN SUM(requests.reusable_cache_read IS NULL) THEN NULL "
+        "ELSE SUM(requests.reusable_cache_read) END FROM requests, json_each(requests.lost) AS item "
+        "WHERE requests.lost IS NOT NULL GROUP BY 1")
+    return {cause: (tokens, reusable) for cause, tokens, reusable in rows}

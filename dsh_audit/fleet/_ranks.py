@@ -69,7 +69,8 @@ def costliest_breaks(connection: sqlite3.Connection, top: int) -> tuple[tuple[di
     None for one that lost tokens at no known price."""
     rows = connection.execute(
         "SELECT r.path, s.session_id, r.idx, r.kind, r.turn, r.step, r.attempt, r.model, r.provider, r.cause, "
-        "r.classification, r.lost_tokens, r.lost_cost FROM requests AS r JOIN sessions AS s USING (path) "
+        "r.classification, r.reusable_cache_read, r.actual_cache_read, r.lost_tokens, r.lost_cost "
+        "FROM requests AS r JOIN sessions AS s USING (path) "
         f"WHERE r.classification IN {BREAKS}")
     free = [0]
 
@@ -86,12 +87,13 @@ def costliest_breaks(connection: sqlite3.Connection, top: int) -> tuple[tuple[di
 def _break(row: tuple[Any, ...]) -> dict[str, Any]:
     """A break of :func:`costliest_breaks`, of its query's row, its text as the log gave it
     (:func:`~dsh_audit.fleet._stored.shown`)."""
-    path, session_id, idx, kind, turn, step, attempt, model, provider, cause, classification, tokens, cost = map(
-        shown, row)
+    (path, session_id, idx, kind, turn, step, attempt, model, provider, cause, classification, reusable, actual,
+     tokens, cost) = map(shown, row)
     losing = tokens is None or tokens > 0  # None: its cache reads were not logged
     return {"path": path, "session_id": session_id, "request": idx, "kind": kind, "turn": turn, "step": step,
             "attempt": attempt, "model": model, "provider": provider, "cause": cause,
-            "classification": classification, "lost_tokens": tokens,
+            "classification": classification, "reusable_cache_read": reusable, "actual_cache_read": actual,
+            "lost_tokens": tokens,
             "lost_cost_usd": cost if cost is not None or losing else 0.0}  # it lost nothing: it owes $0
 
 

@@ -25,7 +25,7 @@ from ._caveats import stats_caveats
 from ._costs import cost_by_cause, cost_by_model, fleet_cost, ledgers
 from ._db import check_values, connect_index, index_error, window_views
 from ._price_meta import price_sources
-from ._measures import BREAKS, LOGGED, MEASURES, TOKEN_COLUMNS, UsdSum, iso, measures
+from ._measures import BREAKS, LOGGED, MEASURES, TOKEN_COLUMNS, UsdSum, iso, lost_by_cause, measures
 from ._ranks import costliest_breaks, top_sessions
 from ._stored import shown
 
@@ -49,7 +49,10 @@ class FleetStats:
             ``usage --json`` does; ``cost``'s ``tokens`` sums the ledgers' requests), actual /
             expected cache reads (``actual_cache_read``, the logged reads, ``expected_cache_read``)
             and hit ratios (``actual_hit_ratio``,
-            ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost.
+            ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost,
+            and the reusable cache reads the tokens lost are measured from (``reusable_cache_read``:
+            lost = reusable - actual, over the requests whose cache read was logged, as ``cache``
+            sums it; null when a stored row has none: a log indexed by an older schema, not read again).
             The prompt and cache-read sums are null when no request logged them, and lower bounds
             when ``prompt_unknown_requests`` (requests that logged usage without them) is not 0
             (:func:`dsh_audit.fleet._measures.measures`), in every group.
@@ -57,7 +60,8 @@ class FleetStats:
             ``cost_by_model`` keys them, with ``logged_models``), most prompt tokens first.
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
-            attribution, and tokens lost to that cause.
+            attribution, and tokens lost to that cause, beside the reusable cache reads of the
+            requests that lost them (``reusable_cache_read``: what they are measured from).
         top_sessions: the sessions ranked by ``sort``: by default those whose cache losses cost
             the most (``lost_cost_usd``), costliest first, then those whose losses have no known
             price (null), most lost tokens first (tokens do not compare across providers:
@@ -79,7 +83,8 @@ class FleetStats:
         costliest_breaks: the cache breaks of every session (as many as ``top_sessions`` lists)
             whose lost tokens cost the most, ranked by that cost whatever ``sort`` says: each one's
             log (``path``, ``session_id``), ``request`` (the ``#`` of ``dsh-audit requests``), kind,
-            turn, step, attempt, model, provider, cause, classification, ``lost_tokens`` and
+            turn, step, attempt, model, provider, cause, classification, ``reusable_cache_read`` and
+            ``actual_cache_read`` (what the loss is measured from), ``lost_tokens`` and
             ``lost_cost_usd`` (null: unknown; a break whose cache reads were not logged has both
             null). A break that cost nothing (it lost no token, or at a rate of $0) is not listed:
             ``free_breaks`` counts them (``breaks_costing_nothing`` in JSON).
@@ -175,16 +180,15 @@ def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
 
     def entry(cause: str) -> dict[str, Any]:
         return causes.setdefault(cause, {"cause": cause, "cache_breaks": 0, "attribution_breaks": 0,
-                                         "lost_tokens": 0})
+                                         "reusable_cache_read": 0, "lost_tokens": 0})
 
     for cause, count in connection.execute(f"SELECT COALESCE(cause, '?'), COUNT(*) FROM requests "
                                            f"WHERE classification IN {BREAKS} GROUP BY 1"):
         entry(cause)["cache_breaks"] = count
     for cause, count in connection.execute("SELECT COALESCE(cause, 'unexplained'), COUNT(*) FROM breaks GROUP BY 1"):
         entry(cause)["attribution_breaks"] = count
-    for cause, tokens in connection.execute("SELECT item.key, SUM(item.value) FROM requests, json_each(requests.lost) "
-                                            "AS item WHERE requests.lost IS NOT NULL GROUP BY 1"):
-        entry(cause)["lost_tokens"] = tokens
+    for cause, (tokens, reusable) in lost_by_cause(connection).items():
+        entry(cause).update(lost_tokens=tokens, reusable_cache_read=reusable)
     return tuple(sorted(causes.values(), key=lambda c: (-c["lost_tokens"], -c["cache_breaks"], c["cause"])))
 
 

@@ -15,7 +15,7 @@ Example:
 from ._baseline import MESSAGE_WORDING, Baseline, apply_baseline, load_baseline
 from ._findings import FOREIGN_CAPTURE_HINT, capture_holds, foreign_capture_hint
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
-from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
+from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck, tally
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
 from ._rules import GATE_RULES, GateRule, policy_key
 from ._run import run_check
@@ -47,4 +47,5 @@ __all__ = [
     "load_policy",
     "policy_key",
     "run_check",
+    "tally",
 ]

@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 
 from .._config_read import ConfigFileError, read_bytes, read_json
+from .._pyproject import said
 from .._shell import shell_word
 from ..errors import UsageError
 from ..log import ensure_room
@@ -45,7 +46,8 @@ __all__ = ["MESSAGE_WORDING", "Baseline", "apply_baseline", "finding_key", "load
 
 #: The wording of this version's finding messages, written as the JSON report's ``message_wording``
 #: (docs/ci.md "Baseline"): a baseline without it, or below it, is matched with the reworded words
-#: left out (:func:`finding_key`), one at it on the whole message.
+#: left out (:func:`finding_key`), one at it on the whole message; one above it (a newer
+#: dsh-audit's) is refused, as a newer ``schema_version`` is.
 MESSAGE_WORDING = 2
 
 #: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path
@@ -237,31 +239,52 @@ _READ_VERSIONS = (1, 2)
 
 
 def _version_word(version: object) -> str:
-    """``version`` as a baseline's error names it: a small integer as written, anything else by its
-    JSON type alone (a string may hold terminal control; a float or a huge number reads as another).
+    """``version`` as a baseline's error names it: a small integer as written, a string quoted
+    (:func:`~dsh_audit._pyproject.said`: its control characters escaped, cut when long), anything
+    else by its JSON type alone (a float or a huge number would read as another).
 
     Example:
         >>> _version_word(3), _version_word("2"), _version_word(2.0), _version_word(10**400), _version_word(None)
-        ('3', 'a string', 'a fraction', 'a number past 64 bits', 'null')
+        ('3', "a string ('2')", 'a fraction', 'a number past 64 bits', 'null')
     """
     if type(version) is int:
         return str(version) if version.bit_length() <= 64 else "a number past 64 bits"
-    names = {bool: "a boolean", float: "a fraction", str: "a string", list: "a list", dict: "an object"}
+    if isinstance(version, str):
+        return f"a string ({said(version)})"
+    names = {bool: "a boolean", float: "a fraction", list: "a list", dict: "an object"}
     return "null" if version is None else names.get(type(version), "a value")
+
+
+def _unread_version(key: str, value: object, reads: tuple[int, ...]) -> str:
+    """The sentence refusing a baseline whose ``key`` (``schema_version``, ``message_wording``)
+    holds ``value``, none of the ``reads`` this dsh-audit reads; one above them: a newer dsh-audit
+    wrote the baseline (the hint says how to write it anew).
+
+    Example:
+        >>> _unread_version("message_wording", 3, (1, 2)).split(": ")
+        ["the baseline's message_wording is 3, written by a newer dsh-audit", 'this dsh-audit reads message_wording 1 and 2']
+        >>> _unread_version("schema_version", "2", (1, 2, 3)).split(": ")[0]
+        "the baseline's schema_version is a string ('2'), not a whole number"
+    """
+    listed = ", ".join(map(str, reads[:-1])) + f" and {reads[-1]}" if len(reads) > 1 else str(reads[0])
+    why = (", not a whole number" if type(value) is not int
+           else ", written by a newer dsh-audit" if value > max(reads) else "")
+    return f"the baseline's {key} is {_version_word(value)}{why}: this dsh-audit reads {key} {listed}"
 
 
 def _earlier(document: dict[str, Any], source: str, hint: str) -> bool:
     """Whether the baseline ``document`` was written in an earlier wording than this version's
-    (its ``message_wording``, none before there was one: 1); a later one (a newer dsh-audit's) is
-    matched on the whole message, so a finding it words anew is new rather than hidden.
+    (its ``message_wording``, none before there was one: 1). A later one (a newer dsh-audit's) is
+    refused, as a newer ``schema_version`` is: matched on whole messages, every finding it words
+    anew would fail as new with no word of why.
 
     Raises:
-        UsageError: its ``message_wording`` is not a whole number of 1 or more.
+        UsageError: its ``message_wording`` is not a whole number from 1 to :data:`MESSAGE_WORDING`.
     """
     wording = document.get("message_wording", 1)
-    if type(wording) is not int or wording < 1:
-        raise UsageError(f"message_wording {_version_word(wording)} is not one this dsh-audit reads (a whole "
-                         "number of 1 or more)", path=source, hint=hint)
+    reads = tuple(range(1, MESSAGE_WORDING + 1))
+    if type(wording) is not int or wording not in reads:
+        raise UsageError(_unread_version("message_wording", wording, reads), path=source, hint=hint)
     return wording < MESSAGE_WORDING
 
 
@@ -275,8 +298,7 @@ def _parsed_baseline(source: str, hint: str) -> Baseline:
         raise UsageError("the baseline is not a JSON report of dsh-audit check", path=source, hint=hint)
     version = document["schema_version"]
     if type(version) is not int or version not in _READ_VERSIONS:
-        raise UsageError(f"schema_version {_version_word(version)} is not one this dsh-audit reads "
-                         f"({', '.join(map(str, _READ_VERSIONS))})", path=source, hint=hint)
+        raise UsageError(_unread_version("schema_version", version, _READ_VERSIONS), path=source, hint=hint)
     captures = _captures(document.get("sessions"))
     earlier = _earlier(document, source, hint)
     keys = [_key_of(item, captures, earlier) for item in findings]
@@ -332,10 +354,10 @@ def _mark(findings: Iterable[Finding], left: Counter[FindingKey], capture: str |
 
 def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
     """``result`` with each finding the ``baseline`` holds marked baselined (not failing), and a
-    note when baseline findings of the sessions checked no longer occur (``"N baseline
-    finding(s) no longer occur"``); those of sessions this run did not check (a narrower PATH or
-    window) are not gone, and a second note counts them (``"N baseline finding(s) are of
-    sessions not checked"``)."""
+    note when baseline entries of the sessions checked no longer occur (``"N baseline entries
+    no longer occur"``: entries, not lines, :meth:`~dsh_audit.gate.CheckResult.baseline_said`);
+    those of sessions this run did not check (a narrower PATH or window) are not gone, and a
+    second note counts them (``"N baseline entries are of sessions not checked"``)."""
     left: Counter[FindingKey] = Counter(baseline.keys)
     sessions = tuple(replace(check, findings=_mark(check.findings, left, check.capture_path, earlier=baseline.earlier))
                      for check in result.sessions)
@@ -347,8 +369,6 @@ def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
     checked = {check.session_id for check in result.sessions}
     unchecked = sum(n for key, n in left.items() if key[1] is not None and key[1] not in checked)
     gone = sum(left.values()) - unchecked
-    notes = (*result.notes, *([f"{gone} baseline finding(s) no longer occur"] if gone else []),
-             *([f"{unchecked} baseline finding(s) are of sessions not checked"] if unchecked else []))
-    return replace(result, sessions=sessions, findings=(*(f for s in sessions for f in s.findings), *loose),
-                   notes=notes, baseline=baseline.source, baseline_gone=gone,
-                   baseline_unchecked=unchecked)
+    marked_result = replace(result, sessions=sessions, findings=(*(f for s in sessions for f in s.findings), *loose),
+                            baseline=baseline.source, baseline_gone=gone, baseline_unchecked=unchecked)
+    return replace(marked_result, notes=(*result.notes, *marked_result.baseline_said()))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from ..cache import Costs, Priced
 from ._rules import policy_key
 
-__all__ = ["CheckResult", "Finding", "Hint", "RequestOutline", "RequestRecorder", "SessionCheck"]
+__all__ = ["CheckResult", "Finding", "Hint", "RequestOutline", "RequestRecorder", "SessionCheck", "tally"]
 
 
 class Hint(NamedTuple):
@@ -46,6 +46,10 @@ class Finding:
             written (:class:`Hint`): a report may show them as code, never any other text of the
             hint (a log's path in it, a folder named ``a `dsh-audit x` b``). Not in the JSON
             report (:meth:`to_json`).
+        lines: how many lines from :attr:`line` on hold this same fault (a run of junk records that
+            validation folds into one finding, :attr:`dsh_audit.validate.Finding.lines`, its message
+            saying the run): every count of findings counts each of them, as ``validate`` counts
+            them (:func:`tally`). Not in the JSON report (the schema has no such key; the message says it).
     """
 
     rule: str
@@ -61,6 +65,7 @@ class Finding:
     baselined: bool = False
     reason: str | None = None
     commands: tuple[str, ...] = ()
+    lines: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The finding object of the JSON report (``docs/report-schema.json``; ``baselined`` only
@@ -95,6 +100,17 @@ class Finding:
         request = "" if self.request is None else f" request {self.request}:"
         shown = f" (hint: {self.hint})" if hint and self.hint else ""
         return f"{where}:{seq}{request} {self.verdict}: {self.message}{shown}"
+
+
+def tally(findings: Iterable[Finding]) -> int:
+    """How many findings ``findings`` are, as every count of check's says it: a folded run of junk
+    lines (:attr:`Finding.lines`) counts each of its lines, as ``validate`` counts it (issue 15).
+
+    Example:
+        >>> tally([Finding("DSH111", "error", "m", "a.jsonl", lines=6), Finding("DSH810", "info", "m", "a.jsonl")])
+        7
+    """
+    return sum(f.lines for f in findings)
 
 
 #: The amounts check's reports show of a session's priced summary (``cache --json``'s ``cost``):
@@ -236,6 +252,37 @@ class SessionCheck:
         return any(f.fails for f in self.findings) or (self.capture_refusal is not None and self.capture_refusal.fails)
 
     @property
+    def status(self) -> str:
+        """The log's own state, which every view of it says in its words (check's table and CSV,
+        the Markdown summary, the HTML page's session verdict): ``failed`` (:attr:`failed`), else
+        ``unreadable`` when not a line of it could be read and its refusal fails nothing
+        (``fail-on-refusal = false``, or its ``DSH801`` ignored: the run is INCOMPLETE, exit 2, so
+        its row must not read as a pass), else ``ok``.
+
+        Example:
+            >>> refused = Finding("DSH801", "error", "m", "b.jsonl", fails=True)
+            >>> [SessionCheck("b.jsonl", None, unreadable=True, findings=f).status for f in ((refused,), ())]
+            ['failed', 'unreadable']
+            >>> SessionCheck("a.jsonl", None).status
+            'ok'
+        """
+        return "failed" if self.failed else "unreadable" if self.unreadable else "ok"
+
+    @property
+    def unread_why(self) -> str | None:
+        """Why not a line of the log could be read (:attr:`unreadable`): its error without the path
+        that starts it, for a report that names the path apart (a SARIF notification's location, a
+        JUnit testsuite); None when the log was read.
+
+        Example:
+            >>> SessionCheck("b.jsonl", None, error="b.jsonl: is a FIFO, not a log file", unreadable=True).unread_why
+            'is a FIFO, not a log file'
+        """
+        if not self.unreadable:
+            return None
+        return (self.error or "cannot be read").removeprefix(f"{self.path}: ")
+
+    @property
     def capture_cell(self) -> str:
         """The log's capture as every listing's capture column says it (check's table and CSV, the
         Markdown summary): one rule, so no view says ``none`` where another says ``unreadable``:
@@ -281,6 +328,11 @@ class SessionCheck:
         return about
 
     @property
+    def finding_count(self) -> int:
+        """The log's findings as its row counts them (:func:`tally`: a folded run, each of its lines)."""
+        return tally(self.findings)
+
+    @property
     def log_findings(self) -> tuple[Finding, ...]:
         """The findings about the log as a whole (no request index)."""
         return tuple(f for f in self.findings if f.request is None)
@@ -301,8 +353,9 @@ class CheckResult:
         discovered: discovery's notes among ``notes`` (which file of a session was read: a copy not
             read again, the generation DSH reads), which the CLI prints.
         baseline: the baseline file applied (``--baseline``), or None.
-        baseline_gone: baseline findings of the sessions checked that no longer occur.
-        baseline_unchecked: baseline findings of sessions this run did not check.
+        baseline_gone: baseline entries of the sessions checked that no longer occur (entries, not
+            lines: :meth:`baseline_said`).
+        baseline_unchecked: baseline entries of sessions this run did not check.
         caveats: what the price table could not know of the costs the reports show (the holiday
             caveats the run's prices met: :meth:`dsh_audit.cache.PriceBook.caveats_met`).
         not_checked: each log of another agent (Claude Code, Codex) found in a folder and left out
@@ -341,43 +394,91 @@ class CheckResult:
         return tuple(check.path for check in self.sessions if check.unreadable)
 
     @property
+    def unread_passing(self) -> tuple[str, ...]:
+        """The logs of :attr:`unreadable` that fail nothing (``fail-on-refusal = false``, or their
+        ``DSH801`` ignored): the run exits 2 for them, yet no failing finding says so, which every
+        verdict then does (:meth:`not_checked_said`). One whose refusal fails is a failing finding.
+
+        Example:
+            >>> refused = Finding("DSH801", "error", "m", "b.jsonl", fails=True)
+            >>> logs = (SessionCheck("a.jsonl", None, unreadable=True),
+            ...         SessionCheck("b.jsonl", None, unreadable=True, findings=(refused,)))
+            >>> CheckResult(logs, (), None).unread_passing
+            ('a.jsonl',)
+        """
+        return tuple(check.path for check in self.sessions if check.status == "unreadable")
+
+    @property
     def verdict(self) -> str:
         """The verdict's word: ``FAILED`` when a finding fails, else ``INCOMPLETE`` when logs were
-        left out (:attr:`not_checked`: the run exits 2, so no report may read as a clean pass),
-        else ``PASSED``.
+        left out (:attr:`not_checked`) or could not be read (:attr:`unreadable`, their ``DSH801``
+        passing with ``fail-on-refusal = false``): the run exits 2, so no report may read as a
+        clean pass; else ``PASSED``.
 
         Example:
             >>> two = CheckResult((), (), None, not_checked=(("c.jsonl", "this is a codex session"),) * 2)
-            >>> CheckResult((), (), None).verdict, two.verdict
-            ('PASSED', 'INCOMPLETE')
+            >>> unread = CheckResult((SessionCheck("b.jsonl", None, unreadable=True),), (), None)
+            >>> CheckResult((), (), None).verdict, two.verdict, unread.verdict
+            ('PASSED', 'INCOMPLETE', 'INCOMPLETE')
         """
-        return "FAILED" if not self.passed else "INCOMPLETE" if self.not_checked else "PASSED"
+        return "FAILED" if not self.passed else "INCOMPLETE" if self.not_checked or self.unreadable else "PASSED"
 
     def not_checked_said(self) -> str:
-        """What a verdict adds for the logs left out (:attr:`not_checked`), in one wording for the
-        text verdict, the Markdown summary's heading and the HTML page's headline: nothing when none.
+        """What a verdict adds for the logs left out (:attr:`not_checked`) and those that could not
+        be read whose refusal fails nothing (:attr:`unread_passing`), for which the run exits 2 and
+        no failing finding speaks, in one wording for the text verdict, the Markdown summary's
+        heading and the HTML page's headline: nothing when none.
 
         Example:
             >>> two = CheckResult((), (), None, not_checked=(("c.jsonl", "this is a codex session"),) * 2)
             >>> CheckResult((), (), None).not_checked_said(), two.not_checked_said()
             ('', '; 2 log(s) of another agent not checked (exit 2)')
         """
-        return f"; {self.not_checked_clause()}" if self.not_checked else ""
+        return f"; {self.not_checked_clause()}" if self.not_checked or self.unread_passing else ""
 
     def not_checked_clause(self) -> str:
-        """The logs left out (:attr:`not_checked`) as a clause of its own, for a verdict that says
-        them first (the Markdown summary's ``⚠️ incomplete: ...``): :meth:`not_checked_said`'s words.
+        """The logs left out (:attr:`not_checked`) and those that could not be read whose refusal
+        fails nothing (:attr:`unread_passing`) as a clause of its own, for a verdict that says them first (the
+        Markdown summary's ``⚠️ incomplete: ...``): :meth:`not_checked_said`'s words.
 
         Example:
             >>> CheckResult((), (), None, not_checked=(("c.jsonl", "a codex session"),)).not_checked_clause()
             '1 log(s) of another agent not checked (exit 2)'
+            >>> CheckResult((SessionCheck("b.jsonl", None, unreadable=True),), (), None).not_checked_clause()
+            '1 log(s) could not be read (exit 2)'
         """
-        return f"{len(self.not_checked)} log(s) of another agent not checked (exit 2)"
+        left = [f"{len(self.not_checked)} log(s) of another agent not checked (exit 2)"] if self.not_checked else []
+        unread = len(self.unread_passing)
+        return "; ".join([*left, *([f"{unread} log(s) could not be read (exit 2)"] if unread else [])])
+
+    def baseline_said(self) -> tuple[str, ...]:
+        """The notes of the baseline applied (:attr:`baseline_gone`, :attr:`baseline_unchecked`), in
+        one wording for stderr, the JSON report's ``notes`` and the Markdown summary. They count
+        baseline entries, not lines as ``N baselined`` does (:func:`tally`): the baseline keeps a
+        folded run of junk lines as one finding with no count of its lines, so a run of 6 lines
+        is 6 baselined but 1 entry gone.
+
+        Example:
+            >>> CheckResult((), (), None, baseline_gone=1, baseline_unchecked=4).baseline_said()
+            ('1 baseline entry no longer occurs', '4 baseline entries are of sessions not checked')
+            >>> CheckResult((), (), None, baseline_gone=2, baseline_unchecked=1).baseline_said()
+            ('2 baseline entries no longer occur', '1 baseline entry is of a session not checked')
+        """
+        gone, unchecked = self.baseline_gone, self.baseline_unchecked
+        return (*(["1 baseline entry no longer occurs" if gone == 1 else
+                   f"{gone} baseline entries no longer occur"] if gone else []),
+                *(["1 baseline entry is of a session not checked" if unchecked == 1 else
+                   f"{unchecked} baseline entries are of sessions not checked"] if unchecked else []))
 
     @property
     def unattached(self) -> tuple[Finding, ...]:
         """Findings of no checked log (``DSH814``: captures no log explains)."""
         return self.findings[sum(len(s.findings) for s in self.sessions):]
+
+    @property
+    def finding_count(self) -> int:
+        """Every finding of the run as the totals count them (:func:`tally`: a folded run, each of its lines)."""
+        return tally(self.findings)
 
     @property
     def failing(self) -> tuple[Finding, ...]:
@@ -411,9 +512,18 @@ class CheckResult:
 
     def counts(self) -> dict[str, int]:
         """Findings by severity plus ``failing``: ``{"error": 1, "warning": 0, "info": 2, "failing": 1}``
-        (and ``baselined`` when a baseline was applied)."""
-        by = Counter(f.severity for f in self.findings)
-        out = {"error": by["error"], "warning": by["warning"], "info": by["info"], "failing": len(self.failing)}
+        (and ``baselined`` when a baseline was applied), a folded run counting each of its lines
+        (:func:`tally`), as ``validate`` counts it.
+
+        Example:
+            >>> run = Finding("DSH111", "error", "m", "a.jsonl", fails=True, lines=6)
+            >>> CheckResult((), (run, Finding("DSH810", "info", "m", "a.jsonl")), None).counts()
+            {'error': 6, 'warning': 0, 'info': 1, 'failing': 6}
+        """
+        by: Counter[str] = Counter()
+        for f in self.findings:
+            by[f.severity] += f.lines
+        out = {"error": by["error"], "warning": by["warning"], "info": by["info"], "failing": tally(self.failing)}
         if self.baseline is not None:
-            out["baselined"] = len(self.baselined)
+            out["baselined"] = tally(self.baselined)
         return out

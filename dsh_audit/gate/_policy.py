@@ -50,7 +50,7 @@ from typing import Any
 from .._config_read import ConfigFileError, read_toml
 from .._pyproject import (POLICY_HINT, TOOL_TABLES, check_tool_table, checked_tool_table, dotted_key, find_pyproject,
                           key_line, said, table_parts, tool_table, unknown_key, unknown_table)
-from ..errors import UnreadableError, UsageError
+from ..errors import UnreadableError, UsageError, did_you_mean
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
 
@@ -164,9 +164,20 @@ def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None)
         return tuple(value)
     for item in value:
         if item not in allowed:
-            raise UsageError(f"policy key {key!r}: unknown value {said(item)}", path=source,
+            raise UsageError(f"policy key {key!r}: unknown value {said(item)}{_near(item, allowed)}", path=source,
                              hint=f"allowed: {', '.join(allowed)}; {POLICY_HINT}")
     return tuple(value)
+
+
+def _near(value: Any, allowed: tuple[str, ...]) -> str:
+    """The ``(did you mean 'x'?)`` of a misspelt ``value`` of the ``allowed`` ones (none for a
+    value that is no string): a value is refused as a misspelt key is, since either weakens the gate.
+
+    Example:
+        >>> _near("eror", _THRESHOLDS), _near("header-change", _CAUSES), _near(3, _THRESHOLDS)
+        (" (did you mean 'error'?)", " (did you mean 'header_change'?)", '')
+    """
+    return did_you_mean(value, allowed) if isinstance(value, str) else ""
 
 
 def _checked(key: str, value: Any, source: str) -> Any:
@@ -186,7 +197,7 @@ def _checked(key: str, value: Any, source: str) -> Any:
         return float(value)
     choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("auto", "deepseek", "anthropic", "openai", "responses")}[key]
     if value not in choices:
-        raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source,
+        raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}{_near(value, choices)}", path=source,
                          hint=f'write {key} = "{choices[0]}", say; {POLICY_HINT}')
     return value
 

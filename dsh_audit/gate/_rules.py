@@ -177,6 +177,9 @@ _REFUSALS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (_words(r"seed request/header at index \d+ lacks provider/model"), frozenset({"DSH221"})),
     (_words(r"seed request/header at index \d+ has an invalid reasoningEffort"), frozenset({"DSH222"})),
     (_words(r"seed request/header at index \d+ has invalid adapterDefaults"), frozenset({"DSH223"})),
+    # replay's header fold (DSH802): a header DSH loads but cannot fold, so no later request is built
+    (_words(r"request/header has (?:system|tools) null: DSH itself cannot build a request from this header .*"),
+     frozenset({"DSH227"})),
     # replay's surface fold (DSH802): the faults of the fold's rules, not the trace's warnings (DSH310, DSH311)
     (_words(r"invalid seed event at index \d+: .*"), frozenset(f"DSH{n}" for n in range(301, 310))),
 )

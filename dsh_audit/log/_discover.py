@@ -112,16 +112,22 @@ def _tree(folder: Path, onerror: Callable[[OSError], None]) -> Iterator[tuple[st
 
 
 def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] | None = None) -> list[Path]:
-    named: list[Path] = []
-    other: list[Path] = []
+    """The logs below ``folder`` by path (folders in name order, each one's files before its
+    subfolders', as README says; the tour of session 45 found every ``session.jsonl`` listed before
+    every other log): a folder's picked generation of its session log, and each other
+    ``*.jsonl[.zstd]`` file that is a log (:func:`_log_like`) unless it is a link to one of those
+    session logs, which is read under the name DSH gave it (as when they were listed first)."""
+    found: list[tuple[Path, bool]] = []  # (path, a session log DSH named)
     for root, dirs, files in _tree(folder, _unreadable(refused)):
         dirs.sort()
-        session_files = _pick_generation(Path(root), sorted(f for f in files if SESSION_NAME.match(f)), notes)
-        named.extend(Path(root) / name for name in session_files)
+        picked = set(_pick_generation(Path(root), sorted(f for f in files if SESSION_NAME.match(f)), notes))
         for name in sorted(files):
-            if not SESSION_NAME.match(name) and name.endswith(LOG_SUFFIXES) and not name.endswith(".tmp"):
-                other.append(Path(root) / name)
-    return named + [p for p in other if _log_like(p)]
+            if name in picked:
+                found.append((Path(root) / name, True))
+            elif not SESSION_NAME.match(name) and name.endswith(LOG_SUFFIXES) and not name.endswith(".tmp"):
+                found.append((Path(root) / name, False))
+    named = {_key(path) for path, dsh in found if dsh} if not all(dsh for _, dsh in found) else set()
+    return [path for path, dsh in found if dsh or _key(path) not in named and _log_like(path)]
 
 
 def _log_like(path: Path) -> bool:
@@ -178,9 +184,9 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
              copies: bool = True, generations: bool = False) -> list[Path]:
     """Expand paths to the session log files they hold, in a stable order.
 
-    A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
-    (and ``session.N.jsonl`` child logs of test snapshots), then for other ``*.jsonl[.zstd]`` files
-    whose first line is a session header or that cannot be opened to look (no permission, a FIFO,
+    A file is taken as given; a folder is searched recursively, its logs listed by path
+    (:func:`_walk`), for ``session.jsonl[.zstd]`` (and ``session.N.jsonl`` child logs of test
+    snapshots) and for other ``*.jsonl[.zstd]`` files whose first line is a session header or that cannot be opened to look (no permission, a FIFO,
     a dangling link, a symlink loop: reading it is refused, never skipped). With no paths, the default sessions root is used. A
     session folder holding several generations (``session.jsonl.zstd`` and
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With

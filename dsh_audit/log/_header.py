@@ -376,17 +376,32 @@ def _meta_error(raw: dict[str, Any]) -> str | None:
     return None
 
 
+def _lenient_meta(raw: dict[str, Any]) -> tuple[str | None, str | None]:
+    """``--lenient``'s one rule for a header's metadata: a relative cwd (a tokenised fixture's) is
+    set aside, the rest checked as DSH checks it. ``(cwd set aside, fault left)``, each None when
+    there is none: the one answer of the refusal under ``--lenient``, of the hint that offers the
+    option without it (:func:`lenient_mends`) and of the adaptation it reports.
+
+    Example:
+        >>> _lenient_meta({"cwd": "rel", "parentSession": 5}), _lenient_meta({"cwd": "/abs"})
+        (('rel', 'session header parentSession must be a string'), (None, None))
+    """
+    cwd = raw.get("cwd")
+    relative = cwd if isinstance(cwd, str) and not is_absolute_path(cwd) else None
+    return relative, _meta_error(raw if relative is None else {**raw, "cwd": None})
+
+
 def lenient_mends(raw: dict[str, Any]) -> bool:
     """Whether ``--lenient`` would accept this header's metadata: its only fault is a relative cwd
-    (a tokenised fixture's), so a hint may offer the option (re-read E, session 44: it was offered
+    (:func:`_lenient_meta`), so a hint may offer the option (re-read E, session 44: it was offered
     for a header whose parentSession --lenient then refused).
 
     Example:
         >>> lenient_mends({"cwd": "rel"}), lenient_mends({"cwd": "rel", "parentSession": 5})
         (True, False)
     """
-    cwd = raw.get("cwd")
-    return isinstance(cwd, str) and not is_absolute_path(cwd) and _meta_error({**raw, "cwd": None}) is None
+    relative, fault = _lenient_meta(raw)
+    return relative is not None and fault is None
 
 
 def foreign_record(path: str, value: Any) -> tuple[str, MalformedRecordError] | None:
@@ -481,15 +496,13 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
                   "`dsh-audit validate FILE` names the disagreement (DSH206), or the first record the header's "
                   "version does not fit (DSH114)"))
     adaptations: list[str] = []
-    if lenient and _lenient_fills(value, generation):
+    fills = lenient and _lenient_fills(value, generation)
+    if fills:
         value = dict(value)
         for key in ("version", "delegationDepth"):
             if key not in value:
                 value[key] = 0
                 adaptations.append(f"{key} (absent) -> 0")
-        cwd = value.get("cwd")
-        if isinstance(cwd, str) and not is_absolute_path(cwd):
-            adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
     faults = _header_faults(value)
     if faults:
         foreign = foreign_record(path, value)
@@ -499,10 +512,10 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
         raise MalformedRecordError(message, path=path, line=1, hint=hint)
     if "sandboxMode" in value or "approvalPolicy" in value:
         raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
-    cwd = value.get("cwd")
-    # --lenient accepts a relative cwd only: the header's other metadata is still checked
-    meta_problem = _meta_error({**value, "cwd": None} if lenient and isinstance(cwd, str)
-                               and not is_absolute_path(cwd) else value)
+    relative, lenient_problem = _lenient_meta(value)
+    meta_problem = lenient_problem if lenient else _meta_error(value)
+    if lenient and relative is not None:  # every version: what --lenient let pass is said
+        adaptations.append(f'cwd "{relative}" accepted as given (not absolute)')
     header = SessionHeader(
         id=value["id"], version=int(value["version"]), created_at=int(value["createdAt"]),
         cwd=value.get("cwd"), parent_session=value.get("parentSession"),

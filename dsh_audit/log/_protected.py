@@ -2,8 +2,9 @@
 
 A session log is evidence. Every file dsh-audit writes (a report, an index, a step summary) is
 first checked against the inputs of the run: the logs, the other logs and captures in their
-folders, any capture, policy, route file or index named on the command line, and the nearest
-``pyproject.toml`` (the settings every command that prices or judges reads). A path that is
+folders, any capture, policy, route file or index named on the command line, and, for a command that
+reads it, the nearest ``pyproject.toml`` (the settings every command that prices or judges reads;
+``validate`` reads none, so its report may replace one). A path that is
 one of them, or resolves to one (symlinks, ``..``, a hard link), is refused before any work is
 done (:meth:`ProtectedInputs.guard`, one wording for every command).
 
@@ -71,16 +72,17 @@ class ProtectedInputs:
     outputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # real path -> (what, as given): claim()
 
     @classmethod
-    def of(cls, logs: Iterable[str | os.PathLike[str]], *,
-           files: Iterable[str | os.PathLike[str] | None] = ()) -> ProtectedInputs:
+    def of(cls, logs: Iterable[str | os.PathLike[str]], *, files: Iterable[str | os.PathLike[str] | None] = (),
+           settings: bool = True) -> ProtectedInputs:
         """The evidence of a run reading ``logs`` and ``files`` (captures, policies, indexes).
 
         Beside each log, every other log-like file of its folder (``*.jsonl[.zstd]``, ``*.har``:
-        other generations, child logs, ``wire.jsonl``) is protected too, and so is the nearest
-        ``pyproject.toml`` (:func:`_nearest_pyproject`), table or none: check,
-        report and index read it for their policy, prices and ZDR status, some only after an output
-        is guarded (the price table), and a report over it would leave the next run no settings
-        (validate, which does not read it, keeps it too: no report is meant to replace it).
+        other generations, child logs, ``wire.jsonl``) is protected too. With ``settings`` (a run
+        that reads them), so is the nearest ``pyproject.toml`` (:func:`_nearest_pyproject`), table
+        or none: check, report and index read it for their policy, prices and ZDR status, some only
+        after an output is guarded (the price table). A run that reads no settings (``validate``)
+        passes ``settings=False``: an output is refused over what the run reads, not over every
+        file some other command might.
         """
         evidence = cls()
         folders: set[str] = set()
@@ -96,7 +98,7 @@ class ProtectedInputs:
             for entry in names:
                 if entry.endswith(_LOG_LIKE):
                     evidence.add(os.path.join(folder, entry))
-        for item in (*files, _nearest_pyproject()):
+        for item in (*files, _nearest_pyproject() if settings else None):
             if item is not None and os.fspath(item) != "":
                 evidence.add(os.fspath(item))
         return evidence

@@ -16,6 +16,8 @@ the lines read (:class:`~dsh_audit.log.LineTee`) is fed by :mod:`._tee`.
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +50,29 @@ _SHORT = min(2 * MAX_DEPTH, _ROOM_CHECKED)
 #: only ``assistant/chunk`` is a cue of an older body (:data:`BODY_CUE_TYPES`)
 _ENVELOPE_ONLY = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call"})
 assert not _ENVELOPE_ONLY & (RETIRED_TYPES | _UPGRADED_TYPES | SURFACE_TYPES | (BODY_CUE_TYPES - {"assistant/chunk"}))
+
+def _run_ending() -> bool:
+    """Whether the run is ending, so that no verdict of the rest of the log is wanted (tour of session
+    45: a Ctrl-C of ``check`` read on through a 40 MB log, 4-15 s): the exception being handled where
+    a log is closed (a ``finally``, an ``__exit__``) is, or arose from, a Ctrl-C (KeyboardInterrupt)
+    or an exit (SystemExit), or the console script's Ctrl-C handler has fired (:func:`_interrupted`)."""
+    error = sys.exc_info()[1]
+    while error is not None:
+        if not isinstance(error, (Exception, GeneratorExit)):
+            return True
+        error = error.__context__
+    return _interrupted()
+
+
+def _interrupted() -> bool:
+    """Whether the console script's Ctrl-C handler (``dsh_audit.cli._FirstInterrupt.interrupt``, a
+    bound method whose object notes ``fired``) has raised its KeyboardInterrupt. A generator that a
+    Ctrl-C's unwinding collects is closed with nothing in hand (CPython sets the raised exception
+    aside while it finalizes one), so only the handler can tell that close from a consumer's
+    ``break`` (review C of session 45, F3)."""
+    owner = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+    return getattr(owner, "fired", False) is True
+
 
 @dataclass
 class SessionLog:
@@ -112,17 +137,22 @@ class SessionLog:
             if self._candidate is not None:
                 raise self._candidate.error
         finally:
+            # Also when the consumer stops (GeneratorExit): on purpose (a ``break``), the tee is given
+            # the rest of the log here, so that its verdict is the whole log's before the owner closes
+            # the log (review C of session 45, F3); unwound by a Ctrl-C, it is not (:func:`_run_ending`).
             self.close()
 
     def close(self) -> None:
         """Release the file; a log whose events are never read is closed when collected too.
 
         A log read with a ``tee`` (:func:`read_log`) first reads the rest of the file for the tee
-        when its events were not all read (a refusal stops the reader early).
+        when its events were not all read (a refusal, or a consumer that stops on purpose, stops the
+        reader early: the tee's verdict is still the whole log's), but not when the run itself is
+        ending (:func:`_run_ending`): a Ctrl-C would otherwise wait for the rest of a big log.
         """
         if self._stream is not None:
             try:
-                if isinstance(self._lines, _Teed):
+                if isinstance(self._lines, _Teed) and not _run_ending():
                     self._lines.drain()
             finally:
                 self._stream.close()

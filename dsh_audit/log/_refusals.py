@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CorruptLogError, DshAuditError, UnsupportedFormatError
+from ..errors import CorruptLogError, DshAuditError, UnsupportedFormatError, closest
 from ._shapes import envelope_error, envelope_fault, is_safe_int, message_shape_error
 from ._types import KNOWN_EVENT_TYPES
 from .._json import json_type
@@ -230,9 +230,7 @@ def seq_refusal(record: Any, expected: int, line: int) -> tuple[str, int, str]:
 
 
 def _unknown_type_hint(etype: str) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(etype, sorted(KNOWN_EVENT_TYPES), n=1)
-    if close:
-        return f"did you mean '{close[0]}'? A writer can mark plugin events \"ignorable\": true"
+    near = closest(etype, KNOWN_EVENT_TYPES)
+    if near is not None:
+        return f"did you mean '{near}'? A writer can mark plugin events \"ignorable\": true"
     return 'a writer can mark plugin events "ignorable": true so readers may skip them'

@@ -60,16 +60,21 @@ def _has_provider_model(value: Any) -> TypeGuard[dict[str, Any]]:
 
 
 def adapter_defaults_error(header: Any) -> str | None:
-    """DSH's request/header check: provider/model, reasoningEffort, adapterDefaults markers."""
+    """DSH's request/header check: provider/model, reasoningEffort, adapterDefaults markers.
+
+    DSH tests presence with ``!== undefined``: a field written as null is present and invalid
+    (``index.ts`` assertCurrentLlmShape), not absent.
+    """
     config = header.get("config") if isinstance(header, dict) else None
     if not _has_provider_model(config):
         return "lacks provider/model"
-    effort = config.get("reasoningEffort")
-    if effort is not None and (not isinstance(effort, str) or not effort):
-        return "has an invalid reasoningEffort"
-    defaults = header.get("adapterDefaults")
-    if defaults is None:
+    if "reasoningEffort" in config:
+        effort = config["reasoningEffort"]
+        if not isinstance(effort, str) or not effort:
+            return "has an invalid reasoningEffort"
+    if "adapterDefaults" not in header:
         return None
+    defaults = header["adapterDefaults"]
     if (not isinstance(defaults, dict)
             or any(k not in ("reasoningEffort", "maxTokens") for k in defaults)
             or any(v is not True for v in defaults.values())

@@ -30,7 +30,10 @@ addresses, plain or percent-encoded (:func:`._hosts.redact_addresses`: the place
 (``content-length`` as it was).
 
 Every string of a record other than its body (read with its object key, as the log's are), a
-response, and a dropped header's or cookie's value count in the summary.
+response, and a dropped header's or cookie's value count in the summary. A response body whose coding
+cannot be undone (``br``, damaged data: :func:`._response.redact_content_text`) is replaced whole by one
+placeholder, and the summary says how many and which codings (:func:`replaced_note`); only a bomb (past
+the decode limits) is refused at its entry (:func:`_located`), never written as it was.
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ import base64
 import enum
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from .._body_decode import content_encoding, names_base64, names_gzip
+from .._body_decode import BodyDecodeError, NotUndone, names_base64
 from ..capture import PIAI_SESSION_HEADERS, CapturedRequest
 from ..errors import CaptureError
 from ..log import parse_json
@@ -51,13 +55,13 @@ from ..report import dumps_line
 from ..session import Session
 from ._bodies import redacted_bodies
 from ._redactor import Redactor
-from ._response import gzip_bytes, held_gzip, redact_content, redact_response
+from ._response import encoded, redact_content, redact_response
 from ._hosts import host_value, redact_addresses, redact_host, redact_query_value, redact_url
 from ._pseudonyms import redact_ascii
 from ._request_ids import REQUEST_ID_HEADER, pseudonym
 from ._secrets import cookie_secret, credential_name, header_kind
 
-__all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har"]
+__all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har", "replaced_note"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -185,9 +189,10 @@ def _addresses(name: str, value: Any, redactor: Redactor) -> Any:
 
 
 def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence[CapturedRequest], original: Session,
-                           redacted: Session, redactor: Redactor, out: IO[bytes], *, path: str) -> list[str]:
+                           redacted: Session, redactor: Redactor, out: IO[bytes], *, path: str,
+                           notes: list[str] | None = None) -> list[str]:
     """Every record of a ``wire.jsonl`` capture redacted and written to ``out``, one at a time;
-    returns the dropped header names.
+    returns the dropped header names. The bodies replaced whole are said in ``notes`` (:func:`replaced_note`).
 
     ``records`` are the capture's parsed records, bodies left out, and ``captures`` its requests, both
     in file order, from its one read (:func:`dsh_audit.capture.read_capture`).
@@ -199,30 +204,86 @@ def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence
         raise CaptureError("the capture changed while it was read", path=path)
     bodies = redacted_bodies(captures, original, redacted, redactor)
     dropped: list[str] = []
-    for source, body in zip(records, bodies):
-        record = _record(source, body, redactor, dropped)
+    undecoded: list[str] = []
+    for source, capture, body in zip(records, captures, bodies):
+        with _located(capture.source, capture.locator):
+            record = _record(source, body, redactor, dropped, undecoded=undecoded)
         out.write(dumps_line(record).encode("utf-8") + b"\n")  # a body's C1 or bidi character escaped, as in the log
+    _say_replaced(undecoded, notes)
     return sorted(set(dropped))
 
 
+def replaced_note(codings: Sequence[str]) -> str:
+    """What the summary says of the bodies replaced whole, one per coding in ``codings`` (each the
+    coding of one body that could not be undone, as :class:`dsh_audit._body_decode.UndecodableBody`
+    names it: no capture text), their distinct codings in order of first sight.
+
+    Example:
+        >>> replaced_note(["br"]), replaced_note(["br", "deflate", "br"])
+        ('1 body replaced whole: its coding br could not be undone', \
+'3 bodies replaced whole: their codings br, deflate could not be undone')
+    """
+    names = list(dict.fromkeys(codings))
+    many = len(codings) != 1
+    return (f"{len(codings)} {'bodies' if many else 'body'} replaced whole: {'their' if many else 'its'} "
+            f"coding{'s' if len(names) > 1 else ''} {', '.join(names)} could not be undone")
+
+
+def _not_undone(stored: Iterable[Any], undecoded: list[str] | None) -> None:
+    """The coding of each request body the capture reader read as captured (``stored``: what it kept
+    in place of the body, a :class:`NotUndone`), appended to ``undecoded``: such a body is no JSON, and
+    :func:`._bodies.redact_body` replaces it whole, as a response redact cannot read is replaced."""
+    if undecoded is not None:
+        undecoded.extend(value.coding for value in stored if isinstance(value, NotUndone))
+
+
+def _say_replaced(undecoded: list[str], notes: list[str] | None) -> None:
+    """:func:`replaced_note` added to ``notes`` (when given) if any body was replaced whole."""
+    if undecoded and notes is not None:
+        notes.append(replaced_note(undecoded))
+
+
+#: The hint of a response body redact cannot read when its error gives none (:func:`_located`).
+_UNDECODED_HINT = ("its secrets cannot be taken out of a body redact cannot read: recapture it without that "
+                   "coding, or leave out --capture to redact the log alone")
+
+
+@contextmanager
+def _located(path: str, where: str) -> Iterator[None]:
+    """Refuse a response body past the decode limits (a bomb: :class:`BodyDecodeError`; one whose coding
+    cannot be undone is replaced whole before it gets here) as the capture's error at ``where``
+    (``line 3``, ``entries[2]``; ``""``: the whole file) in ``path``, in one line.
+
+    Raises:
+        CaptureError: the body is past the decode limits.
+    """
+    try:
+        yield
+    except BodyDecodeError as exc:
+        said = f"cannot redact the response: {exc.message}"
+        raise CaptureError(f"{where}: {said}" if where else said, path=path,
+                           hint=exc.hint or _UNDECODED_HINT) from None  # a limit's: the variable to raise
+
+
 def _sent(record: dict[str, Any], body: bytes) -> bytes:
-    """The bytes a request record's redacted ``body`` is written as: gzip again when its ``body_base64``
-    held gzip data under a ``Content-Encoding`` naming gzip, which the capture reader inflates (fuzz
-    round 24), so that the kept header stays true and ``body_sha256``/``body_bytes`` are of the bytes
-    sent, as the reader checks them; else ``body`` itself."""
-    stored = record.get("body_base64")
-    if (isinstance(stored, str) and names_gzip(content_encoding(record.get("headers")))
-            and held_gzip(stored, "base64", gzip=False)):
-        return gzip_bytes(body)
-    return body
+    """The bytes a request record's redacted ``body`` is written as in its ``body_base64``: coded again
+    as it was sent when the capture reader undid codings to read it (its ``Content-Encoding``'s: gzip,
+    deflate, stacked; the reader keeps them, in the order they were applied, in place of the record's
+    ``body_base64``), by the one coder redacted responses go through (:func:`._response.encoded`), so
+    that the kept header stays true and ``body_sha256``/``body_bytes`` are of the bytes sent, as the
+    reader checks them; else ``body`` itself."""
+    codings = record.get("body_base64")
+    return encoded(body, codings) if isinstance(codings, tuple) else body
 
 
-def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: list[str]) -> dict[str, Any]:
+def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: list[str], *,
+            undecoded: list[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    body = _sent(record, body)
+    _not_undone((record.get("body"), record.get("body_base64")), undecoded)
+    text, body = body, _sent(record, body)  # a ``body`` beside a coded ``body_base64`` is the text, decoded
     for key, value in record.items():
         if key == "body":
-            result[key] = body.decode("utf-8", "surrogatepass")
+            result[key] = text.decode("utf-8", "surrogatepass")
         elif key == "body_base64":
             result[key] = base64.b64encode(body).decode("ascii")
         elif key == "body_sha256":
@@ -232,7 +293,8 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
         elif key == "headers":
             result[key] = _headers(value, redactor, dropped, len(body))
         elif key == "response":
-            result[key] = redact_response(value, redactor, lambda h: _response_headers(h, redactor, dropped))
+            result[key] = redact_response(value, redactor, lambda h: _response_headers(h, redactor, dropped),
+                                          undecoded=undecoded)
         elif key in ("url", "path") and isinstance(value, str):
             result[key] = redact_url(value, redactor)
         elif key in _KEPT_FIELDS:
@@ -253,11 +315,13 @@ def _response_headers(headers: Any, redactor: Redactor, dropped: list[str]) -> A
 
 
 def redact_body_folder(captures: Sequence[CapturedRequest], original: Session, redacted: Session,
-                       redactor: Redactor, write: Callable[[str, bytes], None]) -> tuple[list[str], list[str]]:
+                       redactor: Redactor, write: Callable[[str, bytes], None], *,
+                       notes: list[str] | None = None) -> tuple[list[str], list[str]]:
     """Every body of a body-folder capture redacted (:func:`redacted_bodies`), and each body's
     ``*.meta.json`` sidecar with auth-like headers dropped and ``content-length`` recomputed, each
     file handed to ``write`` (its name, the input's, and its bytes) as soon as it is made: one body
-    is held at a time, however many the folder has.
+    is held at a time, however many the folder has; the bodies replaced whole said in ``notes``
+    (:func:`replaced_note`).
 
     Returns the names written and the dropped header names.
 
@@ -266,6 +330,7 @@ def redact_body_folder(captures: Sequence[CapturedRequest], original: Session, r
     """
     written: list[str] = []
     dropped: list[str] = []
+    undecoded: list[str] = []
     for capture, body in zip(captures, redacted_bodies(captures, original, redacted, redactor)):
         source = Path(capture.source)
         write(source.name, body)
@@ -281,9 +346,11 @@ def redact_body_folder(captures: Sequence[CapturedRequest], original: Session, r
             record = None
         if not isinstance(record, dict):
             raise CaptureError("the capture changed while it was read", path=str(meta))
-        sidecar = _record(record, body, redactor, dropped)
+        with _located(str(meta), ""):
+            sidecar = _record(record, body, redactor, dropped, undecoded=undecoded)
         write(meta.name, dumps_line(sidecar).encode("utf-8") + b"\n")
         written.append(meta.name)
+    _say_replaced(undecoded, notes)
     return written, sorted(set(dropped))
 
 
@@ -342,8 +409,10 @@ def _named_items(items: Any, redactor: Redactor, *, kept: bool) -> Any:
     return out
 
 
-def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body: bytes | None) -> dict[str, Any]:
-    """A HAR request (``body`` is its redacted body) or response (``body`` None)."""
+def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body: bytes | None, *,
+              undecoded: list[str] | None = None) -> dict[str, Any]:
+    """A HAR request (``body`` is its redacted body) or response (``body`` None); ``undecoded``: as
+    :func:`._response.redact_content_text` takes it."""
     out: dict[str, Any] = {}
     for key, value in part.items():
         if key == "headers":
@@ -360,12 +429,13 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
                         redactor.count(cookie["value"], name)
             out[key] = []
         elif key == "postData" and isinstance(value, dict) and body is not None:
+            _not_undone((value.get("text"),), undecoded)
             encoded = (base64.b64encode(body).decode("ascii") if names_base64(value.get("encoding"))
                        else body.decode("utf-8", "surrogatepass"))
             out[key] = {k: encoded if k == "text" else _named_items(v, redactor, kept=False) if k == "params"
                         else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "content" and isinstance(value, dict):
-            out[key] = redact_content(value, part.get("headers"), redactor, _HAR_KEPT)
+            out[key] = redact_content(value, part.get("headers"), redactor, _HAR_KEPT, undecoded=undecoded)
         elif key == "queryString" and isinstance(value, list):
             out[key] = _named_items(value, redactor, kept=True)
         elif key == "bodySize" and body is not None and isinstance(value, int) and value >= 0:
@@ -378,25 +448,30 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
 
 
 def redact_har(document: Any, captures: Sequence[CapturedRequest], original: Session, redacted: Session,
-               redactor: Redactor, *, path: str) -> tuple[bytes, list[str]]:
+               redactor: Redactor, *, path: str, notes: list[str] | None = None) -> tuple[bytes, list[str]]:
     """A HAR 1.2 capture redacted: request bodies as :func:`redacted_bodies` makes them, auth headers and
-    cookies dropped, response bodies (streamed or not) redacted; returns the file and dropped header names."""
+    cookies dropped, response bodies (streamed or not) redacted, those replaced whole said in ``notes``
+    (:func:`replaced_note`); returns the file and dropped header names."""
     entries = document["log"]["entries"]
     if len(entries) != len(captures):
         raise CaptureError("the capture changed while it was read", path=path)
     bodies = redacted_bodies(captures, original, redacted, redactor)
     dropped: list[str] = []
+    undecoded: list[str] = []
     out_entries = []
-    for entry, body in zip(entries, bodies):
+    for entry, capture, body in zip(entries, captures, bodies):
         out_entry: dict[str, Any] = {}
         for key, value in entry.items():
             if key in ("request", "response") and isinstance(value, dict):
-                out_entry[key] = _har_part(value, redactor, dropped, body if key == "request" else None)
+                with _located(path, capture.locator):
+                    out_entry[key] = _har_part(value, redactor, dropped, body if key == "request" else None,
+                                               undecoded=undecoded)
             elif key == "serverIPAddress" and isinstance(value, str):
                 out_entry[key] = redact_host(value, redactor)
             else:
                 out_entry[key] = redactor.value(value, key, kept=key in _HAR_KEPT)
         out_entries.append(out_entry)
+    _say_replaced(undecoded, notes)
     log = {k: out_entries if k == "entries" else redactor.value(v, k, kept=k in _HAR_KEPT)
            for k, v in document["log"].items()}
     result = {k: log if k == "log" else redactor.value(v, k) for k, v in document.items()}

@@ -344,22 +344,25 @@ def _redact_capture(source: Path, fmt: str | None, records: list[Any], captures:
                     staged: tuple[Path, IO[bytes] | None]) -> list[str]:
     """The capture at ``source`` (of format ``fmt``, its parsed ``records`` as
     :func:`dsh_audit.capture.read_capture` read them) redacted into the ``staged`` temporary (a folder, or
-    a file and its handle), a ``wire.jsonl`` record by record; a note on what else a body folder holds
-    added to ``notes``. Returns the header names dropped."""
+    a file and its handle), a ``wire.jsonl`` record by record; a note on what else a body folder holds,
+    and one on the bodies replaced whole (:func:`._capture.replaced_note`), added to ``notes``. Returns
+    the header names dropped."""
     original, redacted = sessions
     temp, out = staged
     if fmt == "body-folder":
         # each file written into the staged folder as it is made (one body held at a time)
         written, dropped = redact_body_folder(captures, original, redacted, redactor,
-                                              functools.partial(write_file, temp))
+                                              functools.partial(write_file, temp), notes=notes)
         notes.extend(left_out_note(source, frozenset(written)))
         return dropped
     assert out is not None
     if fmt == "har":
-        data, dropped = redact_har(records[0], captures, original, redacted, redactor, path=str(source))
+        data, dropped = redact_har(records[0], captures, original, redacted, redactor, path=str(source),
+                                   notes=notes)
         out.write(data)
     else:
-        dropped = redact_capture_records(records, captures, original, redacted, redactor, out, path=str(source))
+        dropped = redact_capture_records(records, captures, original, redacted, redactor, out, path=str(source),
+                                         notes=notes)
     out.flush()
     return dropped
 

@@ -9,6 +9,14 @@ payload are redacted as one stream per JSON path (``choices.0.delta.content``, `
 ...): secrets are looked for in the concatenation of a stream's deltas, so a key split across two
 deltas is found and counted, and every delta gets its placeholder. Anything else is one content
 string.
+
+A recorded body is decoded as every reader decodes it (:func:`dsh_audit._body_decode.decoded_body`:
+base64, and every coding its ``Content-Encoding`` names, gzip and deflate, stacked or not; a body stored
+decoded under its header kept as it is). One whose coding cannot be undone (``br``, ``zstd``, damaged
+or cut-off data, binary bytes of no coding its header names) is replaced whole by one placeholder:
+nothing of it survives, its secrets cannot be found in it, and its coding is listed for the summary
+(review B 45). Only a body past the decode limits (a bomb) raises
+:class:`~dsh_audit._body_decode.BodyDecodeError`, refused by the capture's writer (:mod:`._capture`).
 """
 
 from __future__ import annotations
@@ -22,12 +30,12 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from .._body_decode import BodyDecodeError, body_bytes, content_encoding, is_gzip, names_base64, names_gzip
+from .._body_decode import UndecodableBody, content_encoding, decoded_body, names_base64
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._keys import STRUCTURAL_KEYS
 from ._redactor import Redactor
 
-__all__ = ["WIRE_KEYS", "below_content", "gzip_bytes", "held_gzip", "redact_content", "redact_content_text",
+__all__ = ["WIRE_KEYS", "below_content", "encoded", "gzip_bytes", "redact_content", "redact_content_text",
            "redact_response", "redact_response_text", "wire_structural"]
 
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
@@ -192,64 +200,101 @@ def gzip_bytes(data: bytes) -> bytes:
     return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
 
 
-def held_gzip(text: str, encoding: Any, *, gzip: bool) -> bool:
-    """Whether a body stored as ``text``, which :func:`dsh_audit._body_decode.body_bytes` read with ``encoding``
-    and ``gzip`` (its ``Content-Encoding`` names gzip), held gzip data that it inflated: base64 (marked so by
-    ``encoding``, or unmarked under a gzip ``Content-Encoding`` or ``encoding``) whose bytes are gzip's. A body
-    stored inflated under a gzip header held none.
+def encoded(data: bytes, codings: tuple[str, ...]) -> bytes:
+    """``data`` with ``codings`` applied in order (``gzip``: :func:`gzip_bytes`; ``deflate``: zlib data, as
+    HTTP names it), the same bytes on every run: a redacted body sent again as its ``Content-Encoding``
+    says it was (:func:`dsh_audit._body_decode.decoded_body` names the codings it undid).
 
     Example:
-        >>> packed = base64.b64encode(gzip_bytes(b"{}")).decode()
-        >>> held_gzip(packed, "base64", gzip=False), held_gzip(packed, None, gzip=True), held_gzip("{}", None, gzip=True)
-        (True, True, False)
+        >>> from dsh_audit._body_decode import decoded_body
+        >>> sent = base64.b64encode(encoded(b"[1]", ("gzip", "deflate"))).decode()
+        >>> decoded_body(sent, encoding="base64", content_coding="gzip, deflate")
+        (b'[1]', ('gzip', 'deflate'))
     """
-    if names_base64(encoding):
-        return _base64_gzip(text[:4])  # valid base64 whole: body_bytes read it
-    return (gzip or names_gzip(encoding)) and _base64_gzip(text)
+    for coding in codings:
+        data = gzip_bytes(data) if coding == "gzip" else zlib.compress(data, 9)
+    return data
 
 
-def _base64_gzip(text: str) -> bool:
-    """Whether ``text`` is base64 whose bytes start as gzip's."""
+def _no_data(text: str, coded: bool) -> bool:
+    """Whether a body's ``text`` holds no coded data, only itself: it has no UTF-8 bytes (a lone
+    surrogate) or, ``coded`` (marked base64), it is no base64. Its secrets are found in it as it is."""
     try:
-        return is_gzip(base64.b64decode(text, validate=True))
-    except (binascii.Error, ValueError):
-        return False
+        if coded:
+            base64.b64decode(text, validate=True)
+        else:
+            text.encode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeEncodeError is a ValueError
+        return True
+    return False
 
 
-def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, gzip: bool = False,
-                        sent: bool = False) -> str:
+def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, coding: Any = None,
+                        sent: bool = False, undecoded: list[str] | None = None) -> str:
     """A HAR ``response.content.text`` redacted, decoded as every captured body is
-    (:func:`dsh_audit._body_decode.body_bytes`: base64 when ``encoding`` names it in any case, gzip when
-    ``encoding`` or the response's ``Content-Encoding`` (``gzip``) names it or base64 holds gzip data). The
-    redacted text is written back base64-encoded when ``encoding`` names base64, as text otherwise, and
-    inflated: HAR 1.2 defines ``content.text`` as the body HTTP-decoded ("decompressed & unchunked") before
-    it is set, then base64-encoded or not, its headers telling how it travelled, so an inflated text under
-    ``Content-Encoding: gzip`` is true, and one that held gzip data is written as HAR says. With ``sent`` (a
-    ``wire.jsonl`` response's ``body_base64``: the bytes as they were sent), gzip data is compressed again
-    (:func:`gzip_bytes`), so its kept ``Content-Encoding: gzip`` stays true (review 40: it was written
-    inflated). A body that does not decode to UTF-8 text has no structure to keep: it is one content string,
-    of the text as stored."""
+    (:func:`dsh_audit._body_decode.decoded_body`: base64 when ``encoding`` names it in any case, and every
+    coding the response's ``Content-Encoding`` value ``coding`` names, gzip and deflate, stacked or not, or
+    gzip when base64 holds gzip data). The redacted text is written back base64-encoded when ``encoding``
+    names base64, as text otherwise, and decoded: HAR 1.2 defines ``content.text`` as the body HTTP-decoded
+    ("decompressed & unchunked") before it is set, then base64-encoded or not, its headers telling how it
+    travelled, so a decoded text under ``Content-Encoding: deflate`` is true. With ``sent`` (a ``wire.jsonl``
+    response's ``body_base64``: the bytes as they were sent), the codings undone are applied again
+    (:func:`encoded`), so its kept ``Content-Encoding`` stays true (review 40). A body that decodes to no
+    UTF-8 text has no structure to keep: it is one content string, of the text as stored; so is a text
+    that holds no coded data (:func:`_no_data`: no base64 though ``encoding`` says so, a lone surrogate),
+    its secrets found in it as it is. A body whose coding cannot be undone
+    (:class:`~dsh_audit._body_decode.UndecodableBody`) is replaced whole (:func:`_replaced_whole`), its
+    coding appended to ``undecoded``, for the summary to say.
+
+    Raises:
+        BodyDecodeError: the body is past the decode limits (a bomb).
+    """
     coded = names_base64(encoding)
+    if _no_data(text, coded):
+        return _as_content(text, coded, redactor)
     try:
-        decoded = body_bytes(text, encoding=encoding, gzip=gzip, field="content.text").decode("utf-8")
-    except (BodyDecodeError, UnicodeDecodeError):
-        if not coded:
-            return redact_response_text(text, redactor)
-        return base64.b64encode(redactor.content(text).encode("utf-8", "surrogatepass")).decode("ascii")
-    data = redact_response_text(decoded, redactor).encode("utf-8", "surrogatepass")
-    if sent and held_gzip(text, encoding, gzip=gzip):  # gzip data travels in a JSON string as base64 only
-        return base64.b64encode(gzip_bytes(data)).decode("ascii")
-    return base64.b64encode(data).decode("ascii") if coded else data.decode("utf-8", "surrogatepass")
+        data, codings = decoded_body(text, encoding=encoding, content_coding=coding, field="content.text")
+    except UndecodableBody as exc:
+        if undecoded is not None:
+            undecoded.append(exc.coding)
+        return _replaced_whole(text, coded, redactor)
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _as_content(text, coded, redactor)
+    redacted = redact_response_text(decoded, redactor).encode("utf-8", "surrogatepass")
+    if sent:  # coded data travels in a JSON string as base64 only
+        return base64.b64encode(encoded(redacted, codings)).decode("ascii")
+    return base64.b64encode(redacted).decode("ascii") if coded else redacted.decode("utf-8", "surrogatepass")
 
 
-def redact_content(content: dict[str, Any], headers: Any, redactor: Redactor, kept: frozenset[str]) -> dict[str, Any]:
+def _replaced_whole(text: str, coded: bool, redactor: Redactor) -> str:
+    """A body redact cannot read, its ``text`` as stored, as one placeholder (base64-encoded when
+    ``coded``): no part of it, no JSON layout, survives (its secrets cannot be looked for in it)."""
+    placeholder = redactor.content(text)
+    return base64.b64encode(placeholder.encode("utf-8", "surrogatepass")).decode("ascii") if coded else placeholder
+
+
+def _as_content(text: str, coded: bool, redactor: Redactor) -> str:
+    """A body's ``text`` as stored redacted as one response text, base64-encoded when ``coded``."""
+    if not coded:
+        return redact_response_text(text, redactor)
+    return base64.b64encode(redactor.content(text).encode("utf-8", "surrogatepass")).decode("ascii")
+
+
+def redact_content(content: dict[str, Any], headers: Any, redactor: Redactor, kept: frozenset[str], *,
+                   undecoded: list[str] | None = None) -> dict[str, Any]:
     """A recorded response's ``content`` object (HAR 1.2's ``{size, mimeType, text, encoding}``, which a
     ``wire.jsonl`` record's response may hold too): its ``text`` redacted as a body is
-    (:func:`redact_content_text`: base64 and gzip decoded, gzip too when the response's ``headers``,
-    an object or HAR's list, say ``Content-Encoding: gzip``), its members named in ``kept`` kept
-    without their secrets, any other one content."""
-    gzip = names_gzip(content_encoding(headers))
-    return {k: redact_content_text(v, content.get("encoding"), redactor, gzip=gzip)
+    (:func:`redact_content_text`: base64 and every coding the response's ``headers``, an object or HAR's
+    list, name in ``Content-Encoding`` undone), its members named in ``kept`` kept without their secrets,
+    any other one content; ``undecoded``: as :func:`redact_content_text` takes it.
+
+    Raises:
+        BodyDecodeError: as :func:`redact_content_text`.
+    """
+    coding = content_encoding(headers)
+    return {k: redact_content_text(v, content.get("encoding"), redactor, coding=coding, undecoded=undecoded)
             if k == "text" and isinstance(v, str) else redactor.value(v, k, kept=k in kept) for k, v in content.items()}
 
 
@@ -266,17 +311,19 @@ def _body_member(key: str, value: Any) -> bool:
 
 
 #: The members of a ``wire.jsonl`` response object that hold its body as a string (``body_base64``, the bytes as
-#: sent, decoded, redacted and written back as base64 by :func:`redact_content_text`, gzip data as gzip data; the
-#: others redacted as text).
+#: sent, decoded, redacted and written back as base64 by :func:`redact_content_text`, coded again as they were
+#: sent; the others redacted as text).
 _BODY_KEYS = frozenset({"body", "text", "body_base64"})
 
 
-def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any] | None = None) -> Any:
+def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any] | None = None, *,
+                    undecoded: list[str] | None = None) -> Any:
     """The ``response`` field of a ``wire.jsonl`` record: a body text, or an object (a summary, or a
     recorded response). The body an object holds (:func:`_body_member`) is redacted as a body is, a
     HAR-style ``content`` as a HAR response's (:func:`redact_content`: written back in its encoding);
     its ``headers`` by ``headers`` (the capture's header rule, as a HAR response's: kept, auth headers
-    and cookies dropped), when given; its other members as every value of a record."""
+    and cookies dropped), when given; its other members as every value of a record. ``undecoded``: as
+    :func:`redact_content_text` takes it."""
     if isinstance(value, str):
         return redact_response_text(value, redactor)
     if not isinstance(value, dict):
@@ -290,8 +337,8 @@ def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any
         out["headers"] = headers(value["headers"])
     for key, body in value.items():
         if _body_member(key, body):
-            out[key] = (redact_content_text(body, "base64", redactor, sent=True,
-                                            gzip=names_gzip(content_encoding(value.get("headers"))))
+            out[key] = (redact_content_text(body, "base64", redactor, sent=True, undecoded=undecoded,
+                                            coding=content_encoding(value.get("headers")))
                         if key == "body_base64" else redact_response_text(body, redactor) if isinstance(body, str)
-                        else redact_content(body, value.get("headers"), redactor, _CONTENT_KEPT))
+                        else redact_content(body, value.get("headers"), redactor, _CONTENT_KEPT, undecoded=undecoded))
     return out

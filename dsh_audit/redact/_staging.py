@@ -77,11 +77,11 @@ def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output
         hint = ("pass --capture-output (the default is wire.jsonl beside OUTPUT for a wire.jsonl, when that name is "
                 "free, else OUTPUT.<the capture's name>)")
     elif capture_source is not None and capture_output is not None:
-        capture_target = Path(capture_output)
+        capture_target, hint = Path(capture_output), "give --capture-output another path"
     for folder in dict.fromkeys(Path(os.path.dirname(p) or os.curdir) for p in (target, capture_target) if p):
         for file, whose in bundle_files(folder, own=manifest):
             evidence.claim(file, what=whose)
-    for path, what, why in ((target, "output", None),
+    for path, what, why in ((target, "output", "give -o another path"),
                             (manifest, "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"),
                             (route_target, "route file",
                              "choose another -o path (the redacted route file is OUTPUT.routes.yml)")):

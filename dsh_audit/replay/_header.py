@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..jsjson import stringify
 
-__all__ = ["call_config_equals", "canonical_header", "header_equals"]
+__all__ = ["call_config_equals", "canonical_header", "header_equals", "unfoldable_field"]
 
 _STRICT_FIELDS = ("provider", "model", "reasoningEffort", "temperature", "maxTokens")
 
@@ -14,8 +15,9 @@ _STRICT_FIELDS = ("provider", "model", "reasoningEffort", "temperature", "maxTok
 def canonical_header(header: dict[str, Any]) -> dict[str, Any]:
     """Rebuild a header as ``config, adapterDefaults?, system?, tools?`` (DSH ``canonicalHeader``).
 
-    ``adapterDefaults`` is kept only when a marker is true; an empty ``system`` string and an empty
-    ``tools`` array are dropped; ``config`` passes through unchanged.
+    ``adapterDefaults`` is kept only when a marker is true; ``system`` and ``tools`` are kept only when
+    JavaScript's ``.length > 0`` holds (:func:`_has_length`: an empty string or array, a number, a
+    boolean, an object without a positive ``length`` are dropped); ``config`` passes through unchanged.
 
     Example:
         >>> canonical_header({"tools": [], "system": "", "config": {"provider": "p", "model": "m"},
@@ -27,12 +29,65 @@ def canonical_header(header: dict[str, Any]) -> dict[str, Any]:
     if isinstance(defaults, dict) and any(v is True for v in defaults.values()):
         out["adapterDefaults"] = defaults
     system = header.get("system")
-    if system is not None and system != "":
+    if system is not None and _has_length(system):
         out["system"] = system
     tools = header.get("tools")
-    if tools is not None and not (isinstance(tools, list) and not tools):
+    if tools is not None and _has_length(tools):
         out["tools"] = tools
     return out
+
+
+def unfoldable_field(header: dict[str, Any]) -> str | None:
+    """``system`` or ``tools`` when the header holds it as null, else None.
+
+    DSH's ``canonicalHeader`` reads ``.length`` of every present field (``!== undefined``): on null it
+    throws a TypeError, so no request can be built from a prefix holding this header (DSH loads the log).
+    :func:`canonical_header` drops the field instead; whoever builds a request asks this first.
+
+    Example:
+        >>> unfoldable_field({"config": {}, "system": "s", "tools": None}), unfoldable_field({"system": 0})
+        ('tools', None)
+    """
+    return "system" if header.get("system", 0) is None else "tools" if header.get("tools", 0) is None else None
+
+
+def _has_length(value: Any) -> bool:
+    """JavaScript ``value.length > 0`` for a JSON value but null (which throws in DSH).
+
+    A string or an array has a length; a number or a boolean has none (``undefined > 0`` is false);
+    an object has its own ``length`` member, compared as JavaScript does (``{"length": "2"}`` is kept).
+
+    Example:
+        >>> [_has_length(v) for v in ("a", "", [0], [], 42, True, {}, {"length": 2}, {"length": "0x1"})]
+        [True, False, True, False, False, False, False, True, True]
+    """
+    if isinstance(value, (str, list)):
+        return len(value) > 0
+    return isinstance(value, dict) and "length" in value and _js_positive(value["length"])
+
+
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", re.ASCII)
+_JS_RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
+
+
+def _js_positive(value: Any) -> bool:
+    """JavaScript ``value > 0`` for a JSON value: numbers as they are, null as 0, strings by
+    StringToNumber, an array by its ``join(",")`` text, an object as "[object Object]" (NaN)."""
+    if isinstance(value, (bool, int, float)):
+        return value > 0
+    if isinstance(value, list):  # two or more members join with a comma: never a number
+        return len(value) == 1 and value[0] is not None and _js_positive(
+            value[0] if not isinstance(value[0], bool) else "true")
+    if not isinstance(value, str):
+        return False
+    text = value.strip(_JS_SPACE)
+    if _JS_RADIX.fullmatch(text):
+        return int(text[2:], {"x": 16, "o": 8, "b": 2}[text[1].lower()]) > 0
+    if not _JS_DECIMAL.fullmatch(text):
+        return False  # NaN, or "" (0)
+    return float(text.replace("Infinity", "inf")) > 0
 
 
 def _strict_equal(a: Any, b: Any) -> bool:

@@ -3,7 +3,11 @@
 One pass over the events keeps three folds (surface, header, latest ``request/context``). An
 attempt starts at the first ``assistant/chunk`` of its ``(turn, step)`` after ``step/start`` or
 after the previous attempt's ``finish``; its messages and header are what the log held just
-before that chunk. Retries inside a step are further attempts of the same step. A
+before that chunk. Retries inside a step are further attempts of the same step. As DSH's rule
+(``request-reconstruction.spec.ts`` THEOREM: the first chunk of the step's turn/step anywhere) has
+it, a step/end ends only the step it names, and a step that ended without a chunk still gets its
+request at its first chunk found later. A header whose system or tools is null, which DSH's fold
+throws on, refuses every request after it (DSH builds none). A
 ``compaction/summary`` with ``llmStreamCall: true`` is one compaction call; a
 ``session/title-llm-request`` is one title call; a ``web/deepseek-search-llm-request`` is one search
 call (its literal body is logged). Steps below a child's ``seedLength`` were copied
@@ -23,7 +27,7 @@ from ..errors import ReplayError
 from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
-from ._header import canonical_header
+from ._header import canonical_header, unfoldable_field
 from ._model import Digest, ReplayResult, Request, RequestTime, request_of
 from ._surface import SurfaceFold, _is_seq
 
@@ -122,6 +126,11 @@ def _replace_fault(op: dict[str, Any]) -> str:
             if other is not None else f"surfaceOp is {typed(op)}")  # (DSH reads such a replace)
 
 
+def _scalar(value: Any) -> bool:
+    """Whether a logged turn or step number can key a dict (a JSON object or array cannot)."""
+    return value is None or isinstance(value, (int, float, str))
+
+
 class _Replayer:
     def __init__(self, log: SessionLog, result: ReplayResult, fold: SurfaceFold | None = None) -> None:
         self.log = log
@@ -132,10 +141,18 @@ class _Replayer:
         self.header: dict[str, Any] | None = None
         self.header_seq: int | None = None
         self.header_reason: str | None = None
+        #: the first request/header DSH cannot fold (system or tools null), and which field: sticky, as
+        #: DSH folds every header of a request's prefix (``foldRequestHeader``)
+        self.unfoldable: tuple[Event, str] | None = None
         self.context: dict[str, Any] | None = None
         self.index = 0
         self.step: tuple[Any, Any, int] | None = None  # turn, step (as logged), step/start seq
         self.step_has_chunk = False
+        # Steps that ended without a chunk, by (turn, step): their skipped_steps note; and the attempts
+        # of such steps whose chunks came after all, still being read (:meth:`late_chunk`).
+        self.unanswered: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self.late: dict[tuple[Any, Any], _Pending] = {}
+        self.unanswered_found = False  # a late attempt is among done_attempts
         # Loop attempts under way: usage, finish and message_usage are filled in as they arrive.
         self.open_attempt: _Pending | None = None
         self.done_attempts: list[_Pending] = []
@@ -183,16 +200,35 @@ class _Replayer:
     def seed_length(self) -> int:
         return self.log.seed_length or 0
 
-    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int]) -> _Pending:
-        """The next loop attempt of the step, as the log stands before ``event`` (its first record)."""
-        self.attempt_count += 1
+    def refuse_unbuildable(self, kind: str, seq: int) -> None:
+        """Raise when a request (first record at ``seq``) follows a header DSH cannot fold: DSH loads
+        the log, but its ``canonicalHeader`` throws on the null field, so it never sends this request.
+        A refusal DSH's loader makes anywhere in the log still comes first (:meth:`SessionLog.fail`)."""
+        if self.unfoldable is None:
+            return
+        header, field = self.unfoldable
+        self.log.fail(ReplayError(
+            f"request/header has {field} null: DSH itself cannot build a request from this header (its "
+            f"canonicalHeader reads {field}.length and throws), so the {kind} request at seq {seq} was never sent",
+            path=self.log.path, line=header.line, seq=header.seq,
+            hint=f"write {field} as {'a string' if field == 'system' else 'an array of tool schemas'} or leave it "
+                 "out; no option builds the request (--lenient adapts session headers only); `dsh-audit validate "
+                 "FILE` lists every such header (rule DSH227)"))
+
+    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int], *, late: bool = False) -> _Pending:
+        """The next loop attempt of the step, as the log stands before ``event`` (its first record);
+        ``late``: the first attempt of a step that ended before it (:meth:`late_chunk`)."""
+        if self.unfoldable is not None and step_start[2] >= self.seed_length:
+            self.refuse_unbuildable("loop", event.seq)
+        self.attempt_count += not late
         messages, seqs, digest = self.snapshot()
         turn, step, step_start_seq = step_start
         return _Pending(
-            kind="loop", session_id=self.sid, turn=turn, step=step, attempt=self.attempt_count,
+            kind="loop", session_id=self.sid, turn=turn, step=step,
             step_start_seq=step_start_seq, first_chunk_seq=event.seq, header=self.effective_header(),
             header_seq=self.header_seq, header_reason=self.header_reason, messages=messages,
             message_seqs=seqs, digest=digest, context=self.context, time=self.sent_time(),
+            attempt=1 if late else self.attempt_count,
         )
 
     def flush(self) -> list[_Pending]:
@@ -203,13 +239,18 @@ class _Replayer:
         done = [attempt for attempt in self.done_attempts
                 if attempt.step_start_seq is None or attempt.step_start_seq >= seed_length]
         self.done_attempts = []
+        if self.unanswered_found:  # a late attempt goes where its step/start is, as DSH lists requests
+            done.sort(key=lambda attempt: attempt.step_start_seq or 0)
+            self.unanswered_found = False
         return done
 
     def end_step(self) -> list[_Pending]:
         if self.step is not None and not self.step_has_chunk and self.step[2] >= self.seed_length:
-            self.result.skipped_steps.append({"turn": self.step[0], "step": self.step[1],
-                                              "step_start_seq": self.step[2],
-                                              "note": "request without recorded response"})
+            note = {"turn": self.step[0], "step": self.step[1], "step_start_seq": self.step[2],
+                    "note": "request without recorded response"}
+            self.result.skipped_steps.append(note)
+            if _scalar(self.step[0]) and _scalar(self.step[1]):
+                self.unanswered[(self.step[0], self.step[1])] = note
         done = self.flush()
         self.step = None
         self.step_has_chunk = False
@@ -223,8 +264,7 @@ class _Replayer:
         turn, step = data.get("turn"), data.get("step")
         current = self.step
         if current is None or turn != current[0] or step != current[1]:  # JSON holds no NaN
-            self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
-                                     "outside its step/start; not a loop request")
+            self.late_chunk(event, turn, step, data.get("chunk"))
             return
         self.step_has_chunk = True
         if self.open_attempt is None:
@@ -239,6 +279,30 @@ class _Replayer:
             fields["time"] = RequestTime(fields["time"].sent, self.now)
             self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
+
+    def late_chunk(self, event: Event, turn: Any, step: Any, chunk: Any) -> None:
+        """A chunk outside the open step. DSH's rule finds a step's request at the first chunk of its
+        turn/step anywhere in the log (``request-reconstruction.spec.ts`` THEOREM), so the chunks of a
+        step that ended without one (after its own step/end, or after the next step/start) are its
+        request, as the log stands before the first of them; any other is noted, not a request."""
+        key, keyed = (turn, step), _scalar(turn) and _scalar(step)
+        attempt = self.late.get(key) if keyed else None
+        if attempt is None:
+            note = self.unanswered.pop(key, None) if keyed else None
+            if note is None:
+                self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
+                                         "outside its step/start; not a loop request")
+                return
+            self.result.skipped_steps.remove(note)
+            attempt = self.late[key] = self.new_attempt(event, (turn, step, note["step_start_seq"]), late=True)
+            self.done_attempts.append(attempt)
+            self.unanswered_found = True
+        ctype = chunk.get("type") if isinstance(chunk, dict) else None
+        if ctype == "usage":
+            attempt.fields["usage"] = chunk.get("usage")
+        elif ctype == "finish":
+            attempt.fields.update(finish=chunk.get("reason"), time=RequestTime(attempt.fields["time"].sent, self.now))
+            del self.late[key]
 
     def on_assistant_message(self, event: Event) -> None:
         data = event.data
@@ -255,6 +319,7 @@ class _Replayer:
             return None
         if event.seq < self.seed_length:
             return None
+        self.refuse_unbuildable("compaction", event.seq)  # DSH's summarizer reads the folded header too
         region = []
         seqs = []
         shadowed = data.get("shadowedSeqs")
@@ -293,7 +358,10 @@ class _Replayer:
         config: dict[str, Any] = {"provider": route.get("provider"), "model": route.get("model")}
         if data.get("maxTokens") is not None:
             config["maxTokens"] = data["maxTokens"]
-        header = canonical_header({"config": config, "system": data.get("system")})
+        header = canonical_header({"config": config})
+        system = data.get("system")
+        if system is not None and system != "":  # as logged: no canonicalHeader fold (its .length rule) for a title call
+            header["system"] = system
         request = Request(
             index=-1, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
@@ -358,6 +426,12 @@ class _Replayer:
             self.step = (data.get("turn"), data.get("step"), event.seq)
             return done
         if etype == "step/end":
+            # only the step it names: one naming another (validate's DSH405) leaves the open step's
+            # chunks to come (DSH finds a step's request wherever its first chunk is)
+            current = self.step
+            data = as_object(event.data)
+            if current is not None and (data.get("turn"), data.get("step")) != (current[0], current[1]):
+                return ()
             return self.end_step()
         if etype == "turn/start":
             self.turn_open = True
@@ -368,7 +442,10 @@ class _Replayer:
         elif etype == "assistant/message" and not streamed:  # v0/v1, or a v2+ message with stream: []
             self.on_assistant_message(event)
         elif etype == "request/header":
-            self.header = canonical_header(event.data.get("header") or {})
+            header = event.data.get("header") or {}
+            self.header = canonical_header(header)
+            if self.unfoldable is None and (field := unfoldable_field(header)) is not None:
+                self.unfoldable = (event, field)
             self.header_seq = event.seq
             self.header_reason = event.data.get("reason")
         elif etype == "request/context":

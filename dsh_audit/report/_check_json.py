@@ -15,7 +15,12 @@ Version history (``schema_version``):
    version unchanged (new keys): ``not_checked`` (each log of another agent left out, ``{path,
    reason}``: the run exits 2 for them) and ``counts.logs_not_checked`` (named as the HTML
    page's ``logs_failed``: ``not_checked`` is the list), and each session's
-   ``capture_unreadable`` (the capture found beside it cannot be read: why ``capture`` is null).
+   ``capture_unreadable`` (the capture found beside it cannot be read: why ``capture`` is null);
+   later still, ``verdict`` (``PASSED``, ``FAILED`` or ``INCOMPLETE``, the word check's last line
+   starts with: ``passed`` says only that no finding fails, while a log that could not be read, its
+   ``DSH801`` passing with ``fail-on-refusal = false``, or one left out makes the run exit 2) and
+   ``counts.logs_unreadable`` (those logs, present when there are some). Every count of findings
+   counts each line of a folded run (its message says the run), as ``validate --json`` counts it.
 
 ``message_wording`` (an optional key, so the version is unchanged) numbers the words the findings'
 messages say, which a baseline matches on (:mod:`dsh_audit.gate._baseline`): 2 since session 44
@@ -58,8 +63,10 @@ def _cache(check: Any) -> dict[str, Any] | None:
     report = check.cache
     if report is None:
         return None
-    return {"prompt_tokens": report.prompt_total, "actual_cache_read": report.actual_total,
-            "expected_cache_read": report.expected_total, "actual_hit_ratio": report.ratio(report.actual_total),
+    return {"prompt_tokens": report.known_sum(report.prompt_total),
+            "actual_cache_read": report.known_sum(report.actual_total),
+            "expected_cache_read": report.known_sum(report.expected_total),
+            "actual_hit_ratio": report.ratio(report.actual_total),
             "expected_hit_ratio": report.ratio(report.expected_total),
             "classifications": report.classification_counts}
 
@@ -91,6 +98,13 @@ def session_summary(check: Any) -> dict[str, Any]:
     }
 
 
+def _unread(result: Any) -> dict[str, int]:
+    """``counts.logs_unreadable`` when logs could not be read (absent else, as in a report written
+    before it existed)."""
+    unread = len(result.unreadable)
+    return {"logs_unreadable": unread} if unread else {}
+
+
 def report_object(result: Any) -> dict[str, Any]:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.json``)."""
     left = getattr(result, "not_checked", ())
@@ -99,9 +113,10 @@ def report_object(result: Any) -> dict[str, Any]:
         "message_wording": MESSAGE_WORDING,
         "tool": {"name": "dsh-audit", "version": __version__},
         "passed": result.passed,
+        "verdict": result.verdict,
         "policy": result.policy.to_json(),
         "counts": {**result.counts(), "sessions": len(result.sessions), "requests": result.request_count,
-                   "logs_not_checked": len(left)},
+                   "logs_not_checked": len(left), **_unread(result)},
         "sessions": [session_summary(s) for s in result.sessions],
         "not_checked": [{"path": path, "reason": why} for path, why in left],
         "findings": [f.to_json() for f in result.findings],

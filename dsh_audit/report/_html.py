@@ -197,7 +197,7 @@ def _policy(result: Any) -> str:
     baseline = getattr(result, "baseline", None)
     if baseline is None:
         return str(result.policy.source)
-    return f"{result.policy.source}; baseline {baseline}: {len(result.baselined)} baselined"
+    return f"{result.policy.source}; baseline {baseline}: {result.counts()['baselined']} baselined"
 
 
 #: The amounts of a row of :func:`_totals`, as ``usage`` names them (:meth:`dsh_audit.cache.UsageRow.shown`).

@@ -205,13 +205,16 @@ function messagesOf(s,pos){var out=[];walk(s,pos,function(k,list){if(k===pos){ou
 // total and its rows by model and by day), each amount as usage shows it (row.shown: $x, a lower
 // bound "\u2265$x" when a request that owes it was not priced, "$?" when none was).
 var AMOUNTS=[["cost","cost"],["no_cache","without cache"],["off_peak","all off-peak"]];
-function lostText(x){return fmt(x.lost_tokens)+(x.lost_unknown_requests?"+?":"")+" ("+x.shown.lost+")";}
+// p: the reusable cache reads the tokens lost are measured from (lost = reusable - actual), said beside them.
+function lostText(x,p){return fmt(x.lost_tokens)+(x.lost_unknown_requests?"+?":"")+
+ (typeof p==="number"?" of "+fmt(p)+" reusable":"")+" ("+x.shown.lost+")";}
+function potText(p){return typeof p==="number"?fmt(p):"?";}  // "?": a break of the sum has no verdict
 function totals(){var t=DATA.totals;var box=document.getElementById("totals");clear(box);
  if(DATA.sessions.length<2||!t){box.hidden=true;return;}box.hidden=false;var x=t.total;
  add(box,el("h2",null,"Totals of the "+fmt(t.sessions)+" session(s) read"+(t.logs_failed?"; "+fmt(t.logs_failed)+
   " log(s) not read, left out of every sum (lower bounds)":"")));
  var tb=kv(box,[["requests",fmt(x.requests),"requests"],["cost",x.shown.cost,"cost"],["without cache",x.shown.no_cache,"no-cache"],
-  ["all off-peak",x.shown.off_peak,"off-peak"],["lost tokens (cost)",lostText(x),"lost"],["breaks cost",x.shown["break"],"break-cost"],
+  ["all off-peak",x.shown.off_peak,"off-peak"],["lost tokens (cost)",lostText(x,t.cache&&t.cache.reusable),"lost"],["breaks cost",x.shown["break"],"break-cost"],
   ["unpriced requests",fmt(x.unpriced_requests)+(x.unpriced_requests?" ("+Object.keys(t.unpriced).map(function(k){
    return t.unpriced[k]+" "+k;}).join(", ")+")":""),"unpriced"]],true);tb.className="totals";
  var c=t.cache;if(c){cacheTotals(box,c);}
@@ -232,7 +235,8 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
 // The page-wide cache figures (DATA.totals.cache): the hit ratio over every log's prompt tokens, the breaks by cause.
 function causesText(byCause){return Object.keys(byCause).map(function(k){return k+" "+fmt(byCause[k]);}).join(", ");}
 function cacheTotals(box,c){var causes=causesText(c.breaks_by_cause);
- kv(box,[["hit ratio",ratio(c.hit_ratio)+" ("+fmt(c.cache_read)+" of "+fmt(c.prompt_tokens)+" prompt tokens)","hit"],
+ kv(box,[["hit ratio",ratio(c.hit_ratio)+" ("+(c.cache_read===null?"?":fmt(c.cache_read))+" of "+
+  (c.prompt_tokens===null?"?":fmt(c.prompt_tokens))+" prompt tokens)","hit"],
   ["breaks",fmt(c.breaks)+(causes?" ("+causes+")":""),"breaks"]],true).className="cache-totals";}
 
 // The verdict in words (DATA.headline: what failed, by cause, then what did not); a page of no log
@@ -262,10 +266,10 @@ function listShown(q){var shown=[];if(!q){DATA.order.forEach(function(){shown.pu
   var hit=sessionMatches(o[0],q);shown.push(hit?1:0);
   if(hit){stack.forEach(function(a){if(!shown[a]){shown[a]=2;}});}stack.push(at);});return shown;}
 function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
- var cls=(k===state.session?"sel ":"")+(s.failed?"fail ":s.unexplained?"warn ":"")+(depth?"child ":"")+(how===2?"context":"");
+ var cls=(k===state.session?"sel ":"")+(s.failed?"fail ":s.unexplained||unread(s)?"warn ":"")+(depth?"child ":"")+(how===2?"context":"");
  var li=add(list,el("li",{cls:cls.trim(),"data-session":String(k),"data-depth":String(depth),
   style:depth?"margin-left:"+(14*Math.min(depth,6))+"px":""}));
- var line=add(li,el("div",{cls:"line"}));add(line,el("span",{cls:"mark"},s.failed?"\u2716":"\u2714"));
+ var line=add(li,el("div",{cls:"line"}));add(line,el("span",{cls:"mark"},s.failed?"\u2716":unread(s)?"\u26a0":"\u2714"));
  add(line,el("a",{cls:"name",href:sessionHash(k),title:[label(s),s.session_id||"",s.path]},label(s)));
  if(s.family){add(line,el("span",{cls:"rel"},relation(s,s.family.parent===null)));}
  var at=add(li,el("div",{cls:"where"}));add(at,el("span",{cls:"project",title:"project (the log's cwd)"},s.project||"no project"));
@@ -386,11 +390,13 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
  add(row,el("th",null,"all off-peak"));add(row,el("td",null,costUsd(cost&&cost.off_peak_cost_usd,cost)));
  if(o.break_details.length){if(o.break_details.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
 // The breaks by cause (when the list is collapsed or has several causes; the page's totals: every log's):
-// how many, the tokens they lost and what that cost, how many lost nothing (the totals: a count).
+// how many, the reusable cache reads the tokens they lost are measured from, the tokens, what they cost,
+// how many lost nothing (the totals: a count).
 function breakCauses(box,o){var tb=add(add(box,el("div",{cls:"scroll"})),el("table",{cls:"break-causes"}));var h=add(tb,el("tr"));
- ["break cause","breaks","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
+ ["break cause","breaks","reusable","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
  o.break_summary.forEach(function(c){var tr=add(tb,el("tr",{"data-cause":c.cause}));add(tr,el("td",null,c.cause));
-  add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
+  add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},potText(c.pot)));
+  add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
   var none=typeof c.nothing==="number"?c.nothing:c.nothing.length,u=c.unpriced+c.unknown;
   add(tr,el("td",{cls:"num"},u&&u>=c.count-none?"$?":(u?"\u2265":"")+usd(c.cost)));add(tr,el("td",{cls:"num"},fmt(none)));});}
 // Every break, one a line while they are few; past LIST_OPEN, a collapsed list where the breaks that
@@ -399,7 +405,8 @@ var LIST_OPEN=10,LIST_MAX=200;
 // A break is drawn in the legend's colours, as its marker: red when it fails, orange when the policy allows it.
 function breakItem(ul,b){var li=add(ul,el("li"));
  add(li,el("a",{href:hashFor(state.session,"break",b.i),cls:b.fails?"fails":"allowed"},"break at request "+b.i));
- add(li,textNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));}
+ add(li,textNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+(typeof b.pot==="number"?" of "+fmt(b.pot)+
+  " reusable":"")+" token(s), "+usd(b.cost)));}
 function breakList(box,o){if(o.break_details.length<=LIST_OPEN){var ul=add(box,el("ul",{cls:"break-list"}));
   o.break_details.forEach(function(b){breakItem(ul,b);});return;}
  var losing=o.break_details.filter(function(b){return b.lost!==0;});var nothing=o.break_details.length-losing.length;
@@ -428,7 +435,7 @@ function sessionInfo(){var s=DATA.sessions[state.session];
  var section=document.getElementById("session");section.setAttribute("data-session",String(state.session));
  var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor","data-anchor":s.anchor}));
  familyLine(info,s);
- add(info,el("div",{cls:"verdict "+(s.failed?"failed":"pass")},s.verdict));
+ add(info,el("div",{cls:"verdict "+(s.failed?"failed":unread(s)?"muted":"pass")},s.verdict));
  if(!unread(s)){spanOf(add(info,el("div",{cls:"muted"},"activity: ")),s.activity[0],s.activity[1],"no timestamps");}
  add(info,el("div",{cls:"muted ident"},(s.project?"project "+s.project+" \u00b7 ":"")+(s.session_id||"")+" \u00b7 "+s.path));
  if(!unread(s)){add(info,el("div",{cls:"muted"},"capture: "+(s.capture||"none")+" \u00b7 "+s.requests.length+" request(s)"));}

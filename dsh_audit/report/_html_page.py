@@ -89,17 +89,20 @@ def _request(r: Any, history: dict[str, Any], *, headers: _Table, transition: An
     }
 
 
-def _lost(verdict: Any) -> tuple[int | None, float | None]:
+def _lost(verdict: Any) -> tuple[int | None, float | None, int]:
     """What a break's cache verdict says it lost: tokens, and their cost when the cache
     classifies the request as a break (else None); both None (unknown, never 0) for a break whose
-    cache reads were not logged (:attr:`dsh_audit.cache.CacheVerdict.lost_unknown`)."""
+    cache reads were not logged (:attr:`dsh_audit.cache.CacheVerdict.lost_unknown`); last the
+    reusable cache reads the tokens are measured from (lost = reusable - actual: the overview says
+    them beside it, issue 11)."""
     if verdict.lost_unknown:
-        return None, None
-    return sum(verdict.lost.values()), verdict.lost_cost if verdict.classification in BREAKS else None
+        return None, None, verdict.potential
+    return (sum(verdict.lost.values()), verdict.lost_cost if verdict.classification in BREAKS else None,
+            verdict.potential)
 
 
 def _lost_keys(verdict: Any) -> dict[str, Any]:
-    lost, cost = _lost(verdict) if verdict else (None, None)
+    lost, cost, _ = _lost(verdict) if verdict else (None, None, None)
     return {"lost": lost, "lcost": cost}
 
 
@@ -129,8 +132,8 @@ class SessionPage:
         self.count = 0
         self.models: dict[str, None] = {}
         self.span = RequestSpan()  # the overview's first and last
-        # what the overview says each break lost: tokens, and their cost when the cache calls it a break
-        self.breaks: dict[int, tuple[int | None, float | None]] = {}
+        # what the overview says each break lost: tokens, their cost when the cache calls it a break, the reusable reads
+        self.breaks: dict[int, tuple[int | None, float | None, int]] = {}
         # each request's priced ledger entry, for the page's totals (:func:`._html._totals`): ``usage``
         # keeps them as its ledgers do, one small value a request, never the request
         self.entries: list[Any] = []

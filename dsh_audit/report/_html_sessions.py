@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..cache import iso_utc
+from ..cache import CacheTotals, iso_utc
 from ..jsjson import has_surrogate
 from ._html_page import SessionPage, _lost
 
@@ -24,24 +24,25 @@ def _overview(check: Any, page: SessionPage, about: Mapping[int, Sequence[Any]])
             "requests": page.count, "breaks": len(breaks), "break_details": breaks,
             "breaks_by_cause": _by_cause(breaks), "break_summary": _break_summary(breaks),
             "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
-            "prompt_tokens": report.prompt_total if report is not None else None,
-            "cache_read": report.actual_total if report is not None else None,
+            "prompt_tokens": report.known_sum(report.prompt_total) if report is not None else None,
+            "cache_read": report.known_sum(report.actual_total) if report is not None else None,
             "cost": report.cost if report is not None else None,
             "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
 
 
-def _break_details(check: Any, lost: Mapping[int, tuple[int | None, float | None]],
+def _break_details(check: Any, lost: Mapping[int, tuple[int | None, float | None, int]],
                    about: Mapping[int, Sequence[Any]]) -> list[dict[str, Any]]:
     """The session's breaks (its transitions whose verdict is ``break``), each with its request
     ``i``, ``cause``, what it ``lost`` and its ``cost`` (``lost``: by request, as the page kept them,
-    :attr:`SessionPage.breaks`; unknown, None, for a break with no cache verdict) and whether it
+    :attr:`SessionPage.breaks`; unknown, None, for a break with no cache verdict), the reusable cache
+    reads that is measured from (``pot``, as a request's record names them) and whether it
     ``fails`` (a failing finding of its request: the red of the page's legend; else the orange of a
     break the policy allows, as its marker on the timeline is drawn); ``about``: the findings by request."""
     breaks: list[dict[str, Any]] = []
     for t in check.transitions:
         if t.verdict == "break":
-            tokens, cost = lost.get(t.request, (None, None))
-            breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost,
+            tokens, cost, reusable = lost.get(t.request, (None, None, None))
+            breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost, "pot": reusable,
                            "fails": any(f.fails for f in about.get(t.request, ()))})
     return breaks
 
@@ -51,7 +52,7 @@ def _by_cause(breaks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(sorted(Counter(b["cause"] or "?" for b in breaks).items()))
 
 
-def _kept_losses(check: Any) -> Mapping[int, tuple[int | None, float | None]]:
+def _kept_losses(check: Any) -> Mapping[int, tuple[int | None, float | None, int]]:
     """What each break of a log lost, by request (:func:`._html_page._lost`): as its page kept them
     when it was checked while replayed, else from its cache verdicts (its requests are in memory)."""
     if isinstance(check.record, SessionPage):
@@ -64,50 +65,63 @@ def _kept_losses(check: Any) -> Mapping[int, tuple[int | None, float | None]]:
 def _page_cache(sessions: Sequence[Any]) -> dict[str, Any]:
     """The cache figures of the page's logs together (the totals atop a page of several): the
     prompt tokens and cache reads of each log's cache report summed (``cache --json``'s
-    ``prompt_tokens`` and ``actual_cache_read``; a log that could not be read has none), their
+    ``prompt_tokens`` and ``actual_cache_read``; a log that could not be read has none; None, unknown
+    as ``stats`` has them, when no request logged both: :meth:`CacheTotals.known_of`), their
     ``hit_ratio`` (None when no prompt token was measured), as ``stats`` gives it for the same logs,
+    the reusable cache reads the tokens lost are measured from (``reusable``: ``cache --json``'s
+    ``reusable_cache_read`` summed),
     and the breaks, by cause (``breaks_by_cause``, as each log's ``cache --json`` and ``stats``'
     ``attribution_breaks`` count them) and with what they lost (``break_summary``, as a log's
     overview says it: :func:`_break_summary`, ``nothing`` then the count of the breaks that lost
     nothing, whose requests are each log's own)."""
-    prompt = read = 0
+    prompt = read = reusable = requests = known = 0
     breaks: list[dict[str, Any]] = []
     for check in sessions:
         report = check.cache
         if report is not None:
             prompt, read = prompt + report.prompt_total, read + report.actual_total
+            reusable += report.potential_total
+            requests, known = requests + report.request_count, known + report.known_count
         breaks += _break_details(check, _kept_losses(check), {})
     summary = [{**row, "nothing": len(row["nothing"])} for row in _break_summary(breaks)]
-    return {"prompt_tokens": prompt, "cache_read": read, "hit_ratio": read / prompt if prompt else None,
+    return {"prompt_tokens": CacheTotals.known_of(prompt, requests=requests, known=known),
+            "cache_read": CacheTotals.known_of(read, requests=requests, known=known),
+            "hit_ratio": read / prompt if prompt else None,
+            "reusable": reusable,
             "breaks": len(breaks), "breaks_by_cause": _by_cause(breaks), "break_summary": summary}
 
 
 def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The breaks by cause, most tokens lost first: ``count``, the tokens they ``lost`` and their
+    """The breaks by cause, most tokens lost first: ``count``, the tokens they ``lost`` (of ``pot``,
+    what ``lost`` is measured from: the reusable cache reads of those that lost tokens, as ``stats``
+    sums a cause's ``reusable_cache_read``) and their
     ``cost`` (the sums of the breaks' own figures, :func:`._html_page._lost`), ``nothing`` (the requests of the
     breaks that lost no token), ``unknown`` (breaks with no cache verdict, or whose cache reads
     were not logged: lost unknown) and
     ``unpriced`` (breaks that lost tokens at no known price: ``cost`` is then a lower bound).
 
     Example:
-        >>> _break_summary([{"i": 3, "cause": "prune", "lost": 0, "cost": 0.0},
-        ...                 {"i": 5, "cause": "prune", "lost": 10, "cost": 0.5},
-        ...                 {"i": 7, "cause": None, "lost": None, "cost": None}])
+        >>> _break_summary([{"i": 3, "cause": "prune", "lost": 0, "cost": 0.0, "pot": 40},
+        ...                 {"i": 5, "cause": "prune", "lost": 10, "cost": 0.5, "pot": 30},
+        ...                 {"i": 7, "cause": None, "lost": None, "cost": None, "pot": 8}])
         ... # doctest: +NORMALIZE_WHITESPACE
-        [{'cause': 'prune', 'count': 2, 'lost': 10, 'cost': 0.5, 'nothing': [3], 'unknown': 0, 'unpriced': 0},
-         {'cause': '?', 'count': 1, 'lost': 0, 'cost': 0.0, 'nothing': [], 'unknown': 1, 'unpriced': 0}]
+        [{'cause': 'prune', 'count': 2, 'lost': 10, 'pot': 30, 'cost': 0.5, 'nothing': [3], 'unknown': 0,
+          'unpriced': 0},
+         {'cause': '?', 'count': 1, 'lost': 0, 'pot': 0, 'cost': 0.0, 'nothing': [], 'unknown': 1, 'unpriced': 0}]
     """
     rows: dict[str, dict[str, Any]] = {}
     costs: dict[str, list[float]] = {}
     for b in breaks:
         cause = b["cause"] or "?"
-        row = rows.setdefault(cause, {"cause": cause, "count": 0, "lost": 0, "cost": 0.0, "nothing": [],
+        row = rows.setdefault(cause, {"cause": cause, "count": 0, "lost": 0, "pot": 0, "cost": 0.0, "nothing": [],
                                       "unknown": 0, "unpriced": 0})
         row["count"] += 1
         if b["lost"] is None:
             row["unknown"] += 1
             continue
         row["lost"] += b["lost"]
+        if b["lost"]:  # the reusable reads of the breaks that lost tokens, as stats' by_cause sums them
+            row["pot"] = None if row["pot"] is None or b.get("pot") is None else row["pot"] + b["pot"]
         if b["lost"] == 0:
             row["nothing"].append(b["i"])
         elif b["cost"] is None:
@@ -140,15 +154,20 @@ def _verdict(check: Any) -> str:
         'failed: 2 unrendered request(s), 1 baselined'
 
     The capture found beside the log that cannot be read fails it too (its DSH802, the log's
-    ``capture_refusal``): counted as that capture, ``failed: 1 unreadable capture(s)``.
+    ``capture_refusal``): counted as that capture, ``failed: 1 unreadable capture(s)``. A log
+    not a line of which could be read, its refusal failing nothing (its
+    :attr:`~dsh_audit.gate.SessionCheck.status` ``unreadable``), passed nothing: the run is
+    incomplete for it, ``incomplete: could not be read (exit 2)``.
     """
     refusal = getattr(check, "capture_refusal", None)
     capture = () if refusal is None else (refusal,)
     findings = (*check.findings, *capture)
-    baselined = sum(1 for f in findings if getattr(f, "baselined", False))
+    baselined = sum(getattr(f, "lines", 1) for f in findings if getattr(f, "baselined", False))
     if check.failed:
         causes = _failed_by_cause(findings, captures=capture)[1]
         return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else [])])
+    if check.status == "unreadable":
+        return "incomplete: could not be read (exit 2)"
     return "passed: " + (", ".join(_passing(check.transitions, baselined=baselined)) or "no breaks")
 
 
@@ -189,6 +208,7 @@ def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ())
     """The failing ones of ``findings``, counted as ``check --json-report`` counts them: by rule,
     and in words by cause (:data:`_FAILED_AS`), the page's headline and each session's verdict; a
     DSH802 among ``captures`` (the run's findings of no log) is a capture's (:data:`_CAPTURE_REFUSAL`).
+    A folded run of lines (:attr:`dsh_audit.gate.Finding.lines`) counts each, as the counts do.
 
     Example:
         >>> class F:
@@ -201,33 +221,41 @@ def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ())
     """
     failing = sorted((f for f in findings if f.fails), key=lambda f: f.rule)
     words: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
     for f in failing:
         at_capture = f.rule == "DSH802" and any(f is c for c in captures)
-        words[_CAPTURE_REFUSAL if at_capture else _FAILED_AS.get(f.rule, "validation finding(s)")] += 1
-    return Counter(f.rule for f in failing), [f"{n} {what}" for what, n in words.items()]
+        lines = getattr(f, "lines", 1)
+        words[_CAPTURE_REFUSAL if at_capture else _FAILED_AS.get(f.rule, "validation finding(s)")] += lines
+        rules[f.rule] += lines
+    return rules, [f"{n} {what}" for what, n in words.items()]
 
 
 def _headline(result: Any) -> dict[str, str]:
     """The page's verdict in words (``state``: ``passed``, ``failed``, ``incomplete`` when every
-    checked log passed but logs of another agent were left out (the run exits 2 for them), or
+    checked log passed but logs of another agent were left out or logs could not be read, their
+    refusals passing (the run exits 2 for them: :attr:`~dsh_audit.gate.CheckResult.verdict`), or
     ``none`` when there was no log to check: a page that checked nothing neither passes nor fails):
-    what failed, by cause (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`),
-    e.g. ``check failed: 6 unrendered request(s) · 10 explained break(s)``, ``check passed: 10
-    explained break(s)``; then the logs left out, in check's words
-    (:meth:`~dsh_audit.gate.CheckResult.not_checked_said`).
+    what failed, by cause (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`;
+    ``no breaks``, or ``no log read`` when none could be), e.g. ``check failed: 6 unrendered
+    request(s) · 10 explained break(s)``, ``check passed: 10 explained break(s)``; then the logs
+    left out, in check's words (:meth:`~dsh_audit.gate.CheckResult.not_checked_said`).
 
     Example:
         >>> class R: sessions, findings, baselined, passed = (), (), (), True
         >>> _headline(R())
         {'state': 'none', 'text': 'no log to check'}
     """
-    left = result.not_checked_said() if getattr(result, "not_checked", ()) else ""
+    left = result.not_checked_said() if getattr(result, "not_checked", ()) or getattr(result, "unread_passing", ()) \
+        else ""
     if not result.sessions:
         return {"state": "incomplete" if left else "none", "text": "no log to check" + left}
     failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()))
-    parts += _passing((t for c in result.sessions for t in c.transitions), baselined=len(result.baselined), failed=failed)
+    parts += _passing((t for c in result.sessions for t in c.transitions), failed=failed,
+                      baselined=sum(getattr(f, "lines", 1) for f in result.baselined))
     state = "failed" if not result.passed else "incomplete" if left else "passed"
-    return {"state": state, "text": f"check {state}: " + (" \u00b7 ".join(parts) or "no breaks") + left}
+    read = len(result.sessions) > len(getattr(result, "unreadable", ()))  # "no breaks" of no log read says nothing
+    said = " \u00b7 ".join(parts) or ("no breaks" if read else "no log read")
+    return {"state": state, "text": f"check {state}: {said}{left}"}
 
 
 def _family(check: Any) -> tuple[str, str, int | None] | None:

@@ -112,9 +112,11 @@ def _headline(data: Mapping[str, Any]) -> str:
     return f'<p><span class="{cls}">{_text(headline["text"])}</span> <span class="muted">\u00b7 {tail}</span></p>\n'
 
 
-def _lost(row: Mapping[str, Any]) -> str:
-    """Lost tokens and their cost, as the script's totals say them (``lostText``)."""
-    return (_count(row["lost_tokens"]) + ("+?" if row.get("lost_unknown_requests") else "")
+def _lost(row: Mapping[str, Any], reusable: Any = None) -> str:
+    """Lost tokens, the ``reusable`` cache reads they are measured from (when known) and their
+    cost, as the script's totals say them (``lostText``)."""
+    base = f" of {_count(reusable)} reusable" if isinstance(reusable, int) else ""
+    return (_count(row["lost_tokens"]) + ("+?" if row.get("lost_unknown_requests") else "") + base
             + f" ({_text(row['shown']['lost'])})")
 
 
@@ -130,12 +132,12 @@ def _totals(totals: Mapping[str, Any], failing: Any) -> str:
     rows = [_row("requests", "requests", _count(x["requests"])), _row("cost", "cost", _text(x["shown"]["cost"])),
             _row("no-cache", "without cache", _text(x["shown"]["no_cache"])),
             _row("off-peak", "all off-peak", _text(x["shown"]["off_peak"])),
-            _row("lost", "lost tokens (cost)", _lost(x)), _row("break-cost", "breaks cost", _text(x["shown"]["break"])),
+            _row("lost", "lost tokens (cost)", _lost(x, cache.get("reusable"))), _row("break-cost", "breaks cost", _text(x["shown"]["break"])),
             _row("unpriced", "unpriced requests",
                  _count(x["unpriced_requests"]) + (f" ({unpriced})" if unpriced else ""))]
     if cache:
-        rows += [_row("hit", "hit ratio", f"{_ratio(cache['hit_ratio'])} ({_count(cache['cache_read'])} of "
-                                          f"{_count(cache['prompt_tokens'])} prompt tokens)"),
+        read, prompt = ("?" if cache[key] is None else _count(cache[key]) for key in ("cache_read", "prompt_tokens"))
+        rows += [_row("hit", "hit ratio", f"{_ratio(cache['hit_ratio'])} ({read} of {prompt} prompt tokens)"),
                  _row("breaks", "breaks", _count(cache["breaks"]) + (f" ({causes})" if causes else ""))]
     rows.append(_row("failing", "failing findings", _count(failing)))
     return f"<h2>{title}</h2>\n<table class=\"totals\">\n{''.join(rows)}</table>\n" + _break_causes(cache)
@@ -146,11 +148,11 @@ def _break_causes(cache: Mapping[str, Any]) -> str:
     summary = cache.get("break_summary") or []
     if not summary:
         return ""
-    rows = [(_text(c["cause"]), _count(c["count"]),
+    rows = [(_text(c["cause"]), _count(c["count"]), "?" if c.get("pot") is None else _count(c["pot"]),
              _count(c["lost"]) + (f" + ? ({_count(c['unknown'])} unknown)" if c["unknown"] else ""),
              _cause_cost(c), _count(_nothing(c))) for c in summary]
-    return _table("break-causes", (("break cause", ""), ("breaks", "num"), ("tokens lost", "num"), ("cost", "num"),
-                                   ("lost nothing", "num")), rows)
+    return _table("break-causes", (("break cause", ""), ("breaks", "num"), ("reusable", "num"), ("tokens lost", "num"),
+                                   ("cost", "num"), ("lost nothing", "num")), rows)
 
 
 def _nothing(cause: Mapping[str, Any]) -> int:

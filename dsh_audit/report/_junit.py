@@ -13,8 +13,10 @@ session (a scenario's ``.zstd`` log and its decompressed copy, or three logs wit
 distinct testcases, which a CI viewer does not merge. Each log of another agent the run left out
 (:attr:`~dsh_audit.gate.CheckResult.not_checked`: it exits 2 for them) is a testcase of a ``not
 checked`` testsuite with one ``<error>`` saying why: the report's ``errors`` counts them, so a
-CI viewer shows no all-green run of a check that exited 2. Log text is written as the terminal shows
-it (:func:`~dsh_audit.report.terminal.terminal_text`, each text one line): control characters, DEL, C1,
+CI viewer shows no all-green run of a check that exited 2; nor of a log that could not be read whose
+``DSH801`` does not fail (``fail-on-refusal = false``): its ``log`` testcase has an ``<error>``.
+Log text is written as the terminal shows it (:func:`~dsh_audit.report.terminal.terminal_text`,
+each text one line): control characters, DEL, C1,
 bidi overrides, line and paragraph separators, CR and lone surrogates as ``\\uXXXX`` text, which XML
 can hold and an XML reader (the CI viewer) shows as it is, never a character reference that would
 decode to the raw character; the first character of a line that a CI runner would read as a workflow
@@ -84,6 +86,11 @@ def _inert(piece: str) -> str:
     return piece
 
 
+#: A testcase: its name, classname and findings, and for a log that could not be read whose
+#: refusal does not fail, the error that says why (:func:`_case`).
+_Case = tuple[str, str, Sequence[Any]] | tuple[str, str, Sequence[Any], str]
+
+
 def _label(request: Any) -> str:
     """A request's testcase name: ``request 3 (loop turn 2 step 1 attempt 1)``; a compaction call
     (no step) ``request 10 (compaction turn 9, no step)``, as `requests` shows it (``9/-``)."""
@@ -101,17 +108,22 @@ def _failure_text(finding: Any) -> str:
     return _lines([text, *([f"hint: {finding.hint}"] if finding.hint else [])])
 
 
-def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[Any]) -> int:
+def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[Any], error: str | None = None) -> int:
+    """A testcase of ``findings``; ``error``: the log could not be read and no finding fails for it
+    (``fail-on-refusal = false``): an ``<error>`` saying why, as the run exits 2 for it."""
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname), time="0")
     failing = [f for f in findings if f.fails]
     if failing:  # one <failure> for all of them: a testcase fails once, however many findings say why
         first = failing[0]
         rules = list(dict.fromkeys(f.rule for f in failing))
         message = f"{first.rule}: {first.message}"
-        if len(failing) > 1:
-            message += f" (and {len(failing) - 1} more failing finding(s): {', '.join(f.rule for f in failing[1:])})"
+        more = sum(f.lines for f in failing[1:])  # a folded run of lines counts each, as check's counts do
+        if more:
+            message += f" (and {more} more failing finding(s): {', '.join(f.rule for f in failing[1:])})"
         node = ET.SubElement(case, "failure", message=_clean(message), type=" ".join(rules))
         node.text = "\n\n".join(_failure_text(f) for f in failing)
+    elif error is not None:
+        ET.SubElement(case, "error", message=_clean(error), type="unreadable")
     others = [f for f in findings if not f.fails]
     if others:
         ET.SubElement(case, "system-out").text = _lines(f.format() for f in others)
@@ -134,19 +146,19 @@ def _attribute(text: str) -> str:
             .replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;"))
 
 
-def _cases(level: int, cases: Iterable[tuple[str, str, Sequence[Any]]]) -> Iterator[str]:
+def _cases(level: int, cases: Iterable[_Case]) -> Iterator[str]:
     """Each testcase, indented as :func:`xml.etree.ElementTree.indent` indents it at ``level``.
 
     A testcase with no finding (most of a long log's requests) is one empty element, written here
     as ElementTree writes it (no child to indent); the others are made with ElementTree."""
     indent = "\n" + "  " * level
-    for name, classname, findings in cases:
-        if not findings:
+    for name, classname, findings, *error in cases:
+        if not findings and not error:
             yield (f'{indent}<testcase name="{_attribute(_clean(name))}" '
                    f'classname="{_attribute(_clean(classname))}" time="0" />')
             continue
         holder = ET.Element("testsuite")
-        _case(holder, name=name, classname=classname, findings=findings)
+        _case(holder, name=name, classname=classname, findings=findings, error=error[0] if error else None)
         case = holder[0]
         ET.indent(case, level=level)
         yield indent + ET.tostring(case, encoding="unicode")
@@ -170,25 +182,29 @@ def _relative(path: str, base: str) -> str:
     return os.path.normpath(path).replace(os.sep, "/")
 
 
-def _suite(check: Any, base: str) -> tuple[dict[str, str], Callable[[], Iterator[tuple[str, str, Sequence[Any]]]]]:
+def _suite(check: Any, base: str) -> tuple[dict[str, str], Callable[[], Iterator[_Case]]]:
     """A log's testsuite: its attributes, and its testcases (the ``log`` one, then one per request).
 
     Its name is the log's path relative to ``base`` and its session id (``logs/a.jsonl (s-1)``),
-    its testcases' classname ``dsh-audit.`` and that path: unique for each log of the run."""
+    its testcases' classname ``dsh-audit.`` and that path: unique for each log of the run. A log
+    that could not be read whose refusal does not fail (``fail-on-refusal = false``) is an error
+    of its ``log`` testcase: the run exits 2 for it, so no CI viewer shows it green."""
     where = _relative(check.path, base)
     name = f"{where} ({check.session_id})" if check.session_id else where
     classname = _clean(f"dsh-audit.{where}")
 
     about = check.findings_by_request()
 
-    def cases() -> Iterator[tuple[str, str, Sequence[Any]]]:
-        yield "log", classname, check.log_findings
+    unread = None if _fails(check.log_findings) else check.unread_why
+
+    def cases() -> Iterator[_Case]:
+        yield "log", classname, check.log_findings, *([unread] if unread else [])
         for request in check.requests:
             yield _label(request), classname, about.get(request.index, ())
 
-    failures = sum(_fails(findings) for _, _, findings in cases())
+    failures = sum(_fails(findings) for _, _, findings, *_ in cases())
     return {"name": _clean(name), "file": _xml_safe(check.path), "tests": str(len(check.requests) + 1),
-            "failures": str(failures), "errors": "0", "skipped": "0", "time": "0"}, cases
+            "failures": str(failures), "errors": "1" if unread else "0", "skipped": "0", "time": "0"}, cases
 
 
 def format_junit(result: Any, *, base: str | None = None) -> str:
@@ -234,7 +250,7 @@ def _errors(level: int, left: Sequence[tuple[str, str]], base: str) -> Iterator[
         yield "\n" + "  " * level + ET.tostring(case, encoding="unicode")
 
 
-def _written(cases: Callable[[], Iterable[tuple[str, str, Sequence[Any]]]]) -> Callable[[], Iterator[str]]:
+def _written(cases: Callable[[], Iterable[_Case]]) -> Callable[[], Iterator[str]]:
     """A testsuite's testcases as :func:`_pieces` writes them, made when the suite is written."""
     return lambda: _cases(2, cases())
 
@@ -253,7 +269,8 @@ def _pieces(result: Any, base: str) -> Iterator[str]:
                         "skipped": "0", "time": "0"}, lambda: _errors(2, left, base)))
     tests = sum(int(attributes["tests"]) for attributes, _ in suites)
     failures = sum(int(attributes["failures"]) for attributes, _ in suites)
-    root = {"name": "dsh-audit check", "tests": str(tests), "failures": str(failures), "errors": str(len(left)),
+    errors = sum(int(attributes["errors"]) for attributes, _ in suites)
+    root = {"name": "dsh-audit check", "tests": str(tests), "failures": str(failures), "errors": str(errors),
             "time": "0"}
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     if not suites:

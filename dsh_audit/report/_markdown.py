@@ -150,19 +150,23 @@ _TABLE_HEAD = ("| status | log | session | requests | capture | breaks | hit rat
                "| findings |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
 
 
+#: A log's status cell (:attr:`dsh_audit.gate.SessionCheck.status`): one that could not be read passes nothing.
+_STATUS = {"failed": "❌ fail", "unreadable": "⚠️ unread", "ok": "✅ pass"}
+
+
 def _session_row(check: Any, ids: dict[str, str]) -> str:
     """A log's row of the sessions' table (``ids``: each session id as the summary shows it, :func:`_id_names`)."""
-    status = "❌ fail" if check.failed else "✅ pass"
+    status = _STATUS[check.status]
     shown = markdown_inline(ids.get(check.session_id or "", "-"), cell=True)  # never cut again (_id_names)
     return (f"| {status} | {_md(check.path, cell=True)} | {shown} | "
             f"{len(check.requests)} | {_md(check.capture_cell, cell=True)} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
-            f"{len(check.findings)} |")
+            f"{check.finding_count} |")
 
 
 def _total_row(result: Any) -> str:
     return (f"| **total** | {len(result.sessions)} log(s) | | {result.request_count} | | "
             f"{sum(_breaks(check) for check in result.sessions)} | | {' | '.join(_total_costs(result))} | "
-            f"{len(result.findings)} |")
+            f"{result.finding_count} |")
 
 
 def _session_rows(result: Any, room: int) -> tuple[list[str], int]:
@@ -222,15 +226,18 @@ def _finding_line(finding: Any) -> str:
 
 
 def _findings(title: str, findings: list[Any], room: int, *, folded: bool) -> tuple[list[str], int]:
-    """A list of findings, as many as :data:`MAX_ROWS` and ``room`` bytes allow, and the room left."""
+    """A list of findings, as many as :data:`MAX_ROWS` and ``room`` bytes allow, and the room left;
+    its title counts them as the heading's counts do (a folded run of lines, each line: its item
+    says the run), the note under it the items not shown."""
     if not findings:
         return [], room
     body, room = _take((_finding_line(f) for f in findings[:MAX_ROWS]), room)
     if len(findings) > len(body):
         body.append(f"- _{len(findings) - len(body)} more not shown; see the JSON report._")
+    count = sum(f.lines for f in findings)
     if folded:
-        return ["", f"<details><summary>{title} ({len(findings)})</summary>", "", *body, "", "</details>"], room
-    return ["", f"### {title} ({len(findings)})", "", *body], room
+        return ["", f"<details><summary>{title} ({count})</summary>", "", *body, "", "</details>"], room
+    return ["", f"### {title} ({count})", "", *body], room
 
 
 def _notes(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
@@ -244,13 +251,17 @@ def _notes(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
 
 def _verdict_head(result: Any) -> str:
     """The heading's verdict: ``✅ passed``, ``❌ failed`` (and the logs left out), or when every
-    checked log passed but some were left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`),
-    ``⚠️ incomplete``: those first, as the run's exit 2 is for them."""
+    checked log passed but some were left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`)
+    or could not be read (:attr:`~dsh_audit.gate.CheckResult.unreadable`, their refusals passing),
+    ``⚠️ incomplete``: those first, as the run's exit 2 is for them, then that the logs checked
+    passed, unless none was (a lone log that could not be read passed nothing)."""
     if not result.passed:
         return f"❌ failed{result.not_checked_said()}"
-    if not getattr(result, "not_checked", ()):
+    if result.verdict == "PASSED":
         return "✅ passed"
-    return f"⚠️ incomplete: {result.not_checked_clause()}; the {len(result.sessions)} checked log(s) passed"
+    checked = len(result.sessions) - len(result.unreadable)
+    passed = f"; the {checked} checked log(s) passed" if checked else ""
+    return f"⚠️ incomplete: {result.not_checked_clause()}{passed}"
 
 
 def _head(result: Any) -> list[str]:
@@ -261,13 +272,10 @@ def _head(result: Any) -> list[str]:
     counts = result.counts()
     head = _verdict_head(result)
     baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
-    gone = getattr(result, "baseline_gone", 0)
-    unchecked = getattr(result, "baseline_unchecked", 0)
     return [f"## dsh-audit check: {head}", "",
             f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
             f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
-            f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
-            *([f"{unchecked} baseline finding(s) are of sessions not checked."] if unchecked else []), ""]
+            f"(policy: {_md(result.policy.source)}).", *(f"{note}." for note in result.baseline_said()), ""]
 
 
 def format_markdown(result: Any, *, caveats: Sequence[str] | None = None) -> str:

@@ -109,10 +109,11 @@ def _text(text: str) -> dict[str, str]:
     return {"text": terminal_text(text)}
 
 
-def _notification(path: str, why: str, base: str | None) -> dict[str, Any]:
+def _notification(path: str, said: str, base: str | None) -> dict[str, Any]:
     """A ``toolExecutionNotification`` (SARIF 2.1.0 §3.20.21): an input the run left out (another
-    agent's log), at its file: not a result, as nothing in it was analysed."""
-    return {"level": "error", "message": _text(f"not checked: {why}"),
+    agent's log) or tried and could not read, at its file, ``said`` its text (``not checked: ...``,
+    ``could not be read: ...``): not a result, as nothing in it was analysed."""
+    return {"level": "error", "message": _text(said),
             "locations": [{"physicalLocation": {"artifactLocation": _artifact(path, base)}}]}
 
 
@@ -156,7 +157,8 @@ def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bo
 
 def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_version: str,
                 base: str | None = None, invocation_ok: bool | None = None,
-                baselined: bool = False, not_checked: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+                baselined: bool = False, not_checked: Sequence[tuple[str, str]] = (),
+                unread: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every rule in ``tool.driver.rules``, one result per finding.
 
     Args:
@@ -169,7 +171,9 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
         baselined: the findings were compared with a baseline: each result has a ``baselineState``
             (``unchanged`` for a finding whose ``baselined`` is true, else ``new``).
         not_checked: inputs left out, as ``(path, why)``: with ``invocation_ok``, each a
-            notification of the invocation (``toolExecutionNotifications``).
+            notification of the invocation (``toolExecutionNotifications``), ``not checked: why``.
+        unread: inputs tried that could not be read, as ``(path, why)``: with ``invocation_ok``,
+            each such a notification too, ``could not be read: why``.
 
     Example:
         >>> build_sarif([], rules=[], tool_version="0.1.0")["version"]
@@ -181,7 +185,9 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
                             "rules": [rule.to_json() for rule in rules]}},
         "results": [_result(f, index, base, baselined) for f in findings],
     }
-    notes = [_notification(path, why, base) for path, why in not_checked] if invocation_ok is not None else []
+    said = [*((path, f"not checked: {why}") for path, why in not_checked),
+            *((path, f"could not be read: {why}") for path, why in unread)]
+    notes = [_notification(path, text, base) for path, text in said] if invocation_ok is not None else []
     if base is not None and any("uriBaseId" in location["physicalLocation"]["artifactLocation"]
                                 for said in (*run["results"], *notes) for location in said["locations"]):
         run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(os.path.abspath(base)).as_uri().rstrip("/") + "/"}}
@@ -235,12 +241,16 @@ def format_sarif(result: Any, *, base: str | None = None) -> str:
     working folder) are relative to ``%SRCROOT%``, as in :func:`validation_sarif`. Another agent's
     logs left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`) are the invocation's
     ``toolExecutionNotifications``, each at its file, and its ``executionSuccessful`` is then false:
-    the run exits 2 for them (SARIF: an exit code that denotes failure), however its findings judge.
+    the run exits 2 for them (SARIF: an exit code that denotes failure), however its findings judge;
+    so are the logs that could not be read (:attr:`~dsh_audit.gate.CheckResult.unreadable`), each
+    ``could not be read: why`` (the run tried it: not ``not checked``) and also its ``DSH801``
+    result, which ``fail-on-refusal = false`` makes a warning.
     """
     from ._json import dumps_pretty
 
+    unread = [(check.path, check.unread_why) for check in result.sessions if check.unread_why is not None]
     left = getattr(result, "not_checked", ())
     log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=_run_base(base),
-                      invocation_ok=not left, baselined=getattr(result, "baseline", None) is not None,
-                      not_checked=left)
+                      invocation_ok=not left and not unread, baselined=getattr(result, "baseline", None) is not None,
+                      not_checked=left, unread=unread)
     return dumps_pretty(log) + "\n"

@@ -28,9 +28,12 @@ _NARROWEST = 8
 
 # A header may wrap at a space or after one of these (``turn/step/attempt``, ``off-peak``), never inside a word.
 _HEADER_BREAKS = re.compile(r"(?<=[/-])(?=[^/-])")
-# The spaces that end a line rich drew (a cell, header or caption padded to its column or to the
-# table's width), before the escapes that close its styles on a terminal: no line ends in a space.
-_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.M)
+# The end of a line rich drew, reversed: the spaces that pad a cell, header or caption to its column or
+# to the table's width, among the escapes that open and close its styles on a terminal (a wrapped
+# header's last line: each blank header cell its own bold run). Matched from the reversed line's
+# start, in one pass (a pattern anchored at the line's end tries each space of a run: quadratic).
+_TRAILING = re.compile(r"(?: |m[0-9;]*\[\x1b)*")
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _print_heading(console: Console, text: str) -> None:
@@ -139,8 +142,25 @@ def _print_captions(console: Console, captions: Sequence[str]) -> None:
 
 
 def _trimmed(text: str) -> str:
-    """``text`` with no line ending in a space (:data:`_TRAILING`)."""
-    return _TRAILING.sub(r"\1", text)
+    """``text`` with no line ending in a space (:data:`_TRAILING`), the escapes among those spaces
+    kept: each style it opens is closed."""
+    return "\n".join(map(_line_trimmed, text.split("\n")))
+
+
+def _line_trimmed(line: str) -> str:
+    """``line`` with the spaces of its end left out, its style escapes kept (:func:`_trimmed`).
+
+    Example:
+        >>> _line_trimmed("\\x1b[1m hit\\x1b[0m\\x1b[1m \\x1b[0m  "), _line_trimmed("a b")
+        ('\\x1b[1m hit\\x1b[0m\\x1b[1m\\x1b[0m', 'a b')
+    """
+    if not line.endswith((" ", "m")):
+        return line
+    end = _TRAILING.match(line[::-1])
+    tail = end[0] if end else ""
+    if " " not in tail:
+        return line
+    return line[:len(line) - len(tail)] + "".join(_STYLE.findall(tail[::-1]))
 
 
 def _print_trimmed(console: Console, table: Table) -> None:
@@ -341,5 +361,5 @@ def _draw_records(console: Console, title: str, headers: Sequence[str], cells: S
                                             else _cell_text(text, value_width)))
     _print_heading(console, title)
     _print_trimmed(console, grid)
-    if caption is not None:
-        console.print(_heading(caption))
+    if caption is not None:  # wrapped as a table's caption is: no folded line ends in its space
+        _print_captions(console, [caption])

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis.errors import InvalidArgument
 
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 
 __all__ = ["InvalidStrategyArgument", "check_bool", "check_count", "check_kinds", "check_range"]
 
@@ -70,9 +70,6 @@ def check_kinds(name: str, value: Any, known: Iterable[str]) -> tuple[str, ...]:
         raise _fail(name, value, f"at least one of {list(allowed)}")
     for kind in kinds:
         if kind not in allowed:
-            import difflib
-
-            close = difflib.get_close_matches(str(kind), allowed, n=1)
-            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+            suggestion = did_you_mean(str(kind), allowed)
             raise _fail(name, value, f"names from {list(allowed)}; {kind!r} is not one{suggestion}")
     return kinds

@@ -35,6 +35,7 @@ from ..log import (
     upgrade_event,
 )
 from ..replay import Replacement, SurfaceFold
+from ..replay import unfoldable_field
 from .._show import missing_or, shown
 from ._sink import Sink
 
@@ -164,6 +165,8 @@ class Admitter:
         etype, data = event.type, event.data
         if etype in ("user/message", "assistant/message", "tool/result"):
             self.message_ids[event.seq] = (data if etype == "user/message" else data["message"])["id"]
+        elif etype == "request/header":
+            self._unfoldable(event)
         fold = self.fold
         last = fold.last
         if last is not None and last.seq == event.seq:
@@ -178,6 +181,16 @@ class Admitter:
         if refusal is not None:
             self.sink.add(surface_rule(refusal), refusal, line=event.line, seq=event.seq)
         return None if unknown else event
+
+    def _unfoldable(self, event: Event) -> None:
+        """DSH227: a header DSH loads but cannot fold (``canonicalHeader`` throws on a null system or
+        tools), so DSH builds no request after it; replay refuses those requests with the same words."""
+        header = event.data.get("header")
+        field = unfoldable_field(header) if isinstance(header, dict) else None
+        if field is not None:
+            self.sink.add("DSH227", f"request/header has {field} null: DSH itself cannot build a request from "
+                          f"this header (its canonicalHeader reads {field}.length and throws)",
+                          line=event.line, seq=event.seq)
 
     def _envelope(self, value: dict[str, Any], line: int, seq: int) -> bool:
         if not _ENVELOPE_KEYS.issuperset(value):  # a set pass; the names only for the finding

@@ -137,7 +137,7 @@ _ALL = [
          '"orgin":"subagent"}', refused_from=2),
     Rule("DSH221", "error", "request-header-route", "A request/header config needs a non-empty provider and model.",
          "write the resolved route", '{"type":"request/header","seq":10,"time":1,"data":{"header":{"config":{"model":"m"}},"reason":"initial"}}'),
-    Rule("DSH222", "error", "request-header-effort", "reasoningEffort, when present, must be a non-empty string.",
+    Rule("DSH222", "error", "request-header-effort", "reasoningEffort, when present (null too: DSH tests !== undefined), must be a non-empty string.",
          "omit it or write the adapter's effort id",
          '{"type":"request/header","seq":10,"time":1,"data":{"header":{"config":{"provider":"p","model":"m","reasoningEffort":""}},"reason":"initial"}}'),
     Rule("DSH223", "error", "request-header-defaults",
@@ -155,6 +155,12 @@ _ALL = [
          "A change header must differ from the header in force (DSH headerEquals); DSH never writes an equal one.",
          "skip the header when nothing changed",
          '{"type":"request/header","seq":35,...,"reason":"change"}   (same config, system and tools as seq 10)'),
+    Rule("DSH227", "error", "request-header-unfoldable",
+         "A request/header's system and tools, when present, are not null: DSH loads such a log, but its "
+         "canonicalHeader reads their length and throws, so no request can be built after the header (DSH "
+         "folds every header before a request) and a resumed session fails; dsh-audit refuses those requests.",
+         "write system as a string and tools as an array of tool schemas, or leave them out",
+         '{"type":"request/header","seq":10,"time":1,"data":{"header":{"config":{"provider":"p","model":"m"},"system":null},"reason":"initial"}}'),
     # -- DSH3xx: the surface fold ----------------------------------------------------------------
     Rule("DSH301", "error", "surface-ineligible", "Only user/message, assistant/message and tool/result may carry surfaceOp or sourceEventSeqs.",
          "drop the surface metadata from log-only events",
@@ -257,8 +263,9 @@ _ALL = [
          "write the tool/call first, in the same step", '{"type":"tool/result","seq":13,...}   (no tool/call for its callId in this step)',
          refused_from=4),
     Rule("DSH411", "warning", "tool-call-unlogged", "Every tool-call block of an assistant message gets a tool/call in the same step."
-         " In a v4 log an error when nothing resolves the call (DSH's v4 step/end refuses an unresolved call, §9.2; "
-         "dsh-audit's reader replays the log anyway); a TOOL_NOT_STARTED result, which resolves it, stays a warning.",
+         " In a v4 log an error unless DSH's TOOL_NOT_STARTED repair result resolves the call, which stays a warning "
+         "(DSH's v4 step/end refuses an unresolved call, §9.2, and any other result for it, DSH410; dsh-audit's reader "
+         "replays the log anyway).",
          "log a tool/call per advertised call", "assistant/message with tool-call c1, then step/end without tool/call c1",
          refused_from=4),
     Rule("DSH412", "warning", "tool-result-missing", "Every tool-call block of an assistant message gets a tool/result before step/end."

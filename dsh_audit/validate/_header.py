@@ -8,12 +8,12 @@ events are still checked afterwards with the shapes of the header's version.
 from __future__ import annotations
 
 import codecs
-import difflib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import did_you_mean
 from ..log import (BOM_HINT, BOM_REFUSAL, LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, foreign_record,
                    header_keys, is_absolute_path, is_safe_int, parse_json, unknown_header_keys)
 from .._listing import listed
@@ -197,6 +197,4 @@ def _nearest(key: str, version: int) -> str:
     in a v0 header), or one of its own a letter or two away (``orgin``)."""
     if version < 2 and key == "isSeeded":
         return " (isSeeded is a v2+ key; a v0/v1 child writes seedLength)"
-    known = sorted(header_keys(version))
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
-    return f" (did you mean {close[0]}?)" if close else ""
+    return did_you_mean(key, header_keys(version), cutoff=0.8, shown=str)

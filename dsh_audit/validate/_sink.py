@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
 from .._pyproject import said
-from ..errors import UsageError
+from ..errors import UsageError, closest
 from ._catalogue import RULES
 from ._model import Finding, Severity
 
@@ -66,8 +65,7 @@ def _near(wanted: str, rules: list[str]) -> str | None:
     if fixed != wanted and _RULE_PATTERN.fullmatch(fixed) and any(r.startswith(fixed) for r in rules):
         return fixed
     if len(wanted) > 6:
-        close = difflib.get_close_matches(wanted, rules, n=1, cutoff=0.9)
-        return close[0] if close else None
+        return closest(wanted, rules, cutoff=0.9)
     return None
 
 

@@ -65,6 +65,8 @@ class Trace(StreamChecks):
         self.next_step = 1
         self.pending: set[Any] = set()
         self.step = Step()
+        #: the calls of the open step that a TOOL_NOT_STARTED result resolved (DSH411's warning)
+        self.not_started: set[Any] = set()
         self.header: dict[str, Any] | None = None
         self.new_instance = False
         self.end_seeds: list[int] = []  # a fork of a resumed log carries the parent's end-seeds too
@@ -306,23 +308,30 @@ class Trace(StreamChecks):
             self.owed_step = self.next_step
         self.open_step = self.next_step if step is None else step
         self.misplaced = None
-        self.step = Step()
+        self._new_step()
 
     def on_step_end(self, event: Event, data: dict[str, Any]) -> None:
         self.end_attempt()
         step = self.step
         for call_id in step.advertised if step.known else ():
             if call_id not in step.calls:
-                # a TOOL_NOT_STARTED result resolves a call never started: v4 reads it (a fork seed's)
+                # only DSH's TOOL_NOT_STARTED repair result resolves a call never started (a fork
+                # seed's, a crash repair's): v4 reads it; any other result DSH refuses (DSH410)
                 self.add("DSH411", f"tool call {_call(call_id)} of the step's assistant message has no tool/call",
-                         severity="warning" if call_id in step.results else None)
+                         severity="warning" if call_id in self.not_started else None)
             if call_id not in step.results:
                 self.add("DSH412", f"tool call {_call(call_id)} of the step's assistant message has no tool/result")
         self.pending.clear()
         if _counts(self.open_step, data.get("step"), self.next_step):
             self.next_step += 1
         self.open_step = self.misplaced = self.owed_step = None
+        self._new_step()
+
+    def _new_step(self) -> None:
+        """Forget the step that ended, or that a step/start left open: what it advertised,
+        started and resolved."""
         self.step = Step()
+        self.not_started.clear()
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -361,7 +370,9 @@ class Trace(StreamChecks):
         call_id = hashable(message["source"]["callId"])
         synthetic = (message["content"][0].get("isError") is True
                      and isinstance(data.get("error"), dict) and data["error"].get("code") == _NOT_STARTED)
-        if call_id not in self.pending and not synthetic:
+        if synthetic:
+            self.not_started.add(call_id)
+        elif call_id not in self.pending:
             self.add("DSH410", f"tool/result for {_call(call_id)} with no prior tool/call in this step")
         self.pending.discard(call_id)
         step = self.step

@@ -26,7 +26,8 @@ from ._piai_call import PiCall, request_call
 from ._piai_facts import PiModel
 from ._types import WireRequest
 
-__all__ = ["HARNESS_VERSION", "SDK_PLATFORM", "PiRenderer", "credential_header", "merge_profile_headers", "user_agent"]
+__all__ = ["HARNESS_VERSION", "INVALID_HEADER_VALUE", "SDK_PLATFORM", "PiRenderer", "credential_header", "header_value",
+           "header_value_problem", "merge_profile_headers", "user_agent"]
 
 #: DSH release whose attribution ``user-agent`` the pi-ai renderers write unless told otherwise.
 HARNESS_VERSION = "0.1.0-rc.8"
@@ -68,10 +69,16 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, clien
     ``dynamic`` are the headers pi-ai computes per request and lays right after the model's
     (GitHub Copilot's, :func:`dsh_audit.wire._piai.copilot_headers`): the Anthropic client's
     ``mergeHeaders(own, model.headers, dynamicHeaders, optionsHeaders)`` and the OpenAI clients'
-    ``Object.assign({...model.headers}, copilotHeaders)`` before their session headers."""
+    ``Object.assign({...model.headers}, copilotHeaders)`` before their session headers.
+
+    Every value is the one ``Headers.append`` stores and fetch sends (:func:`header_value`: trimmed of
+    HTTP whitespace); one fetch refuses (:func:`header_value_problem`) raises :class:`RenderError`,
+    checked where the SDK appends it, so a session header a profile header of the same name replaces
+    is not. Checked against pi-ai 0.82.1 with session ids and profile values that need trimming or
+    hold a character past U+00FF."""
     model_headers = call.model.headers
     if not call.headers and not model_headers and not dynamic:
-        return headers
+        return [(name, _appended(name, value, call)) for name, value in headers]
     values = dict(headers)
     last = ("user-agent", "content-type")
     sdk = [(name, value) for name, value in headers if name not in client and name not in last]
@@ -84,8 +91,76 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, clien
     out: dict[str, str] = {}
     for name, value in (*sdk, *merged.items(), ("content-type", values["content-type"])):
         out.pop(name.lower(), None)
-        out[name.lower()] = value
+        out[name.lower()] = _appended(name, value, call)
     return [(name, value) for name, value in out.items() if not credential_header(name)]
+
+
+#: HTTP whitespace (WHATWG fetch): what ``Headers.append`` strips from both ends of a value.
+_HTTP_WHITESPACE = " \t\r\n"
+
+
+def header_value(value: str) -> str:
+    """``value`` as fetch's ``Headers.append`` keeps it: leading and trailing HTTP whitespace (space,
+    tab, CR, LF) removed, the WHATWG fetch "normalize" step, so the value on the wire.
+
+    Example:
+        >>> header_value(" a b\\t\\r\\n"), header_value("\\x0ba\\x0b"), header_value("  ")
+        ('a b', '\\x0ba\\x0b', '')
+    """
+    return value.strip(_HTTP_WHITESPACE)
+
+
+#: :func:`header_value_problem`'s answers: what fetch's ``Headers.append`` refuses in a normalised value.
+INVALID_HEADER_VALUE = "holds a CR, LF or NUL, which fetch refuses in a header value"
+NOT_BYTE_STRING = "holds a character past U+00FF, which fetch cannot send"
+#: what Node's fetch (undici's ``headerCharRegex``) refuses as it sends a request: a control character but tab
+_UNDICI_REFUSED = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why Node's fetch throws on the normalised (:func:`header_value`) header ``value``, so that
+    pi-ai sends nothing, or None: a character past U+00FF (:data:`NOT_BYTE_STRING`: webidl's ByteString
+    conversion, "Cannot convert argument to a ByteString"), a CR, LF or NUL (:data:`INVALID_HEADER_VALUE`:
+    ``Headers.append``, "is an invalid header value"), or another control character but tab (undici:
+    "invalid ... header"). A route file's headers and a session id are checked with it alike.
+
+    Example:
+        >>> header_value_problem("s\\u00e9ssion\\x85\\tx"), header_value_problem("\\u4e2d")
+        (None, 'holds a character past U+00FF, which fetch cannot send')
+        >>> header_value_problem("a\\nb")
+        'holds a CR, LF or NUL, which fetch refuses in a header value'
+        >>> header_value_problem("a\\x1bb")
+        'holds control character U+001B, which Node.js fetch (undici) refuses in a header value'
+    """
+    if any(ord(c) > 0xFF for c in value):
+        return NOT_BYTE_STRING
+    if any(c in value for c in "\r\n\0"):
+        return INVALID_HEADER_VALUE
+    control = _UNDICI_REFUSED.search(value)
+    if control is None:
+        return None
+    return (f"holds control character U+{ord(control.group()):04X}, which Node.js fetch (undici) refuses in a "
+            "header value")
+
+
+def _appended(name: str, value: str, call: PiCall) -> str:
+    """``value`` as the SDK's ``Headers.append`` stores it (:func:`header_value`).
+
+    Raises:
+        RenderError: fetch would throw on it and pi-ai send nothing (:func:`header_value_problem`):
+            only a session id can (a route file's headers are checked as it is read); the renderer
+            adds the request's seq.
+    """
+    sent = header_value(value)
+    problem = header_value_problem(sent)
+    if problem is None:
+        return sent
+    if call.session_id is not None and sent == header_value(call.session_id):
+        raise RenderError(f"pi-ai sends no request: its header {name} (the log's session id) {problem}",
+                          hint="DSH makes its own ASCII session ids, so the log's was edited: there is no pi-ai "
+                               "request to render; force another wire format with --adapter")
+    raise RenderError(f"pi-ai sends no request: its header {name} {problem}",
+                      hint="fix the header's value in the route profile given to the renderer")
 
 
 #: A header name that says its value is a credential: an authorization, an API key, a token, a secret,
@@ -228,5 +303,10 @@ class PiRenderer:
         prefix = urlsplit(call.model.base_url).path.rstrip("/")
         dynamic = self.dynamic_headers(request, call, compaction_instruction=compaction_instruction, images=images,
                                        offloaded_image_text=offloaded_image_text)
+        try:
+            headers = self.headers(call, body, dynamic)
+        except RenderError as exc:  # a header fetch refuses (the session id): located at the request's header
+            exc.seq = request.config_seq if exc.seq is None else exc.seq
+            raise
         return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
-                           headers=self.headers(call, body, dynamic), body=stringify_bytes(body))
+                           headers=headers, body=stringify_bytes(body))

@@ -30,10 +30,11 @@ from types import MappingProxyType
 from typing import Any
 
 from .._urls import url_problem
-from ._anthropic_oauth import KeyedRouteProfile, checked_key_type, keyed_profile, route_key_type
+from ._anthropic_oauth import KeyedRouteProfile, checked_key_type, keyed_profile, route_key_type, uses_oauth
 from ._piai_catalog import catalog_base_url, catalog_models
 from ._piai_compat_gates import COMPAT_GATES, compat_apis
 from ._piai_facts import THINKING_LEVELS, PiModel, RouteProfile
+from ._piai_models import INVALID_HEADER_VALUE, header_value, header_value_problem
 from ._piai_yaml import _SHORT
 
 __all__ = ["PiRoutes", "parse_routes"]
@@ -213,7 +214,33 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
         out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
     _route_compat_read(profile, out, where)
     _key_type_route(settings, out, where)
+    _blank_api_key(settings, out, where)
     return out
+
+
+def _blank_api_key(settings: RouteProfile | None, models: list[PiModel], where: str) -> None:
+    """Refuse a profile ``x-api-key`` that fetch's ``Headers`` trims to nothing (``""``, ``" "``) on a
+    route with a model pi-ai gives the Anthropic SDK an API key for (not OAuth, not GitHub Copilot's
+    bearer token), unless a profile ``authorization`` is set: the header replaces the key, and the
+    SDK's ``validateHeaders`` (``@anthropic-ai/sdk`` 0.91.1 ``client.js:106-118``) then finds no
+    credential and throws, so pi-ai sends none of the route's requests."""
+    if settings is None or _sent_value(settings.headers, "x-api-key") != "" \
+            or _sent_value(settings.headers, "authorization"):
+        return
+    if not any(m.api == "anthropic-messages" and m.provider != "github-copilot" and not uses_oauth(m) for m in models):
+        return
+    name = next(k for k, _ in settings.headers if k.lower() == "x-api-key")
+    raise _Bad(f"{where}.headers.{name}", "is blank: on a route pi-ai sends through the Anthropic SDK it replaces the "
+               "API key, and the SDK throws 'Could not resolve authentication method' and sends nothing",
+               "remove the header from the route's headers, or give it the key, in the file given as --routes FILE "
+               "(docs/routes.md section 7.1)")
+
+
+def _sent_value(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
+    """What ``Headers.get(name)`` gives once the SDK has appended ``headers`` (one source): the trimmed
+    values of every entry of that name in any case, joined by ``", "``; None when there is none."""
+    found = [header_value(value) for key, value in headers if key.lower() == name]
+    return ", ".join(found) if found else None
 
 
 def _key_type_route(settings: RouteProfile | None, models: list[PiModel], where: str) -> None:
@@ -250,13 +277,14 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
                                 or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
         raise _Bad(f"{where}.headers", "must map header names to string values")
     for key, value in (headers or {}).items():
-        # what fetch's Headers refuses: a name that is not an HTTP token, a value with CR, LF or NUL,
-        # or one that is no ByteString (a character past U+00FF: webidl's ByteString conversion)
-        if not _TOKEN.fullmatch(key) or any(c in value for c in "\r\n\0"):
+        # what fetch refuses: a name that is not an HTTP token, a value (trimmed as Headers trims it)
+        # with CR, LF or NUL, no ByteString (a character past U+00FF) or another control but tab (undici)
+        problem = header_value_problem(header_value(value))
+        if not _TOKEN.fullmatch(key) or problem == INVALID_HEADER_VALUE:
             raise _Bad(f"{where}.headers.{key}",
                        "is not a valid HTTP header (a token name; no CR, LF or NUL in the value)")
-        if any(ord(c) > 0xFF for c in value):
-            raise _Bad(f"{where}.headers.{key}", "holds a character past U+00FF, which fetch cannot send")
+        if problem is not None:
+            raise _Bad(f"{where}.headers.{key}", problem)
     try:
         image_bound = _positive(profile.get("maxRequestImageBytes"), f"{where}.maxRequestImageBytes")
     except _Bad:

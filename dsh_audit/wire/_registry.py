@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 
-from ..errors import UsageError
+from ..errors import UsageError, closest
 from ._types import Renderer
 
 __all__ = ["ADAPTERS", "make_renderer", "register"]
@@ -32,7 +31,7 @@ def make_renderer(adapter: str = "deepseek", **options: object) -> Renderer:
     """
     factory = ADAPTERS.get(adapter)
     if factory is None:
-        close = difflib.get_close_matches(adapter, ADAPTERS, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else "known adapters: " + ", ".join(sorted(ADAPTERS))
+        near = closest(adapter, ADAPTERS)
+        hint = f"did you mean {near!r}?" if near is not None else "known adapters: " + ", ".join(sorted(ADAPTERS))
         raise UsageError(f"no wire renderer for adapter {adapter!r}", hint=hint)
     return factory(**options)
