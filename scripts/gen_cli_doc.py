@@ -107,7 +107,9 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "given none. " + _names(one) + " read one session and need it named (a folder must hold exactly one log).",
         "- **Order.** `requests`, `breaks`, `cache` and `check` (its table and every report of the run) list logs "
         "newest first by the log file's modification time when no PATH is given (equal ones by path; ordering "
-        "reads no log), else the PATHS in the order given, each one's logs by path. `sessions` and `usage`'s rows "
+        "reads no log), else the PATHS in the order given, each one's logs by path: a folder's own logs first, then "
+        "each subfolder's in turn, names in the byte order of the file names (`LC_ALL=C ls`'s; no Unicode "
+        "normalisation). `sessions` and `usage`'s rows "
         "of sessions, which read every log before they list, order by the last of each log's own timestamps "
         "(equal ones by path); `--sort cost` puts the costliest first (on `stats`' session ranking too).",
         "- **Time window.** `--since/--until WHEN` (" + _names(windowed)

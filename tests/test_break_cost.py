@@ -92,7 +92,8 @@ def test_each_break_costs_what_cache_judged(tmp_path: Path, monkeypatch: pytest.
     assert (code, err) == (0, [])
     answer = json.loads(out)
     assert (answer["reusable_cache_read"], answer["actual_cache_read"], answer["lost_tokens"], answer["lost_cost_usd"],
-            answer["unpriced_reason"]) == (1920, 0, 1920, 0.00056448, None)
+            answer["unpriced_reason"], answer["uncounted_tokens"], answer["uncounted_reason"]) == (
+        1920, 0, 1920, 0.00056448, None, 0, None)
 
 
 def test_breaks_and_explain_price_with_the_given_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -201,7 +202,9 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount(
         "narrow terminal: actual not shown (widen it, or use --json)"]
     code, out, err = run("explain", str(log), "-1")
     assert (code, err) == (0, [])
-    assert "  cost: unknown (cache reads not logged: what it lost of the cache is unknown)" in out.splitlines()
+    # its base too, as --json gives it (review C of session 45, F6)
+    assert "  cost: unknown (cache reads not logged: what it lost of the cache is unknown) (of 1920 reusable, read ?)" \
+        in out.replace("\n    ", " ").splitlines()
 
 
 def test_requests_ends_with_a_total_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -260,3 +263,27 @@ def test_breaks_says_what_a_break_cost_only_with_cost(tmp_path: Path, monkeypatc
     assert (code, err) == (0, [])
     assert [(r["lost_tokens"], r["lost_cost_usd"]) for r in map(json.loads, out.splitlines())] == [
         (1920, 0.00056448), (0, 0)]
+
+
+def test_explain_says_a_drop_within_the_rules_tolerance_is_not_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Review C of session 45, F2: lost <= reusable - actual. A model change whose reusable prefix is one
+    DeepSeek unit (128) and read 0 lost nothing: the drop of 128 is within the rule's tolerance (one unit
+    or 10 %), which explain says, and its --json names (uncounted_tokens, uncounted_reason)."""
+    b = LogBuilder(session_id="s-small", created_at=1_800_000_000_000, model="deepseek-v4-flash", system="S" * 40)
+    with b.turn("one"), b.step():
+        b.assistant("one", usage={"inputTokens": 140, "outputTokens": 10, "cacheReadTokens": 0})
+    b.configure(model="deepseek-v4-pro")
+    with b.turn("two"), b.step():
+        b.assistant("two", usage={"inputTokens": 150, "outputTokens": 10, "cacheReadTokens": 0})
+    log = _write(tmp_path, b)
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "1")
+    assert (code, err) == (0, [])
+    assert [line for line in out.splitlines() if line.startswith("  cost:")] == [
+        "  cost: $0, it lost no cache read it could have had (of 128 reusable, read 0: 128 within the rule's "
+        "tolerance, not counted as lost) (as `cache` counts them)"]
+    code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "1", "--json")
+    answer = json.loads(out)
+    assert [answer[key] for key in ("reusable_cache_read", "actual_cache_read", "uncounted_tokens", "uncounted_reason",
+                                    "lost_tokens")] == [128, 0, 128, "tolerance", 0]

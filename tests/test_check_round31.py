@@ -212,7 +212,8 @@ def test_the_order_is_stated_in_the_same_words_everywhere() -> None:
     assert _words("`requests`, `breaks`, `cache` and `check` (its table and every report of the run) by the log "
                   "file's modification time when no "
                   "PATH is given (equal ones by path; ordering reads no log), else the PATHS in the order given, "
-                  "each one's logs by path.") in readme
+                  "each one's logs by path: a folder's own logs first, then each subfolder's in turn, names in the "
+                  "byte order of the file names") in readme
     assert "put the newest last activity first" not in readme
     for name in ("check", "requests", "breaks"):
         command = cli.get_command(click.Context(cli), name)

@@ -258,6 +258,13 @@ def test_a_folder_lists_its_logs_by_path_whatever_their_names(tmp_path: Path) ->
     (tmp_path / "b-tools").mkdir()
     (tmp_path / "b-tools" / "link.jsonl").symlink_to(tmp_path / "c-change" / "session.jsonl")
     shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / "top.jsonl")  # the same session as a-chat's: a copy
+    # review C of session 45, F8: a folder's own logs, then its subfolders', names in byte order (case, digits, and
+    # an NFD "e" + accent beside "e", an NFC "é" after every ASCII name: no normalisation)
+    shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / "Z.jsonl")
+    for folder in ("9", "10", "B", "e\u0301x", "\u00e9"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / folder / "session.jsonl")
     notes: list[str] = []
     assert [path.relative_to(tmp_path).as_posix() for path in discover([tmp_path], notes=notes, copies=False)] == [
-        "top.jsonl", "a-chat/one.jsonl", "c-change/session.jsonl"]
+        "Z.jsonl", "top.jsonl", "10/session.jsonl", "9/session.jsonl", "B/session.jsonl", "a-chat/one.jsonl",
+        "c-change/session.jsonl", "e\u0301x/session.jsonl", "\u00e9/session.jsonl"]

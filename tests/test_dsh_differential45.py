@@ -207,3 +207,15 @@ def test_a_null_header_field_refuses_what_dsh_refuses(tmp_path: Path, cli80: Any
 def test_validate_names_the_rule_of_a_null_header_field(tmp_path: Path, name: str, rule: str, problem: str) -> None:
     assert [(f.rule, f.severity, f.line, f.seq, f.message) for f in validate(shaped(tmp_path, name))] == [
         (rule, "error", 7, 5, problem)]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    # a late step's retry is its attempt 2, as a retry inside the step is (a re-read of the late-chunk rule)
+    ("late-retry", [(0, 1, 1, 5), (1, 2, 1, 10)]),
+    # a step/end naming no step ends the open step, as DSH's rule (and dsh-audit before) has it: one request
+    ("stepend-bare", [(0, 1, 1, 4)]),
+])
+def test_late_chunks_keep_attempts_and_a_bare_step_end_ends_the_step(name: str, expected: list[tuple[int, ...]]) -> None:
+    path = Path(__file__).parent / "data" / "dsh45" / f"{name}.jsonl"
+    requests = [r for r in dsh_audit.requests(dsh_audit.load(str(path))) if r.kind == "loop"]
+    assert [(r.index, r.attempt, r.step_start_seq, r.first_chunk_seq) for r in requests] == expected

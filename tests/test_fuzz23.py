@@ -112,10 +112,16 @@ def test_a_capture_of_other_calls_alone_gets_the_note_too():
     from types import SimpleNamespace as R
 
     from dsh_audit.cli._diff_captures import _nothing_matched
-    rows = [R(request=0, capture=None), R(request=None, capture=R(session_id="s-a", kind="other"))]
+    rows = [R(request=0, capture=None), R(request=None, capture=R(session_id="s-a", kind="other",
+                                                                   undecoded_note=lambda: None))]
     assert _nothing_matched("w.jsonl", rows, ["s-a", "s-b", "s-c", "s-d"]) == (
         "no request matched: w.jsonl holds no LLM call (nothing a request could be paired with): give the capture "
         "of s-a, s-b, s-c and 1 more's run with --capture FILE")
+    # a body whose coding could not be undone may be this run's call: named, not "give the capture of"
+    rows[1].capture.undecoded_note = lambda: "its body's coding br could not be undone"
+    assert _nothing_matched("w.jsonl", rows, ["s-a"]) == (
+        "no request matched: w.jsonl holds no LLM call it could read: its body's coding br could not be undone "
+        "(read as captured; the warning at its line says what to store instead)")
     assert _nothing_matched("w.jsonl", [R(request=0, capture=R(session_id="s-a", kind="loop"))], ["s-a"]) is None
     assert _nothing_matched("w.jsonl", [R(request=None, capture=R(session_id="s-a", kind="loop"))], ["s-a"]) is None
 

@@ -77,13 +77,8 @@ ROUTE_ERRORS = [
      f"{SHAPE_HINT}"),
     (route(base_url='"http://127.0.0.1/\\r\\nX: 1"'),
      f"route file: providers.local-openai.baseURL: is not a URL (it holds a control character) {SHAPE_HINT}"),
-    # header values with CR/LF, names that are not tokens: would be sent (and shown) as extra header lines
-    (route(provider='        headers: {"X-A": "a\\r\\nX-Injected: 1"}\n'),
-     "route file: providers.local-openai.headers.X-A: is not a valid HTTP header (a token name; no CR, LF or NUL "
-     f"in the value) {SHAPE_HINT}"),
-    (route(provider='        headers: {"X A": "v"}\n'),
-     "route file: providers.local-openai.headers.X A: is not a valid HTTP header (a token name; no CR, LF or NUL "
-     f"in the value) {SHAPE_HINT}"),
+    # header values with CR/LF, names that are not tokens: DSH takes them, so each request of the route is
+    # refused instead (tests/test_piai_fetch_headers.py), never sent or shown as extra header lines
     # a route file that is not UTF-8: the codec's own message before; now the byte offset
     (b"providers: \xff\n", f"route file is not UTF-8 text (byte 11) {ROUTE_HINT}"),
 ]

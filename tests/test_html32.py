@@ -115,11 +115,12 @@ def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_
     assert _cells(chrome, "#totals table.by_model tr") == [
         ["model", "requests", "cost", "without cache", "all off-peak", "lost tokens (cost)", "breaks cost", "unpriced"],
         # Anthropic bills one rate all day: off-peak it costs what it cost, as the total counts it (session 43)
-        ["claude-sonnet-4-5", "9", "≥$0.0562", "≥$0.2087", "≥$0.0562", "0 ($0.0000)", "$0.0000", "1"],
-        ["claude-sonnet-4-6", "2", "$0.0373", "$0.0545", "$0.0373", "8927 ($0.0308)", "$0.0308", ""],
+        ["claude-sonnet-4-5", "9", "≥$0.0562", "≥$0.2087", "≥$0.0562", "0 of 59518 reusable ($0.0000)", "$0.0000",
+         "1"],
+        ["claude-sonnet-4-6", "2", "$0.0373", "$0.0545", "$0.0373", "8927 of 17854 reusable ($0.0308)", "$0.0308", ""],
         ["deepseek-flash (logged as deepseek-v4-flash)", "4", "≥$0.0025", "≥$0.0025", "≥$0.0018",
-         "1920 ($0.0006)", "$0.0006", "1"],
-        ["deepseek-v4-pro", "6", "$0.0099", "$0.0330", "$0.0099", "11968 ($0.0076)", "$0.0076", ""]]
+         "1920 of 1920 reusable ($0.0006)", "$0.0006", "1"],
+        ["deepseek-v4-pro", "6", "$0.0099", "$0.0330", "$0.0099", "11968 of 48256 reusable ($0.0076)", "$0.0076", ""]]
     assert [row[0] for row in _cells(chrome, "#totals table.by_day tr")] == ["day (UTC)", "2026-12-02", "2027-01-15"]
 
     # the Anthropic model switch: the system prompt kept its length, the page shows the changed line;

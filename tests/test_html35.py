@@ -127,7 +127,7 @@ def test_at_phone_width_numbers_dates_and_models_stay_on_one_line_and_the_tables
         texts = [text for text, _ in cells]
         # a model as the price table bills it, with the name its requests logged (session 43: usage --by model's key)
         assert {"claude-sonnet-4-5", "deepseek-flash (logged as deepseek-v4-flash)", "2026-12-02", "≥$0.0562",
-                "36959 ($0.0447)", "2026-12-02T11:24:01Z"} <= set(texts)
+                "36959 of 551740 reusable ($0.0447)", "2026-12-02T11:24:01Z"} <= set(texts)  # its base: review C, F6
         assert [text for text, lines in cells if lines != 1 and text] == []
         scroll = browser.execute_script(
             "return Array.prototype.map.call(document.querySelectorAll('#totals .scroll'),"

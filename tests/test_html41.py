@@ -66,7 +66,7 @@ def test_the_static_summary_says_headline_totals_and_sessions_escaped(tmp_path):
         '<table class="totals">\n',
         row.format("requests", "requests", "4"), row.format("cost", "cost", "$?"),
         row.format("no-cache", "without cache", "$?"), row.format("off-peak", "all off-peak", "$?"),
-        row.format("lost", "lost tokens (cost)", "0+? of 0 reusable ($?)"), row.format("break-cost", "breaks cost", "$?"),
+        row.format("lost", "lost tokens (cost)", "0+? of ? reusable ($?)"), row.format("break-cost", "breaks cost", "$?"),
         row.format("unpriced", "unpriced requests", "4 (3 cache reads not logged (deepseek-official logs "
                    "cacheReadTokens only when the API reported them: the prompt's split into hits and misses is "
                    "unknown), 1 usage not logged)"),

@@ -51,7 +51,8 @@ def _usage_row(key: str) -> dict[str, Any]:
             "usage_unknown_requests": 0, "tokens_unknown_requests": {"cache_miss": 1, "cache_read": 1},  # tour39
             "cost_usd": {"cache_miss": 0.00063, "cache_read": 1.152e-05, "cache_write": 0, "output": 2.4e-05,
                          "total": 0.00066552},
-            "no_cache_cost_usd": 0.00123, "off_peak_cost_usd": 0.00033276, "lost_tokens": 0, "lost_cost_usd": None,
+            "no_cache_cost_usd": 0.00123, "off_peak_cost_usd": 0.00033276, "reusable_cache_read": 1920, "lost_tokens": 0,
+            "lost_cost_usd": None,
             "break_cost_usd": None, "lost_unknown_requests": 1, "unpriced_requests": 1, "cost_complete": False}
 
 

@@ -24,6 +24,7 @@ from dsh_audit._body_decode import body_bytes, content_encoding, decoded_body
 from dsh_audit.capture import read_capture
 from dsh_audit.redact import Placeholders, Redactor, redact
 from dsh_audit.redact._capture import _har_part, _record, replaced_note
+from dsh_audit.redact._notes import replaced_whole
 
 #: A streamed response holding the key across two deltas, stored decoded as a HAR tool stores it.
 STREAM = "".join(f"data: {json.dumps({'choices': [{'index': 0, 'delta': {'content': part}}]})}\n\n"
@@ -143,6 +144,8 @@ def test_a_response_whose_coding_cannot_be_undone_is_replaced_whole_and_counted(
     assert result.notes == (f"1 body replaced whole: its coding {undone} could not be undone",)  # the summary's
     written = {path: path.read_bytes() for path in (result.output, result.manifest, result.capture)}
     assert not any(KEY.encode() in data for data in written.values())
+    # review E 45 #3: the bundle itself says a body was blanked (its recipient reads no note)
+    assert json.loads(written[result.manifest])["replaced_whole"] == {"count": 1, "codings": [undone]}
     out = json.loads(written[result.capture])
     stored = (out["log"]["entries"][0]["response"]["content"]["text"] if fmt == "har"
               else out["response"]["body_base64"])
@@ -179,6 +182,7 @@ def test_a_request_body_read_as_captured_is_replaced_whole_and_counted(tmp_path:
     result = redact(log, tmp_path / "out" / "session.jsonl", salt="s", capture=capture)
     assert result.mismatched == () and result.capture is not None
     assert not any(KEY.encode() in path.read_bytes() for path in (result.output, result.manifest, result.capture))
+    assert json.loads(result.manifest.read_bytes())["replaced_whole"] == {"count": 1, "codings": ["br"]}
     records, undecoded = read_capture(capture).records, list[str]()
     if fmt == "har":
         for entry in records[0]["log"]["entries"]:
@@ -193,6 +197,25 @@ def test_the_summary_names_each_coding_of_the_bodies_replaced_whole() -> None:
     assert replaced_note(["br", "deflate", "br"]) == (
         "3 bodies replaced whole: their codings br, deflate could not be undone")
     assert replaced_note(["zstd", "zstd"]) == "2 bodies replaced whole: their coding zstd could not be undone"
+    # what the manifest records of them, read back from those words (one note per capture)
+    assert replaced_whole([replaced_note(["br", "deflate", "br"]), "other note", replaced_note(["zstd"])]) == (
+        4, ("br", "deflate", "zstd"))
+    assert replaced_whole(["other note"]) == (0, ())
+
+
+def test_the_run_says_no_none_found_of_a_body_replaced_whole_unread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review E 45 #3: "secrets removed: none found" stood above the note though the body held a key."""
+    log, capture = _inputs(tmp_path)
+    record = json.loads(capture.read_text())
+    record["response"] = {"headers": {"content-encoding": "br"}, "body_base64": _b64(b"\x1b\x10" + BODY.encode())}
+    capture.write_text(json.dumps(record) + "\n")
+    (tmp_path / "out").mkdir()
+    code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "out" / "session.jsonl"),
+                            "--capture", str(capture), "--salt", SALT)
+    assert code == 0 and out.splitlines()[3] == (
+        "secrets removed: none found in what could be read (1 body replaced whole, unread: see the note below)")
+    assert err[:1] == ["note: 1 body replaced whole: its coding br could not be undone"]
 
 
 def test_a_response_past_the_decode_limits_is_still_refused_and_nothing_is_written(
@@ -209,3 +232,29 @@ def test_a_response_past_the_decode_limits_is_still_refused_and_nothing_is_writt
         "(hint: if this is a real body, raise the limit: DSH_AUDIT_MAX_RATIO=100 (0: no limit); see "
         "docs/hostile-inputs.md)"])
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_llm_request_whose_coding_cannot_be_undone_is_named_so_not_called_no_llm_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review E 45 #2: the log's own request, captured under ``br`` (not undone), was "not an LLM call (kind
+    other)" in diff's note and --json, "holds no LLM call ... give the capture of ...'s run" at its end, and
+    redact's refusal counted it "not LLM call(s)" while the warning said the body was read as captured."""
+    log, capture = _inputs(tmp_path)
+    record = json.loads(capture.read_text())
+    record["headers"]["content-encoding"] = "br"
+    record["body_base64"] = _b64(b"\x1b\x10" + record.pop("body").encode())  # no brotli: cannot be undone
+    capture.write_text(json.dumps(record) + "\n")
+    code, out, err = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(capture), "--json")
+    assert code == 1 and [(row["verdict"], row["note"]) for row in map(json.loads, out.splitlines())][1:] == [
+        ("foreign", "foreign: its body's coding br could not be undone (read as captured, kind other)")]
+    assert err == [f"warning: {capture}: line 1: its body is read as captured, not decoded: the body's "
+                   "Content-Encoding br cannot be decoded (dsh-audit decodes gzip and deflate)",
+                   f"note: no request matched: {capture} holds no LLM call it could read: its body's coding br could "
+                   "not be undone (read as captured; the warning at its line says what to store instead)"]
+    (tmp_path / "out").mkdir()
+    code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "out" / "session.jsonl"),
+                          "--capture", str(capture), "--salt", SALT)
+    assert code == 2 and err[-1] == (
+        f"error: {capture}: none of the 1 captured request(s) is one of this log's (1 read as captured: its body's "
+        "coding br could not be undone): the warning at its line says what to store instead (hint: pass the "
+        "capture of this session (or --any-capture to redact it anyway))")

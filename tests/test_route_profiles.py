@@ -148,7 +148,9 @@ def test_profile_headers_go_before_the_attribution_and_cannot_replace_it(tmp_pat
     head, body = result.output.split("\n\n", 1)
     plain_head, plain_body = plain.output.split("\n\n", 1)
     assert body == plain_body  # headers are not in the body
-    assert head.splitlines() == [
+    assert head.splitlines() == [  # the dropped User-Agent is noted (stderr), whatever its value
+        "warning: providers.local-openai.headers.User-Agent: not sent: DSH drops a route's user-agent header and "
+        "sends its own attribution in its place (adapter.ts requestHeaders)",
         "POST /v1/chat/completions", "x-stainless-retry-count: 0", "x-stainless-lang: js",
         "x-stainless-package-version: 6.26.0", "x-stainless-os: Linux", "x-stainless-arch: x64",
         "x-stainless-runtime: node", "x-stainless-runtime-version: v24.19.0", "x-gateway-tenant: team-a",
@@ -201,6 +203,8 @@ def test_the_route_file_profile_is_carried_by_each_model_of_its_route_only(tmp_p
     read = routes.models["anthropic", "claude-sonnet-4-5"].profile
     assert read is not None and type(read.timeout_ms) is int  # YAML's 120000.0 is one JavaScript number
     assert routes.models["local-openai", "m"].profile is None
+    assert routes.notes == ("providers.anthropic.headers.user-agent: not sent: DSH drops a route's user-agent header "
+                            "and sends its own attribution in its place (adapter.ts requestHeaders)",)
 
 
 # --- 1. a compaction summarised on another route --------------------------------------------------

@@ -211,6 +211,22 @@ def _hostile_home(tmp_path: Path) -> Path:
     return tmp_path / "sessions"
 
 
+@pytest.mark.parametrize(("options", "cells"), [
+    ((), "| 1 | ? | ? | 0 | \\$? |"),  # no request logged usage: tokens and hit ratio unknown, never "-" nor 0
+    (("--no-accounting",), "| 1 | ? | - | - | - |"),  # no accounting: hit ratio, breaks, cost do not apply
+], ids=["accounting", "no-accounting"])
+def test_sessions_shows_an_unknown_as_question_mark_and_what_does_not_apply_as_dash(tmp_path: Path, options, cells):
+    b = LogBuilder(session_id="session-nousage")
+    with b.turn("hello"):
+        with b.step():
+            b.assistant("hi", usage=None)
+    b.write_jsonl(tmp_path / "s" / "session.jsonl")
+    code, out, _ = run("sessions", str(tmp_path), "--format", "markdown", *options)
+    assert code == 0 and out.splitlines()[4:6] == [
+        f"| 2027-01-15 08:00 | - | /home/dev/project {cells} 2027-01-15 08:00 | v0 | session-nousage |",
+        f"| total |  |  {cells}  |  |  |"]
+
+
 def test_markdown_of_a_hostile_title_is_inert(tmp_path: Path) -> None:
     code, out, _ = run("sessions", str(_hostile_home(tmp_path)), "--format", "markdown")
     assert code == 0
@@ -218,8 +234,9 @@ def test_markdown_of_a_hostile_title_is_inert(tmp_path: Path) -> None:
     lines = out.splitlines()
     assert lines[:4] == ["### 1 session(s), newest first", "",
                          "| when (UTC) | title | project | requests | tokens | hit ratio | breaks | cost | first (UTC) | "
-                         "format | id |", "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- |"]
-    assert lines[5] == "| total |  |  | 2 | 7 | - | 0 | \\$? |  |  |  |"  # issue 14 B1
+                         "format | id |", "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"]
+    # no request logged its cache reads: the hit ratio is unknown ("?", as `cache` and `stats`), not "-"
+    assert lines[5] == "| total |  |  | 2 | 7 | ? | 0 | \\$? |  |  |  |"  # issue 14 B1
     assert lines[4].split(" | ")[1] == ("\\[x\\](javascript:alert(1)) \\<img src=x onerror=alert(1)\\> \\| \\*b\\* "
                                         "\\_i\\_ \\`c\\` \\# \\~\\~s\\~\\~ \\\\u001b\\[31mred\\\\u0007 \\&amp;")
     html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(out)

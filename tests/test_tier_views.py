@@ -145,8 +145,8 @@ def test_usage_by_request_json_shows_each_requests_tier(tmp_path: Path, run: Run
     rows = orjson.loads(out)["rows"]
     assert code == 0 and [sorted(r) for r in rows] == [[
         "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "lost_unknown_requests",
-        "no_cache_cost_usd", "off_peak_cost_usd", "path", "requests", "session_id", "tokens", "tokens_unknown_requests",
-        "unpriced_requests", "usage_unknown_requests"]]
+        "no_cache_cost_usd", "off_peak_cost_usd", "path", "requests", "reusable_cache_read", "session_id", "tokens",
+        "tokens_unknown_requests", "unpriced_requests", "usage_unknown_requests"]]
     assert [r["off_peak_cost_usd"] for r in rows] == [0.3135005]
 
 

@@ -220,6 +220,25 @@ def test_usage_by_day_json_totals_are_the_sum_of_the_session_ledgers() -> None:
     assert alone[0]["totals"]["requests"] == 66 and len(alone[2]["rows"]) == 66
 
 
+def test_a_fault_while_summing_lazy_totals_is_not_taken_for_a_missing_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An AttributeError inside the sums would otherwise read "no attribute 'tokens'" (Python retries
+    ``__getattr__`` with the property's name): it leaves as a RuntimeError naming the log and the fault."""
+    from dsh_audit.cache import _ledger
+
+    def broken(entries: object) -> None:
+        raise AttributeError("'LedgerEntry' object has no attribute 'window'")
+
+    monkeypatch.setattr(_ledger.LedgerTotals, "of", staticmethod(broken))
+    ledger = SessionLedger(path="a.jsonl", session_id="s", entries=())
+    for name in ("totals", "tokens", "cost"):
+        with pytest.raises(RuntimeError) as caught:
+            getattr(ledger, name)
+        assert str(caught.value) == "summing the totals of a.jsonl failed: 'LedgerEntry' object has no attribute 'window'"
+        assert isinstance(caught.value.__cause__, AttributeError)
+    with pytest.raises(AttributeError, match="^'SessionLedger' object has no attribute 'tokenz'$"):
+        getattr(ledger, "tokenz")
+
+
 def test_usage_since_until_on_the_logs_own_clock(tmp_path: Path) -> None:
     ledger = session_ledger(_switching_log(tmp_path), prices=load_prices(search_from="/"))
     path = str(tmp_path / "session.jsonl")
@@ -324,3 +343,21 @@ def test_packaged_rates_keep_the_ratios_the_spec_states() -> None:
         for rates in (r for p in periods for r in (p.rates, p.off_peak) if r):
             assert 5 <= rates.cache_miss / rates.cache_read <= 120, name
     assert all(w["verified"].startswith("UNVERIFIED") for w in raw["providers"]["deepseek"]["windows"])
+
+
+def test_usage_gives_the_base_of_its_lost_tokens(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Review C of session 45, F6: every lost figure beside its base. live c-change: lost 11968 of the 48256
+    reusable cache reads of its requests whose reads were logged, as stats sums them; the page's totals by
+    model and by day show the rows' figure (lostText); unknown (null) with --no-accounting."""
+    from _cli import invoke
+    from test_cache import CORPUS
+
+    log = str(CORPUS / "live" / "c-change")
+    code, out, _ = invoke(monkeypatch, capsys, "usage", log, "--json")
+    assert code == 0
+    answer = orjson.loads(out)
+    assert [(r["reusable_cache_read"], r["lost_tokens"]) for r in [*answer["rows"], answer["totals"]]] == [
+        (48256, 11968), (48256, 11968)]
+    code, out, _ = invoke(monkeypatch, capsys, "usage", log, "--json", "--no-accounting")
+    assert orjson.loads(out)["totals"]["reusable_cache_read"] is None

@@ -245,7 +245,8 @@ def test_retention_long_and_none(tmp_path: Path) -> None:
     no ``prompt_cache_key``, no session headers, and ``prompt_cache_options`` on a model with
     ``supportsExplicitPromptCacheMode`` (gpt-5.6). The key is the session id's first 64 code points.
     Such an id (past U+00FF) cannot go out in the session headers, so pi-ai sends such a request only
-    without them (retention none): the other bodies are checked as values."""
+    without them (retention none): the other bodies are checked as built (``body``), and ``body_value``
+    refuses them as ``render`` does."""
     session_id = "s" * 63 + "😀" + "tail"
     b = LogBuilder(session_id=session_id, provider="openai", model="gpt-5.6-sol", system=SYSTEM, tools=[],
                    reasoning_effort=None, max_tokens=None, context_window=None)
@@ -256,7 +257,8 @@ def test_retention_long_and_none(tmp_path: Path) -> None:
     keys = ("prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "store")
     found = {}
     for retention in ("short", "long", "none"):
-        body = make_renderer("responses", cache_retention=retention).body_value(request)
+        renderer = make_renderer("responses", cache_retention=retention)
+        body = renderer.body(request, renderer.call(request), compaction_instruction=None)
         found[retention] = [(k, v) for k, v in body.items() if k in keys]
     assert found == {
         "short": [("prompt_cache_key", "s" * 63 + "😀"), ("store", False)],
@@ -265,8 +267,9 @@ def test_retention_long_and_none(tmp_path: Path) -> None:
     wire = make_renderer("responses", cache_retention="none").render(request)
     assert [k for k, _ in wire.headers if k in ("session_id", "x-client-request-id")] == []
     assert body_of(wire) == make_renderer("responses", cache_retention="none").body_value(request)
-    with pytest.raises(RenderError, match="^<input> seq 5: pi-ai sends no request: its header session_id "):
-        make_renderer("responses", cache_retention="long").render(request)
+    for view in ("render", "body_value"):
+        with pytest.raises(RenderError, match="^<input> seq 5: pi-ai sends no request: its header session_id "):
+            getattr(make_renderer("responses", cache_retention="long"), view)(request)
 
 
 def test_a_declared_route_with_compat_switches_and_profile_headers(tmp_path: Path) -> None:

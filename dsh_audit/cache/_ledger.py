@@ -78,6 +78,9 @@ class LedgerEntry:
             holds none: the provider's usage in the captured response to its send,
             :mod:`dsh_audit.cache._captured_usage`), None (neither has it); ``usage_differs``: the
             log's usage and the capture's are both there and disagree (the log's is kept).
+        reusable: the cache reads its lost tokens are measured from (the verdict's ``potential``)
+            when its cache reads were logged, else None: ``usage`` says it beside the lost tokens
+            (review C of session 45, F6); not in the JSON.
         lost_cost: what those tokens cost over cache reads (:func:`lost_costs`: billed first as
             the request's cache writes, the rest as misses), per cause (the causes add up to the
             cost of all of them).
@@ -121,6 +124,7 @@ class LedgerEntry:
     lost_unknown: bool = False
     usage_source: str | None = None
     usage_differs: bool = False
+    reusable: int | None = None
 
     @property
     def is_break(self) -> bool:
@@ -173,13 +177,15 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     classification = verdict.classification if verdict else None
     lost = dict(verdict.lost) if verdict else {}
     lost_unknown = verdict.lost_unknown if verdict else False
+    reusable = verdict.potential if verdict is not None and verdict.actual is not None else None
     retention = verdict.cache_retention if verdict else None
     if isinstance(quote, str):
         return LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
                            attempt=request.attempt, sent=sent, provider=provider, model=model,
                            window=book.window("", None), tokens=tokens, cost=None, route=route,
                            classification=classification, lost=lost, cache_retention=retention, unpriced=quote,
-                           unlogged=unlogged, lost_unknown=lost_unknown, usage_source=source, usage_differs=differs)
+                           unlogged=unlogged, lost_unknown=lost_unknown, usage_source=source, usage_differs=differs,
+                           reusable=reusable)
     # Made whole at once (not by a copy per field group): one entry per request.
     judged = verdict.lost_cost_by_cause if verdict is not None and verdict.rate == quote else None
     cost = no_cache_cost = off_peak_cost = None
@@ -200,7 +206,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                        cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None,
                        unpriced=unpriced_usage(request, tokens, unlogged, captured), unlogged=unlogged,
                        no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost, lost_unknown=lost_unknown,
-                       usage_source=source, usage_differs=differs)
+                       usage_source=source, usage_differs=differs, reusable=reusable)
 
 
 def lost_split(lost: int, written: int) -> tuple[int, int]:
@@ -318,10 +324,18 @@ class SessionLedger:
     if not TYPE_CHECKING:  # to the type checker, ``totals`` is the field it is
 
         def __getattr__(self, name: str) -> LedgerTotals:
-            """``totals`` when the ledger was made without them: the entries' sums, made once."""
+            """``totals`` when the ledger was made without them: the entries' sums, made once.
+
+            An AttributeError raised while summing is a fault in the sums, not a missing name: left
+            as it is, Python would take it for ``totals`` (or the property that read it) being absent
+            and report "no attribute 'tokens'", hiding the real one; it leaves as a RuntimeError.
+            """
             if name != "totals":
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            totals = LedgerTotals.of(self.entries)
+            try:
+                totals = LedgerTotals.of(self.entries)
+            except AttributeError as exc:
+                raise RuntimeError(f"summing the totals of {self.path} failed: {exc}") from exc
             object.__setattr__(self, "totals", totals)
             return totals
 

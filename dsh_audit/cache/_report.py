@@ -387,6 +387,13 @@ class SessionCacheReport:
         return self.totals.potential_total
 
     @property
+    def reusable_known(self) -> int | None:
+        """:attr:`potential_total` as every view gives it: None (unknown, never 0) when the session has
+        requests and none of them logged its cache read (``stats``' rule: review C of session 45, F7)."""
+        logged = self.totals.known + self.totals.sizeless
+        return None if self.totals.requests and not logged else self.potential_total
+
+    @property
     def breaks_by_cause(self) -> dict[str, int]:
         return self.totals.breaks_by_cause
 
@@ -430,7 +437,7 @@ class SessionCacheReport:
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),
             "classifications": self.classification_counts, "breaks": None if self.imported else self.break_count,
             "breaks_by_cause": None if self.imported else self.breaks_by_cause,
-            "reusable_cache_read": self.potential_total,
+            "reusable_cache_read": self.reusable_known,
             "lost_tokens": sum(self.lost_by_cause.values()),  # the known losses, as usage's (lost_unknown_requests)
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
             "lost_unknown_requests": self.lost_unknown, "price_note": self.price_note, "notes": list(self.notes),

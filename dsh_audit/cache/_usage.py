@@ -73,6 +73,9 @@ class UsageRow:
     joins: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
     unlogged: Counter[str] = field(default_factory=Counter, compare=False)
     models: set[str] | None = field(default=None, compare=False)
+    #: the reusable cache reads the lost tokens are measured from (``tokens``) over the requests that
+    #: have them (``requests``: those whose cache reads were logged, :attr:`LedgerEntry.reusable`)
+    reusable: Counter[str] = field(default_factory=Counter, compare=False)
 
     def add(self, entry: LedgerEntry) -> None:
         """Add one request to the row's sums, and count the token buckets its usage holds no valid
@@ -80,6 +83,8 @@ class UsageRow:
         neither its cache reads nor its misses), and the request once when it lacks any
         (:attr:`usage_partial`)."""
         self.totals.add(entry)
+        if entry.reusable is not None:
+            self.reusable.update(tokens=entry.reusable, requests=1)
         if self.models is not None:
             self.models.add(entry.model or "unknown")
         lacking = [bucket for name, bucket in USAGE_BUCKETS if name in entry.unlogged]
@@ -90,6 +95,7 @@ class UsageRow:
         """Add every request of ``other`` (a part of this row: :func:`usage_tables` sums each request
         once, in the part that holds it), as :meth:`add` would have added them one by one."""
         self.totals.merge(other.totals)
+        self.reusable.update(other.reusable)
         if self.models is not None and other.models is not None:
             self.models.update(other.models)
         self.unlogged.update(other.unlogged)
@@ -230,7 +236,9 @@ class UsageRow:
             >>> usage_table([]).total.to_json(losses=False)["lost_tokens"] is None
             True
         """
-        lost = {"lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
+        # the base of the lost tokens, by stats' rule: unknown when no request of the row logged its cache reads
+        reusable = self.reusable["tokens"] if self.reusable["requests"] or not self.requests else None
+        lost = {"reusable_cache_read": reusable, "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
                 "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown}
         models = {"logged_models": list(self.logged_models)} if self.models is not None else {}
         return {"key": self.key, **dict(self.joins), **models, "requests": self.requests,

@@ -276,8 +276,10 @@ def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
                 # DSH's header names the session, and it was sent where an LLM call is: an LLM
                 # call of it, whatever its body holds
                 unreadable.setdefault(sid, []).append(capture)
-            else:  # a GET /models, or a POST to no endpoint an LLM call is sent to
-                leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)"))
+            else:  # a GET /models, or a POST to no endpoint an LLM call is sent to, or a body left coded
+                undone = capture.undecoded_note()
+                leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)" if undone is None
+                                         else f"foreign: {undone} (read as captured, kind other)"))
         elif sid is not None:
             owner[id(capture)] = (sid, "session header and order")
         elif (hinted := _hinted(facts[id(capture)], sessions, cuts)) is not None:

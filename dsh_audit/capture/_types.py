@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._body_decode import is_gzip
+from .._body_decode import BodyDecodeError, UndecodableBody, content_encoding, is_gzip, undo_codings
 from .._show import shown
 from ..errors import CaptureError
 from ..log import parse_json
@@ -138,6 +138,30 @@ class CapturedRequest:
         if self.session_id is not None:
             return self.session_id
         return self.facts.hints[0][1] if self.facts is not None and self.facts.hints else None
+
+    @property
+    def undecoded(self) -> str | None:
+        """The coding its reader could not undo (``br``, corrupt or cut-off data; never capture text),
+        its body read as captured: why a send to an LLM endpoint is of kind ``other``, which a note
+        names rather than call it no LLM call; None for any other body. Found again by the one
+        decoder, from the body as read (its warning at its line says the same), only when asked:
+        a capture of kind ``other`` with a ``Content-Encoding`` that pairs with nothing."""
+        coding = content_encoding(self.headers)
+        if self.kind != "other" or coding is None:
+            return None
+        try:
+            undo_codings(self.body, coding, self.source)
+        except UndecodableBody as exc:
+            return exc.coding
+        except (BodyDecodeError, CaptureError):  # past the limits, or changed since: its own error says it
+            return None
+        return None
+
+    def undecoded_note(self) -> str | None:
+        """What a note says of a body whose coding could not be undone (:attr:`undecoded`), in the one
+        wording ``diff``'s row and closing notes and ``redact``'s refusal give it; None for any other."""
+        coding = self.undecoded
+        return None if coding is None else f"its body's coding {coding} could not be undone"
 
     def where(self) -> str:
         """``file locator``, for messages and reports."""

@@ -51,7 +51,7 @@ _COLUMNS = ("#", "vs", "relation", "verdict", "cause", "reusable", "actual", "lo
 _CSV_LOST = ("lost tokens", "lost cost")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words
 # (`explain` shows them all for one request): what a break cost stays, beside its reusable base ("actual" goes
-# first: it is reusable - lost).
+# first: lost <= reusable - actual, a drop within the rule's tolerance not counted).
 _DROPPABLE = ("actual", "first divergence", "relation", "evidence seqs")
 
 
@@ -212,11 +212,13 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     log's cache accounting as well, so it takes as long as `cache`. Columns "reusable" and
     "actual" after "cause": the cache reads the request could have had (had the previous request's
     prefix been kept) and those it had, as `cache`'s timeline names them ("?" when not logged; a
-    narrow terminal leaves "actual" out first: lost = reusable - actual); then "lost tokens (cost)":
+    narrow terminal leaves "actual" out first); then "lost tokens (cost)":
     the cache reads the request should have had and did not, and what they cost
     over cache reads at its rate (the "lost" of its row in `cache`'s timeline, every cause, priced
     as `cache` prices it; "?" when its cache reads were not logged, "$?" when no rate prices it,
-    never $0 for unknown; in --format csv two columns, "lost tokens" and "lost cost"); a last row,
+    never $0 for unknown; in --format csv two columns, "lost tokens" and "lost cost"). lost <=
+    reusable - actual: a drop counts only past the rule's tolerance (DeepSeek: one 128-token unit or
+    10 %) and nothing under its minimum prompt (docs/cache-accounting.md, Classifications). A last row,
     "total" (under "cause"), summing what the listed requests lost ("≥$": a lower bound, a
     request's cost unknown; not in --format csv, whose rows are the JSON's).
 
@@ -224,8 +226,10 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     request, cause and evidence, and "unexplained" true for a break the log does not explain
     (cause unexplained or unrecorded_mutation, as --fail-on unexplained counts them); with --accounting
     also "reusable_cache_read" and "actual_cache_read" (what the loss is measured from, as `cache
-    --json` names them), "lost_tokens", "lost_cost_usd" (null when not known) and "unpriced_reason"
-    (why they are not known, else null).
+    --json` names them), "uncounted_tokens" and "uncounted_reason" (the part of the drop from
+    reusable to actual not counted as lost, and why: "tolerance" or "below_minimum", else null),
+    "lost_tokens", "lost_cost_usd" (null when not known) and "unpriced_reason" (why they are not
+    known, else null).
 
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
     break is listed), 2 on bad input.
@@ -289,11 +293,14 @@ def explain_command(path: str, index: int, as_json: bool, prices_path: str | Non
     (type, seq and the data that matters). A log with a capture (--capture, or a wire.jsonl found
     beside it, as `check` finds it) is compared with what was sent too, as `breaks` compares it.
     A break says what it cost: the cache reads its request should have had and did not, of the
-    reusable reads they are measured from and those it read ("of 7680 reusable, read 4800"), and
-    what they cost over cache reads at its rate, as `cache` counts them (--prices, --openai-zdr).
+    reusable reads they are measured from and those it read ("of 7680 reusable, read 4800"; a drop
+    within the rule's tolerance is said and not counted: "of 128 reusable, read 0: 128 within the
+    rule's tolerance, not counted as lost"), and what they cost over cache reads at its rate, as
+    `cache` counts them (--prices, --openai-zdr).
     --json prints the object `breaks --json --accounting` gives for the transition ("path",
-    "request", "unexplained", ...), with "reusable_cache_read", "actual_cache_read", "lost_tokens",
-    "lost_cost_usd" (null when not known) and "unpriced_reason" (why, else null) for any request.
+    "request", "unexplained", ...), with "reusable_cache_read", "actual_cache_read",
+    "uncounted_tokens", "uncounted_reason", "lost_tokens", "lost_cost_usd" (null when not known) and
+    "unpriced_reason" (why, else null) for any request.
 
     \b
     Example:

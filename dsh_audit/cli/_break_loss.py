@@ -31,8 +31,11 @@ class _Lost:
     requests the cost is summed over, as :meth:`Costs.known <dsh_audit.cache.Costs.known>` counts
     them (:data:`_OWED`), by which it is shown (:attr:`cost_text`); a sum of losses (:func:`_total`)
     over requests some of whose are not known is a lower bound (:attr:`bound`). ``reusable`` and
-    ``actual``: the figures the tokens are measured from (lost = reusable - actual, the verdict's
-    ``potential`` and ``actual``; issue 11: every lost figure beside its base), None when not known."""
+    ``actual``: the figures the tokens are measured from (the verdict's ``potential`` and ``actual``;
+    issue 11: every lost figure beside its base), None when not known. lost <= reusable - actual: a
+    step of the drop counts only past the rule's tolerance, and nothing counts under its minimum
+    prompt (docs/cache-accounting.md, Classifications); ``uncounted`` is the rest of the drop and
+    ``uncounted_reason`` why (:data:`_UNCOUNTED`; review C of session 45, F2)."""
 
     tokens: int | None
     cost: float | None
@@ -40,6 +43,8 @@ class _Lost:
     owed: tuple[int, int, int, int] = (1, 1, 1, 1)  # one request, which may owe it, at no known price
     reusable: int | None = None
     actual: int | None = None
+    uncounted: int | None = None
+    uncounted_reason: str | None = None
 
     @classmethod
     def of(cls, verdict: CacheVerdict | None, missing: str | None = None) -> _Lost:
@@ -53,8 +58,10 @@ class _Lost:
         unpriced = int(verdict.lost_cost is None)
         owed = (1, unpriced, owes, owes * unpriced)
         cost = cache.Costs.known(verdict.lost_cost or 0.0, **_counts(owed))
+        uncounted = max(0, verdict.potential - (verdict.actual or 0) - tokens) if verdict.actual is not None else None
+        reason = None if not uncounted else "below_minimum" if verdict.classification == "below_minimum" else "tolerance"
         return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it", owed,
-                   verdict.potential, verdict.actual)
+                   verdict.potential, verdict.actual, uncounted, reason)
 
     @property
     def bound(self) -> bool:
@@ -89,15 +96,17 @@ class _Lost:
 
     def to_json(self) -> dict[str, Any]:
         # "unpriced_reason": a sentence; "unpriced" is a cost's object of reasons -> counts elsewhere;
-        # the base beside the loss under cache --json's names (lost = reusable - actual)
-        return {"reusable_cache_read": self.reusable, "actual_cache_read": self.actual, "lost_tokens": self.tokens,
-                "lost_cost_usd": self.cost, "unpriced_reason": self.unknown}
+        # the base beside the loss under cache --json's names, and the drop not counted as lost (lost <=
+        # reusable - actual) with why
+        return {"reusable_cache_read": self.reusable, "actual_cache_read": self.actual,
+                "uncounted_tokens": self.uncounted, "uncounted_reason": self.uncounted_reason,
+                "lost_tokens": self.tokens, "lost_cost_usd": self.cost, "unpriced_reason": self.unknown}
 
     def sentence(self) -> str:
         """``explain``'s line: what the break cost."""
-        if self.tokens is None:
-            return f"  cost: unknown ({self.unknown})"
         base = self._base_text()
+        if self.tokens is None:
+            return f"  cost: unknown ({self.unknown}){base}"
         if not self.tokens:
             return f"  cost: $0, it lost no cache read it could have had{base} (as `cache` counts them)"
         why = f" ({self.unknown})" if self.cost is None else ""
@@ -106,11 +115,21 @@ class _Lost:
 
     def _base_text(self) -> str:
         """What the lost tokens are measured from, as ``cache`` says it: `` (of 7680 reusable, read
-        4800)``; empty when not known."""
+        4800)``, with the part of the drop not counted as lost and why (`` (of 128 reusable, read 0:
+        128 within the rule's tolerance, not counted as lost)``); `` (of 1920 reusable, read ?)`` when
+        the reads were not logged; empty when not known."""
         if self.reusable is None:
             return ""
-        read = "" if self.actual is None else f", read {self.actual}"
-        return f" (of {self.reusable} reusable{read})"
+        read = f", read {'?' if self.actual is None else self.actual}"
+        why = f": {self.uncounted} {_UNCOUNTED[self.uncounted_reason]}, not counted as lost" \
+            if self.uncounted and self.uncounted_reason else ""
+        return f" (of {self.reusable} reusable{read}{why})"
+
+
+#: Why a drop from the reusable cache reads to the actual ones is not counted as lost, in words
+#: (:attr:`_Lost.uncounted_reason`; docs/cache-accounting.md, Classifications).
+_UNCOUNTED = {"tolerance": "within the rule's tolerance",
+              "below_minimum": "under the rule's minimum cacheable prompt"}
 
 
 def _total(losses: Sequence[_Lost]) -> _Lost:

@@ -173,7 +173,8 @@ def _summary(report: SessionCacheReport, rates: str = "list prices, check your c
             f"cache read actual {_known(report, report.actual_total)} ({_ratio(report.ratio(report.actual_total))}) "
             f"vs expected {_known(report, report.expected_total)} ({_ratio(report.ratio(report.expected_total))})\n"
             f"{_breaks(report)}\n"
-            f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}"
+            f"tokens lost (of {'?' if report.reusable_known is None else report.reusable_known} reusable): "
+            f"{_pairs(report.lost_by_cause)}"
             f"{_unknown(report)}; cost lost {cost} {_LOST_COST}\n"
             f"{_cost(report, terminal_text(rates))}"  # a log's model, a rates file's name: a line each, escaped
             f"tokens: {report.token_method}\nrules: {terminal_text(rules) if rules else 'none'}"

@@ -157,6 +157,19 @@ def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
             "beside or below it (--capture FILE names one for all)")
 
 
+def _no_send(capture: str, rows: Sequence[RequestDiff], mine: str) -> str:
+    """:func:`_nothing_matched`'s note of a capture holding no LLM call it could read: one whose body's
+    coding could not be undone is named (it may be this run's call, read as captured: the warning at
+    its line says what to store instead), else the capture of ``mine``'s run is asked for."""
+    undone = list(dict.fromkeys(note for row in rows if row.request is None and row.capture is not None
+                                and (note := row.capture.undecoded_note()) is not None))
+    if undone:
+        return (f"no request matched: {capture} holds no LLM call it could read: {'; '.join(undone)} (read as "
+                "captured; the warning at its line says what to store instead)")
+    return (f"no request matched: {capture} holds no LLM call (nothing a request could be paired with): give the "
+            f"capture of {mine}'s run with --capture FILE")
+
+
 def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequence[str]) -> str | None:
     """The note of a comparison in which no request of the logs (their ``sessions``' ids) was paired
     with any send of ``capture`` though it holds some (``rows``: the comparison's): most likely the
@@ -187,8 +200,7 @@ def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequen
              and row.capture.kind != "other"]
     mine = listed(sessions)
     if not sends:
-        return (f"no request matched: {capture} holds no LLM call (nothing a request could be paired with): give the "
-                f"capture of {mine}'s run with --capture FILE")
+        return _no_send(capture, rows, mine)
     named = list(dict.fromkeys(send.named_session for send in sends if send.named_session is not None))
     if named and not set(named) & set(sessions):
         shown = listed(named)

@@ -233,10 +233,14 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
     cached tokens lost and what they cost, beside "reusable", the cache reads they are measured
-    from (lost = reusable - cache read, summed over the requests whose cache reads were logged, as
-    `cache` sums its "of N reusable"; by cause, over the requests that lost tokens to it; "?" when
-    a log an older dsh-audit indexed was not read again; the totals: "tokens lost N (of R
-    reusable)"; --json: reusable_cache_read); "breaks $" what the cache breaks cost; a "$" column
+    from (lost <= reusable - cache read: a drop counts only past the rule's tolerance, see
+    docs/cache-accounting.md; summed over the requests whose cache reads were logged, as `cache`
+    sums its "of N reusable"; by cause, the reusable of the requests that lost tokens to it, a
+    request that lost to two causes under both, so that column adds up to no total; "?" when
+    no request logged its cache reads, "≥N" when a log an older dsh-audit indexed was not read
+    again (by cause: "?"); the totals: "tokens lost N (of R reusable)"; --json:
+    reusable_cache_read, and reusable_unknown_requests counts the requests without it);
+    "breaks $" what the cache breaks cost; a "$" column
     is USD at the rates `index` priced with (list prices unless --prices or pyproject.toml's
     [tool.dsh-audit.prices] gave others: the cost table's title says which); a request whose
     model or day the log does not say is counted under "unknown", as `usage` counts it. An amount is "≥$x" (a lower bound) only when a request that owes it

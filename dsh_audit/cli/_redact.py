@@ -253,6 +253,10 @@ def _written(result: Redaction, piped: bool) -> None:
     if result.secrets:
         kinds = ", ".join(f"{kind} {n['distinct']} ({n['occurrences']} occurrence(s))" for kind, n in result.secrets.items())
         _say(f"secrets removed: {kinds}", piped)
+    elif result.replaced_whole[0]:  # no secret found in what was read: not "none found" of a body never read
+        count = result.replaced_whole[0]
+        _say(f"secrets removed: none found in what could be read ({count} {'body' if count == 1 else 'bodies'} "
+             "replaced whole, unread: see the note below)", piped)
     else:
         _say("secrets removed: none found", piped)
 

@@ -38,14 +38,26 @@ _CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "tokens", "hit rat
 _MAX_DEPTH = 8
 
 
-def _ratio(value: float | None) -> Amount:
+def _ratio(summary: SessionSummary) -> Amount:
     """A cache-hit ratio: ``48.0%`` in a table, the ratio itself from 0 to 1 in CSV (every digit,
-    as --json gives it); ``-`` (CSV: empty) when there is none (no accounting, no prompt tokens)."""
-    return Amount(value, "-" if value is None else f"{value:.1%}")
+    as --json gives it); when there is none (CSV: empty), ``?`` if it is unknown (accounting ran on
+    requests none of which logged its prompt, as ``cache`` and ``stats`` count them unknown), ``-``
+    where it does not apply (no accounting, no request, no prompt token)."""
+    value = summary.hit_ratio
+    unknown = summary.unpriced is not None and summary.requests > 0 and summary.prompt_tokens is None
+    return Amount(value, ("?" if unknown else "-") if value is None else f"{value:.1%}")
+
+
+def _tokens(summary: SessionSummary) -> Amount:
+    """The session's tokens summed: ``?`` (CSV: empty, --json null) when none of its requests logged
+    them, as every view shows an unknown sum (never 0); ``-`` for a session with no request."""
+    value = (summary.tokens or {}).get("total")
+    return Amount(value, ("?" if summary.requests else "-") if value is None else str(value))
 
 
 def _count(value: int | None) -> Amount:
-    """A count that may not have been measured: ``-`` in a table, empty in CSV (an unknown never 0)."""
+    """A count that was not measured (the breaks of an imported log, or without accounting): ``-``
+    in a table, empty in CSV (never 0)."""
     return Amount(value, "-" if value is None else str(value))
 
 
@@ -69,7 +81,7 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
     unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
     title = _led(summary, depth) if depth else summary.title
     return (_minute(summary.last_activity), title, summary.project, summary.requests,
-            _count((summary.tokens or {}).get("total")), _ratio(summary.hit_ratio), _count(summary.breaks),
+            _tokens(summary), _ratio(summary), _count(summary.breaks),
             _cost(summary), *unpriced, _minute(summary.first_activity), _format(summary),
             id_text(summary, copies=copies))
 
@@ -88,7 +100,7 @@ def _format(summary: SessionSummary) -> str:
 def _total(summaries: Sequence[SessionSummary], *, csv: bool) -> tuple[object, ...]:
     """The totals row: requests, tokens, breaks and cost summed, the hit ratio over every session's
     prompt (cache reads over prompt tokens, of the sessions that logged both), ``total`` in the
-    first column; a sum none of whose sessions measured it is unknown (``-``), not 0."""
+    first column; a sum none of whose sessions measured it is unknown (``?``; breaks: ``-``), not 0."""
     def summed(values: Sequence[int | None]) -> int | None:
         known = [value for value in values if value is not None]
         return sum(known) if known else None
@@ -100,6 +112,7 @@ def _total(summaries: Sequence[SessionSummary], *, csv: bool) -> tuple[object, .
                            tokens=None if (tokens := summed([(s.tokens or {}).get("total") for s in summaries])) is None
                            else {"total": tokens}, hit_ratio=sum(s.cache_read_tokens or 0 for s in read) / prompt if prompt else None,
                            breaks=summed([s.breaks for s in summaries]),
+                           prompt_tokens=summed([s.prompt_tokens for s in summaries]),
                            cost_usd=round(math.fsum(costs), 9) if costs else None,  # to the nano-dollar, as --json
                            unpriced=summed([s.unpriced for s in summaries]))
     row = list(_row(whole, csv=csv))
@@ -139,9 +152,10 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     beside); "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`); "tokens" the tokens of
     every billing bucket summed, "first (UTC)" the log's earliest timestamp and "format" its DSH log
-    version ("v0"; an imported log: claude-code or codex). A cell without a value shows "-" (the
+    version ("v0"; an imported log: claude-code or codex). An unknown value shows "?" (the
     tokens and hit ratio of a session none of whose requests logged them: --json's tokens,
-    prompt_tokens and actual_cache_read null, never 0, as `cache` and `stats` give them). A last
+    prompt_tokens and actual_cache_read null, never 0, as `cache` and `stats` give them); a cell
+    that does not apply shows "-" (without accounting: the hit ratio, breaks and cost). A last
     row, "total", sums requests, tokens, breaks and cost, its hit ratio that of every session's prompt
     (table and Markdown; --json and --format csv stay a row per session, as `requests`'). A terminal too narrow for every cell
     whole on one line in boxes (a table's borders) leaves out a column with no value in any row, then "format",

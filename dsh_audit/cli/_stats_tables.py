@@ -18,7 +18,8 @@ from ._table_rules import bucket_drop_order, model_keyed, whole_keyed
 
 __all__ = ["print_stats"]
 
-# "reusable": what "lost tokens" is measured from (lost = reusable - cache read; issue 11), beside it.
+# "reusable": what "lost tokens" is measured from (lost <= reusable - cache read, a drop within the rule's
+# tolerance not counted; issue 11), beside it.
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "reusable",
                     "lost tokens", "lost $")
 # In CSV the expected ratio's column says what it is (a table's "expected" stands beside "hit ratio").
@@ -191,9 +192,17 @@ def _count(value: int | None) -> Amount:
     return Amount(value, "?" if value is None else str(value))
 
 
+def _reusable(row: dict[str, Any]) -> int | Amount:
+    """A group's reusable cache reads (:func:`dsh_audit.fleet._measures.measures`) as ``usage`` shows a
+    token sum (:meth:`Amount.tokens`): ``?`` when none of its requests has them (none logged its cache
+    reads: no known 0), ``≥N`` when a row an older dsh-audit stored lacks them."""
+    value = row["reusable_cache_read"]
+    return Amount.tokens(value, lacking=bool(row["reusable_unknown_requests"]), logged=value is not None)
+
+
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row["requests"], row["usage_known"], _logged(row, "prompt_tokens"), _logged(row, "actual_cache_read"),
-            _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), _count(row["reusable_cache_read"]),
+            _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), _reusable(row),
             row["lost_tokens"], _lost(row))
 
 
@@ -218,8 +227,8 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
         ("output tokens", _output_tokens(totals)),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
-        # beside what it is measured from (lost = reusable - actual), as `cache` says it
-        *_measure("tokens lost", (totals["lost_tokens"], _count(totals["reusable_cache_read"])), csv=csv,
+        # beside what it is measured from (lost <= reusable - actual), as `cache` says it
+        *_measure("tokens lost", (totals["lost_tokens"], _reusable(totals)), csv=csv,
                   names=("tokens lost", "reusable cache read"), form="{} (of {} reusable)"),
         *_unknown_lost(totals["lost_unknown_requests"]),
         (f"cost lost ({lost_rates})", _lost(totals)),

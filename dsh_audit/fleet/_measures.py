@@ -31,10 +31,11 @@ _LOST_UNKNOWN = f"lost_tokens IS NULL AND classification IN {BREAKS}"
 # the breaks that lost an unknown amount (they owe an unknown lost cost); then the requests the
 # prompt and cache-read sums are over, and those that logged usage left out of them (the sums'
 # lower bound); last the reusable cache reads the lost tokens are measured from, over the requests
-# whose cache read was logged (as `cache` sums them), NULL when one of them has none stored (a row an
-# index of schema 4 or older held, its log not read again since, or one indexed with --no-accounting).
-_REUSABLE = (f"CASE WHEN SUM({_KNOWN} AND reusable_cache_read IS NULL) THEN NULL "
-             f"ELSE COALESCE(SUM(CASE WHEN {_KNOWN} THEN reusable_cache_read END), 0) END")
+# whose cache read was logged and whose row has them (as `cache` sums them; NULL when none has), and
+# those of them with none stored (a row an index of schema 4 or older held, its log not read again
+# since, or one indexed with --no-accounting): the sum's lower bound.
+_REUSABLE = (f"SUM(CASE WHEN {_KNOWN} THEN reusable_cache_read END), "
+             f"COALESCE(SUM({_KNOWN} AND reusable_cache_read IS NULL), 0)")
 MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN prompt_tokens END), 0), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN actual_cache_read END), 0), "
@@ -94,8 +95,11 @@ def measures(row: tuple[Any, ...]) -> dict[str, Any]:
     known cost, of the ``lost_requests`` that lost any; ``lost_unknown_requests`` the breaks whose
     cache reads were not logged, which lost an unknown amount (``lost_tokens`` is a sum over the
     others): they owe a lost cost no one knows, as an unpriced request does (of both counts);
-    ``reusable_cache_read`` what the lost tokens are measured from (lost = reusable - actual, over
-    the requests whose cache read was logged, as ``cache`` sums it; None when a row has none stored).
+    ``reusable_cache_read`` what the lost tokens are measured from (lost <= reusable - actual), by
+    ``usage``'s rule of a token sum as the lost tokens are summed: over the requests whose cache read
+    was logged and whose row has it stored, as ``cache`` sums it; None (unknown, never 0) when no
+    such request has it (none logged its cache reads, review C of session 45, F7), and a lower bound
+    when a row an older dsh-audit stored lacks it (``reusable_unknown_requests`` counts those).
 
     The prompt and cache-read sums are over the requests that logged both counts, by ``usage``'s
     rule of a token sum: None (unknown, never 0) when the group has requests and none of them did
@@ -103,14 +107,14 @@ def measures(row: tuple[Any, ...]) -> dict[str, Any]:
     lacks one (``prompt_unknown_requests`` counts those; a request that logged no usage is no part
     of any sum)."""
     (requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown, both, lacking,
-     reusable) = row
+     reusable, reusable_lacking) = row
     losing, unpriced = losing + unknown, unpriced + unknown
     if requests and not both:
         prompt = actual = expected = None
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected, "prompt_unknown_requests": lacking,
             "actual_hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
-            "reusable_cache_read": reusable, "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
+            "reusable_cache_read": reusable, "reusable_unknown_requests": reusable_lacking, "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
                                                               unpriced=no_cost, owing=losing, owing_unpriced=unpriced),
             "lost_unpriced": unpriced, "lost_requests": losing, "lost_unknown_requests": unknown}
 

@@ -17,7 +17,7 @@ class RequestRow:
     """One request of the index (``requests`` table); token columns are None when not logged.
 
     ``prompt_tokens`` is the logged prompt (input + cache read + cache write); ``actual_cache_read``,
-    ``expected_cache_read``, ``reusable_cache_read`` (what the lost tokens are measured from: lost =
+    ``expected_cache_read``, ``reusable_cache_read`` (what the lost tokens are measured from: lost <=
     reusable - actual, schema 5), ``classification``, ``cause`` and ``lost_*`` come from the cache
     analysis (``actual_cache_read`` falls back to the logged cache reads without it; ``lost`` is
     the JSON object of tokens lost per cause). ``day`` is

@@ -51,7 +51,7 @@ class FleetStats:
             and hit ratios (``actual_hit_ratio``,
             ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost,
             and the reusable cache reads the tokens lost are measured from (``reusable_cache_read``:
-            lost = reusable - actual, over the requests whose cache read was logged, as ``cache``
+            lost <= reusable - actual, over the requests whose cache read was logged, as ``cache``
             sums it; null when a stored row has none: a log indexed by an older schema, not read again).
             The prompt and cache-read sums are null when no request logged them, and lower bounds
             when ``prompt_unknown_requests`` (requests that logged usage without them) is not 0

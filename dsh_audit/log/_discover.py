@@ -112,16 +112,19 @@ def _tree(folder: Path, onerror: Callable[[OSError], None]) -> Iterator[tuple[st
 
 
 def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] | None = None) -> list[Path]:
-    """The logs below ``folder`` by path (folders in name order, each one's files before its
-    subfolders', as README says; the tour of session 45 found every ``session.jsonl`` listed before
-    every other log): a folder's picked generation of its session log, and each other
+    """The logs below ``folder`` by path, as README defines it: a folder's own logs first, then each
+    subfolder's, in turn; names in the byte order of their file names (:func:`os.fsencode`: ``LC_ALL=C
+    ls``'s order, so ``B`` before ``a`` and ``10`` before ``9``; no Unicode normalisation, so an NFD
+    ``é``, ``e`` and a combining accent, sorts beside ``e``, an NFC one after ``z``; an undecodable
+    name by its own bytes, review C of session 45, F8). The tour of session 45 found every
+    ``session.jsonl`` listed before every other log. A folder's picked generation of its session log, and each other
     ``*.jsonl[.zstd]`` file that is a log (:func:`_log_like`) unless it is a link to one of those
     session logs, which is read under the name DSH gave it (as when they were listed first)."""
     found: list[tuple[Path, bool]] = []  # (path, a session log DSH named)
     for root, dirs, files in _tree(folder, _unreadable(refused)):
-        dirs.sort()
+        dirs.sort(key=os.fsencode)
         picked = set(_pick_generation(Path(root), sorted(f for f in files if SESSION_NAME.match(f)), notes))
-        for name in sorted(files):
+        for name in sorted(files, key=os.fsencode):
             if name in picked:
                 found.append((Path(root) / name, True))
             elif not SESSION_NAME.match(name) and name.endswith(LOG_SUFFIXES) and not name.endswith(".tmp"):

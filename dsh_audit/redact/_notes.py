@@ -5,6 +5,7 @@ and of a copy whose name gave it another compression than its log's."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -14,7 +15,7 @@ from ..capture import CapturedRequest
 from ..errors import UsageError
 from ._capture import META_SUFFIX
 
-__all__ = ["Unproven", "compression_note", "left_out_note", "unmatched_note", "unrendered_note"]
+__all__ = ["Unproven", "compression_note", "left_out_note", "replaced_whole", "unmatched_note", "unrendered_note"]
 
 
 class Unproven(str):
@@ -30,6 +31,29 @@ class Unproven(str):
 
     __slots__ = ()
     level: ClassVar[str] = "warning"
+
+
+#: :func:`dsh_audit.redact._capture.replaced_note`'s words: the count and the distinct codings.
+_REPLACED = re.compile(r"(\d+) bod(?:y|ies) replaced whole: (?:its|their) codings? (.+) could not be undone\Z")
+
+
+def replaced_whole(notes: Sequence[str]) -> tuple[int, tuple[str, ...]]:
+    """How many bodies the capture's redaction replaced whole and their distinct codings, as its notes
+    say (:func:`dsh_audit.redact._capture.replaced_note`, one note per capture): for the manifest, so a
+    recipient of the bundle can tell a body was blanked, and the summary, which then claims no "none found".
+
+    Example:
+        >>> replaced_whole(["3 bodies replaced whole: their codings br, deflate could not be undone", "other"])
+        (3, ('br', 'deflate'))
+        >>> replaced_whole([])
+        (0, ())
+    """
+    count, codings = 0, dict[str, None]()
+    for note in notes:
+        if (match := _REPLACED.match(note)) is not None:
+            count += int(match.group(1))
+            codings.update(dict.fromkeys(match.group(2).split(", ")))
+    return count, tuple(codings)
 
 
 def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture: Path, *,
@@ -48,12 +72,18 @@ def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture
     # a foreign row is a capture naming another session in DSH's header, or one without it that is not an LLM call
     named = {c.position for c in captures if c.session_id is not None}
     foreign = sum(1 for row in strays if row[3] == "foreign" and row[1] in named)
-    other = sum(1 for row in strays if row[3] == "foreign") - foreign
+    by_position = {c.position: c for c in captures}
+    undone = [note for row in strays if row[3] == "foreign" and row[1] not in named and row[1] in by_position
+              and (note := by_position[row[1]].undecoded_note()) is not None]
+    other = sum(1 for row in strays if row[3] == "foreign") - foreign - len(undone)
     counts = [f"{foreign} of another session"] * bool(foreign) + [f"{other} not LLM call(s)"] * bool(other)
+    counts += [f"{len(undone)} read as captured: {'; '.join(dict.fromkeys(undone))}"] * bool(undone)
     whose = f" ({', '.join(counts)})" if counts else ""
     if not matched and captured and not any_capture:
-        raise UsageError(f"none of the {captured} captured request(s) is one of this log's{whose}: is it the "
-                         "capture of another session?", path=str(capture),
+        ask = ("is it the capture of another session?" if foreign or other else
+               "the warning at its line says what to store instead")  # undone codings alone: maybe this run's
+        raise UsageError(f"none of the {captured} captured request(s) is one of this log's{whose}: {ask}",
+                         path=str(capture),
                          hint="pass the capture of this session (or --any-capture to redact it anyway)")
     return [f"{len(strays)} of {captured} captured request(s) match none of the log's requests{whose}: they are "
             "redacted as content, and prove nothing about this log"]

@@ -37,7 +37,7 @@ from ._family import Identifiers, family, parent_log, parent_session, salt_cause
 from ._hosts import redact_url
 from ._pseudonyms import redact_ascii
 from ._log import LogRewriter, drain, name_compression, teed
-from ._notes import compression_note, left_out_note, unmatched_note, unrendered_note
+from ._notes import compression_note, left_out_note, replaced_whole, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
 from ._derivation import KEY_DERIVATION
@@ -88,6 +88,8 @@ class Redaction:
             so their diff verdicts prove nothing, and the manifest lists them (``"unrendered"``).
         parent: the session id of the parent a child's verdicts were compared with (its redacted log
             beside the redacted child, where ``breaks`` and :func:`check_bundle` find it), or None.
+        replaced_whole: how many captured bodies were replaced whole, their coding not undone, and
+            their distinct codings (:func:`._notes.replaced_whole`; the manifest's ``"replaced_whole"``).
     """
 
     output: Path
@@ -110,6 +112,7 @@ class Redaction:
     salt_id: str = ""
     salt_random: bool = False
     cause: str | None = None
+    replaced_whole: tuple[int, tuple[str, ...]] = (0, ())
 
 
 def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
@@ -318,7 +321,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
                 dropped_headers=tuple(dropped), identity_headers=tuple(sorted(redactor.identity_headers)),
-                verdicts=digests, mismatched=mismatched, notes=tuple(notes),
+                verdicts=digests, mismatched=mismatched, notes=tuple(notes), replaced_whole=replaced_whole(notes),
                 routes=config is not None, unrendered=unrendered,
                 parent=None if parent is None else parent.id, route_file=route_target,
                 salt_id=identity, salt_random=salt_random, cause=cause)
@@ -382,6 +385,8 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         "route_file": None if result.route_file is None else result.route_file.name,
         # the captured requests no render was compared with (their diff verdicts are "unrendered")
         "unrendered": {"count": len(result.unrendered), "requests": [index for index, _ in result.unrendered]},
+        # the captured bodies replaced whole by one placeholder, their coding not undone: no secret looked for in them
+        "replaced_whole": {"count": result.replaced_whole[0], "codings": list(result.replaced_whole[1])},
         # a child's verdicts compared with its parent: its redacted log beside this one (as breaks finds it)
         "parent": result.parent,
         # the salt's id (never the salt): a family redacted again needs one salt, given, for every member

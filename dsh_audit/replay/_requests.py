@@ -152,6 +152,7 @@ class _Replayer:
         # of such steps whose chunks came after all, still being read (:meth:`late_chunk`).
         self.unanswered: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.late: dict[tuple[Any, Any], _Pending] = {}
+        self.late_retry: dict[tuple[Any, Any], tuple[int, int]] = {}  # a finished late step: step/start seq, next attempt
         self.unanswered_found = False  # a late attempt is among done_attempts
         # Loop attempts under way: usage, finish and message_usage are filled in as they arrive.
         self.open_attempt: _Pending | None = None
@@ -215,7 +216,7 @@ class _Replayer:
                  "out; no option builds the request (--lenient adapts session headers only); `dsh-audit validate "
                  "FILE` lists every such header (rule DSH227)"))
 
-    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int], *, late: bool = False) -> _Pending:
+    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int], *, late: int = 0) -> _Pending:
         """The next loop attempt of the step, as the log stands before ``event`` (its first record);
         ``late``: the first attempt of a step that ended before it (:meth:`late_chunk`)."""
         if self.unfoldable is not None and step_start[2] >= self.seed_length:
@@ -228,7 +229,7 @@ class _Replayer:
             step_start_seq=step_start_seq, first_chunk_seq=event.seq, header=self.effective_header(),
             header_seq=self.header_seq, header_reason=self.header_reason, messages=messages,
             message_seqs=seqs, digest=digest, context=self.context, time=self.sent_time(),
-            attempt=1 if late else self.attempt_count,
+            attempt=late or self.attempt_count,
         )
 
     def flush(self) -> list[_Pending]:
@@ -286,23 +287,33 @@ class _Replayer:
         step that ended without one (after its own step/end, or after the next step/start) are its
         request, as the log stands before the first of them; any other is noted, not a request."""
         key, keyed = (turn, step), _scalar(turn) and _scalar(step)
-        attempt = self.late.get(key) if keyed else None
+        attempt = (self.late.get(key) or self.late_attempt(event, key)) if keyed else None
         if attempt is None:
-            note = self.unanswered.pop(key, None) if keyed else None
-            if note is None:
-                self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
-                                         "outside its step/start; not a loop request")
-                return
-            self.result.skipped_steps.remove(note)
-            attempt = self.late[key] = self.new_attempt(event, (turn, step, note["step_start_seq"]), late=True)
-            self.done_attempts.append(attempt)
-            self.unanswered_found = True
+            self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
+                                     "outside its step/start; not a loop request")
+            return
         ctype = chunk.get("type") if isinstance(chunk, dict) else None
         if ctype == "usage":
             attempt.fields["usage"] = chunk.get("usage")
         elif ctype == "finish":
             attempt.fields.update(finish=chunk.get("reason"), time=RequestTime(attempt.fields["time"].sent, self.now))
             del self.late[key]
+            self.late_retry[key] = (attempt.fields["step_start_seq"], attempt.fields["attempt"] + 1)
+
+    def late_attempt(self, event: Event, key: tuple[Any, Any]) -> _Pending | None:
+        """The first attempt of a step that ended without a chunk, or the next one of such a step
+        after its finish (numbered as :meth:`on_chunk` numbers retries); None for any other chunk."""
+        retry = self.late_retry.pop(key, None)
+        if retry is None:
+            note = self.unanswered.pop(key, None)
+            if note is None:
+                return None
+            self.result.skipped_steps.remove(note)
+            retry = (note["step_start_seq"], 1)
+        attempt = self.late[key] = self.new_attempt(event, (*key, retry[0]), late=retry[1])
+        self.done_attempts.append(attempt)
+        self.unanswered_found = True
+        return attempt
 
     def on_assistant_message(self, event: Event) -> None:
         data = event.data
@@ -430,8 +441,9 @@ class _Replayer:
             # chunks to come (DSH finds a step's request wherever its first chunk is)
             current = self.step
             data = as_object(event.data)
-            if current is not None and (data.get("turn"), data.get("step")) != (current[0], current[1]):
-                return ()
+            named = (data.get("turn"), data.get("step"))
+            if current is not None and named != (None, None) and named != (current[0], current[1]):
+                return ()  # a step/end naming nothing ends the open step, as before (DSH always names it)
             return self.end_step()
         if etype == "turn/start":
             self.turn_open = True

@@ -205,9 +205,10 @@ function messagesOf(s,pos){var out=[];walk(s,pos,function(k,list){if(k===pos){ou
 // total and its rows by model and by day), each amount as usage shows it (row.shown: $x, a lower
 // bound "\u2265$x" when a request that owes it was not priced, "$?" when none was).
 var AMOUNTS=[["cost","cost"],["no_cache","without cache"],["off_peak","all off-peak"]];
-// p: the reusable cache reads the tokens lost are measured from (lost = reusable - actual), said beside them.
+// p: the reusable cache reads the tokens lost are measured from (lost <= reusable - actual), said beside them;
+// null: unknown ("?": no request logged its cache reads), undefined: not given.
 function lostText(x,p){return fmt(x.lost_tokens)+(x.lost_unknown_requests?"+?":"")+
- (typeof p==="number"?" of "+fmt(p)+" reusable":"")+" ("+x.shown.lost+")";}
+ (typeof p==="number"?" of "+fmt(p)+" reusable":p===null?" of ? reusable":"")+" ("+x.shown.lost+")";}
 function potText(p){return typeof p==="number"?fmt(p):"?";}  // "?": a break of the sum has no verdict
 function totals(){var t=DATA.totals;var box=document.getElementById("totals");clear(box);
  if(DATA.sessions.length<2||!t){box.hidden=true;return;}box.hidden=false;var x=t.total;
@@ -225,7 +226,7 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
    add(h,el("th",null,c));});
   t[g[1]].forEach(function(row){var tr=add(table,el("tr",{"data-key":row.key}));add(tr,el("td",{cls:"key"},row.shown.key));
    add(tr,el("td",{cls:"num"},fmt(row.requests)));AMOUNTS.forEach(function(a){add(tr,el("td",{cls:"num"},row.shown[a[0]]));});
-   add(tr,el("td",{cls:"num"},lostText(row)));add(tr,el("td",{cls:"num"},row.shown["break"]));
+   add(tr,el("td",{cls:"num"},lostText(row,row.reusable_cache_read)));add(tr,el("td",{cls:"num"},row.shown["break"]));
    add(tr,el("td",{cls:"num"},row.unpriced_requests?fmt(row.unpriced_requests):""));});});
  if(c&&c.break_summary.length){breakCauses(groups,c);}
  add(box,el("p",{cls:"muted"},"As dsh-audit usage --json gives them for these logs (--by model, --by day): every request of "+

@@ -93,12 +93,31 @@ def _lost(verdict: Any) -> tuple[int | None, float | None, int]:
     """What a break's cache verdict says it lost: tokens, and their cost when the cache
     classifies the request as a break (else None); both None (unknown, never 0) for a break whose
     cache reads were not logged (:attr:`dsh_audit.cache.CacheVerdict.lost_unknown`); last the
-    reusable cache reads the tokens are measured from (lost = reusable - actual: the overview says
+    reusable cache reads the tokens are measured from (lost <= reusable - actual: the overview says
     them beside it, issue 11)."""
     if verdict.lost_unknown:
         return None, None, verdict.potential
     return (sum(verdict.lost.values()), verdict.lost_cost if verdict.classification in BREAKS else None,
             verdict.potential)
+
+
+def _by_cause(verdict: Any) -> tuple[dict[str, int] | None, dict[str, float] | None]:
+    """What a break lost to each cause and what that cost (``stats``' ``by_cause`` and
+    ``cost_by_cause`` figures: a break that also went cold lost the rest to ``cold_ttl``, review C of
+    session 45, F5); both None when its loss is unknown, the costs None when it is unpriced."""
+    if verdict.lost_unknown:
+        return None, None
+    costs = verdict.lost_cost_by_cause
+    return dict(verdict.lost), None if costs is None else dict(costs)
+
+
+#: What the overview keeps of a break (:attr:`SessionPage.breaks`): :func:`_lost`'s tokens, cost and
+#: reusable reads, then :func:`_by_cause`'s tokens and costs by cause.
+BreakLoss = tuple[int | None, float | None, int, dict[str, int] | None, dict[str, float] | None]
+
+
+def _break_lost(verdict: Any) -> BreakLoss:
+    return (*_lost(verdict), *_by_cause(verdict))
 
 
 def _lost_keys(verdict: Any) -> dict[str, Any]:
@@ -132,8 +151,9 @@ class SessionPage:
         self.count = 0
         self.models: dict[str, None] = {}
         self.span = RequestSpan()  # the overview's first and last
-        # what the overview says each break lost: tokens, their cost when the cache calls it a break, the reusable reads
-        self.breaks: dict[int, tuple[int | None, float | None, int]] = {}
+        # what the overview says each break lost: tokens, their cost when the cache calls it a break, the reusable
+        # reads, and what it lost to its own cause (:data:`BreakLoss`)
+        self.breaks: dict[int, BreakLoss] = {}
         # each request's priced ledger entry, for the page's totals (:func:`._html._totals`): ``usage``
         # keeps them as its ledgers do, one small value a request, never the request
         self.entries: list[Any] = []
@@ -150,7 +170,7 @@ class SessionPage:
             self.models.setdefault(entry.model)
         self.span.add(request.time)
         if transition is not None and transition.verdict == "break" and verdict is not None:
-            self.breaks[request.index] = _lost(verdict)
+            self.breaks[request.index] = _break_lost(verdict)
 
     def requests(self, about: Mapping[int, Sequence[Any]]) -> Iterator[str]:
         """The request records' script JSON, each with its findings (``about``: by request index,

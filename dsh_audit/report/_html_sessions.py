@@ -11,7 +11,7 @@ from typing import Any
 
 from ..cache import CacheTotals, iso_utc
 from ..jsjson import has_surrogate
-from ._html_page import SessionPage, _lost
+from ._html_page import BreakLoss, SessionPage, _break_lost
 
 
 def _overview(check: Any, page: SessionPage, about: Mapping[int, Sequence[Any]]) -> dict[str, Any]:
@@ -21,7 +21,7 @@ def _overview(check: Any, page: SessionPage, about: Mapping[int, Sequence[Any]])
     breaks = _break_details(check, page.breaks, about)
     return {"title": check.title,
             "models": list(page.models),
-            "requests": page.count, "breaks": len(breaks), "break_details": breaks,
+            "requests": page.count, "breaks": len(breaks), "break_details": [_detail(b) for b in breaks],
             "breaks_by_cause": _by_cause(breaks), "break_summary": _break_summary(breaks),
             "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
             "prompt_tokens": report.known_sum(report.prompt_total) if report is not None else None,
@@ -30,21 +30,30 @@ def _overview(check: Any, page: SessionPage, about: Mapping[int, Sequence[Any]])
             "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
 
 
-def _break_details(check: Any, lost: Mapping[int, tuple[int | None, float | None, int]],
+def _break_details(check: Any, lost: Mapping[int, BreakLoss],
                    about: Mapping[int, Sequence[Any]]) -> list[dict[str, Any]]:
     """The session's breaks (its transitions whose verdict is ``break``), each with its request
     ``i``, ``cause``, what it ``lost`` and its ``cost`` (``lost``: by request, as the page kept them,
     :attr:`SessionPage.breaks`; unknown, None, for a break with no cache verdict), the reusable cache
-    reads that is measured from (``pot``, as a request's record names them) and whether it
+    reads that is measured from (``pot``, as a request's record names them), what it lost to each
+    cause and what that cost (``by_cause`` and ``cost_by_cause``: :func:`._html_page._by_cause`;
+    not in the page's data) and whether it
     ``fails`` (a failing finding of its request: the red of the page's legend; else the orange of a
     break the policy allows, as its marker on the timeline is drawn); ``about``: the findings by request."""
     breaks: list[dict[str, Any]] = []
     for t in check.transitions:
         if t.verdict == "break":
-            tokens, cost, reusable = lost.get(t.request, (None, None, None))
+            tokens, cost, reusable, by_cause, costs = lost.get(t.request, (None, None, None, None, None))
             breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost, "pot": reusable,
+                           "by_cause": by_cause, "cost_by_cause": costs,
                            "fails": any(f.fails for f in about.get(t.request, ()))})
     return breaks
+
+
+def _detail(brk: Mapping[str, Any]) -> dict[str, Any]:
+    """A break as the page's data gives it: without its losses by cause, which only the summary
+    (:func:`_break_summary`) reads."""
+    return {key: value for key, value in brk.items() if key not in ("by_cause", "cost_by_cause")}
 
 
 def _by_cause(breaks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -52,13 +61,13 @@ def _by_cause(breaks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(sorted(Counter(b["cause"] or "?" for b in breaks).items()))
 
 
-def _kept_losses(check: Any) -> Mapping[int, tuple[int | None, float | None, int]]:
+def _kept_losses(check: Any) -> Mapping[int, BreakLoss]:
     """What each break of a log lost, by request (:func:`._html_page._lost`): as its page kept them
     when it was checked while replayed, else from its cache verdicts (its requests are in memory)."""
     if isinstance(check.record, SessionPage):
         return check.record.breaks
     verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
-    return {t.request: _lost(verdicts[t.request]) for t in check.transitions
+    return {t.request: _break_lost(verdicts[t.request]) for t in check.transitions
             if t.verdict == "break" and t.request in verdicts}
 
 
@@ -69,68 +78,87 @@ def _page_cache(sessions: Sequence[Any]) -> dict[str, Any]:
     as ``stats`` has them, when no request logged both: :meth:`CacheTotals.known_of`), their
     ``hit_ratio`` (None when no prompt token was measured), as ``stats`` gives it for the same logs,
     the reusable cache reads the tokens lost are measured from (``reusable``: ``cache --json``'s
-    ``reusable_cache_read`` summed),
+    ``reusable_cache_read`` summed; None, unknown as ``stats`` has it, when no request logged its
+    cache read: review C of session 45, F7),
     and the breaks, by cause (``breaks_by_cause``, as each log's ``cache --json`` and ``stats``'
     ``attribution_breaks`` count them) and with what they lost (``break_summary``, as a log's
     overview says it: :func:`_break_summary`, ``nothing`` then the count of the breaks that lost
     nothing, whose requests are each log's own)."""
-    prompt = read = reusable = requests = known = 0
+    prompt = read = reusable = requests = known = logged = 0
     breaks: list[dict[str, Any]] = []
     for check in sessions:
         report = check.cache
         if report is not None:
             prompt, read = prompt + report.prompt_total, read + report.actual_total
-            reusable += report.potential_total
+            reusable, logged = reusable + report.potential_total, logged + report.known_count + report.sizeless_count
             requests, known = requests + report.request_count, known + report.known_count
         breaks += _break_details(check, _kept_losses(check), {})
     summary = [{**row, "nothing": len(row["nothing"])} for row in _break_summary(breaks)]
     return {"prompt_tokens": CacheTotals.known_of(prompt, requests=requests, known=known),
             "cache_read": CacheTotals.known_of(read, requests=requests, known=known),
             "hit_ratio": read / prompt if prompt else None,
-            "reusable": reusable,
+            "reusable": reusable if logged or not requests else None,
             "breaks": len(breaks), "breaks_by_cause": _by_cause(breaks), "break_summary": summary}
 
 
 def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The breaks by cause, most tokens lost first: ``count``, the tokens they ``lost`` (of ``pot``,
-    what ``lost`` is measured from: the reusable cache reads of those that lost tokens, as ``stats``
-    sums a cause's ``reusable_cache_read``) and their
-    ``cost`` (the sums of the breaks' own figures, :func:`._html_page._lost`), ``nothing`` (the requests of the
-    breaks that lost no token), ``unknown`` (breaks with no cache verdict, or whose cache reads
-    were not logged: lost unknown) and
-    ``unpriced`` (breaks that lost tokens at no known price: ``cost`` is then a lower bound).
+    """What the breaks lost, by cause, most tokens lost first, as ``stats``' by_cause and
+    cost_by_cause's "of which breaks" give them (review C of session 45, F5: a break that also went
+    cold lost the rest to ``cold_ttl``, which is no break's cause): ``count``, the breaks of the
+    cause; the tokens ``lost`` to it by the breaks (each break's ``by_cause``), of ``pot`` (the
+    reusable cache reads of the breaks that lost tokens to it, a break's whole base, as ``stats``
+    sums a cause's ``reusable_cache_read``), and their ``cost`` (``cost_by_cause``; the causes add
+    up to the breaks' cost); ``nothing`` (the requests of the cause's breaks that lost no token),
+    ``unknown`` (its breaks with no cache verdict, or whose cache reads were not logged: lost
+    unknown) and ``unpriced`` (breaks that lost tokens to it at no known price: ``cost`` is then a
+    lower bound).
 
     Example:
-        >>> _break_summary([{"i": 3, "cause": "prune", "lost": 0, "cost": 0.0, "pot": 40},
-        ...                 {"i": 5, "cause": "prune", "lost": 10, "cost": 0.5, "pot": 30},
-        ...                 {"i": 7, "cause": None, "lost": None, "cost": None, "pot": 8}])
+        >>> _break_summary([{"i": 3, "cause": "prune", "lost": 0, "by_cause": {}, "cost_by_cause": {}, "pot": 40},
+        ...                 {"i": 5, "cause": "prune", "lost": 10, "by_cause": {"prune": 4, "cold_ttl": 6},
+        ...                  "cost_by_cause": {"prune": 0.2, "cold_ttl": 0.3}, "pot": 30},
+        ...                 {"i": 7, "cause": None, "lost": None, "by_cause": None, "cost_by_cause": None, "pot": 8}])
         ... # doctest: +NORMALIZE_WHITESPACE
-        [{'cause': 'prune', 'count': 2, 'lost': 10, 'pot': 30, 'cost': 0.5, 'nothing': [3], 'unknown': 0,
+        [{'cause': 'cold_ttl', 'count': 0, 'lost': 6, 'pot': 30, 'cost': 0.3, 'nothing': [], 'unknown': 0,
+          'unpriced': 0},
+         {'cause': 'prune', 'count': 2, 'lost': 4, 'pot': 30, 'cost': 0.2, 'nothing': [3], 'unknown': 0,
           'unpriced': 0},
          {'cause': '?', 'count': 1, 'lost': 0, 'pot': 0, 'cost': 0.0, 'nothing': [], 'unknown': 1, 'unpriced': 0}]
     """
     rows: dict[str, dict[str, Any]] = {}
     costs: dict[str, list[float]] = {}
+
+    def row(cause: str) -> dict[str, Any]:
+        return rows.setdefault(cause, {"cause": cause, "count": 0, "lost": 0, "pot": 0, "cost": 0.0, "nothing": [],
+                                       "unknown": 0, "unpriced": 0})
+
     for b in breaks:
-        cause = b["cause"] or "?"
-        row = rows.setdefault(cause, {"cause": cause, "count": 0, "lost": 0, "pot": 0, "cost": 0.0, "nothing": [],
-                                      "unknown": 0, "unpriced": 0})
-        row["count"] += 1
-        if b["lost"] is None:
-            row["unknown"] += 1
+        own = row(b["cause"] or "?")
+        own["count"] += 1
+        if b["by_cause"] is None:
+            own["unknown"] += 1
             continue
-        row["lost"] += b["lost"]
-        if b["lost"]:  # the reusable reads of the breaks that lost tokens, as stats' by_cause sums them
-            row["pot"] = None if row["pot"] is None or b.get("pot") is None else row["pot"] + b["pot"]
-        if b["lost"] == 0:
-            row["nothing"].append(b["i"])
-        elif b["cost"] is None:
-            row["unpriced"] += 1
-        else:
-            costs.setdefault(cause, []).append(b["cost"])
-    for cause, row in rows.items():
-        row["cost"] = round(math.fsum(costs.get(cause, ())), 9)
+        if not b["lost"]:
+            own["nothing"].append(b["i"])
+        for cause, tokens in b["by_cause"].items():
+            _add_loss(row(cause), costs.setdefault(cause, []), tokens, b["pot"],
+                      None if b["cost_by_cause"] is None else b["cost_by_cause"].get(cause, 0.0))
+    for cause, summed in rows.items():
+        summed["cost"] = round(math.fsum(costs.get(cause, ())), 9)
     return sorted(rows.values(), key=lambda r: (-r["lost"], -r["count"], r["cause"]))
+
+
+def _add_loss(row: dict[str, Any], costs: list[float], tokens: int, reusable: int | None, cost: float | None) -> None:
+    """One break's loss to ``row``'s cause: its tokens, its reusable reads (what they are measured
+    from, unknown once one is) and its cost (``unpriced`` when it has none)."""
+    if not tokens:
+        return
+    row["lost"] += tokens
+    row["pot"] = None if row["pot"] is None or reusable is None else row["pot"] + reusable
+    if cost is None:
+        row["unpriced"] += 1
+    else:
+        costs.append(cost)
 
 
 def _unexplained(check: Any) -> int:

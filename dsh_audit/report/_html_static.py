@@ -112,10 +112,12 @@ def _headline(data: Mapping[str, Any]) -> str:
     return f'<p><span class="{cls}">{_text(headline["text"])}</span> <span class="muted">\u00b7 {tail}</span></p>\n'
 
 
-def _lost(row: Mapping[str, Any], reusable: Any = None) -> str:
-    """Lost tokens, the ``reusable`` cache reads they are measured from (when known) and their
-    cost, as the script's totals say them (``lostText``)."""
-    base = f" of {_count(reusable)} reusable" if isinstance(reusable, int) else ""
+def _lost(row: Mapping[str, Any], reusable: Any = ...) -> str:
+    """Lost tokens, the ``reusable`` cache reads they are measured from (``?`` when unknown, None: no
+    request logged its cache reads; nothing when not given) and their cost, as the script's totals say
+    them (``lostText``)."""
+    base = (f" of {_count(reusable)} reusable" if isinstance(reusable, int) else " of ? reusable" if reusable is None
+            else "")
     return (_count(row["lost_tokens"]) + ("+?" if row.get("lost_unknown_requests") else "") + base
             + f" ({_text(row['shown']['lost'])})")
 

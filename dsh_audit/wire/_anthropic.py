@@ -40,7 +40,7 @@ from ._piai import CopilotHeaders, body_context
 from ._piai_call import PiCall
 from ._piai_facts import PiModel, timeout_header
 from ._piai_js import clean_id, js_blank, sanitize_surrogates
-from ._piai_models import PiRenderer, merge_profile_headers, user_agent
+from ._piai_models import PiRenderer, merge_profile_headers, profile_header, route_header_error, user_agent
 from ._piai_transform import clamp_max_tokens, transform_messages
 from ._registry import register
 from ._types import WireRequest
@@ -293,6 +293,19 @@ def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
     return body
 
 
+def _check_api_key_header(call: PiCall) -> None:
+    """Refuse a request whose route profile ``x-api-key`` fetch's ``Headers`` trims to nothing (``""``,
+    ``" "``) with no profile ``authorization``: the header replaces the API key pi-ai gives the SDK, whose
+    ``validateHeaders`` (``@anthropic-ai/sdk`` 0.91.1 ``client.js:106-118``) then finds no credential and
+    throws, so pi-ai sends none of the route's requests. DSH's configuration takes the header, so the route
+    file does too, and the requests of its other routes render."""
+    if profile_header(call.headers, "x-api-key") != "" or profile_header(call.headers, "authorization"):
+        return
+    name = next(k for k, _ in call.headers if k.lower() == "x-api-key")
+    raise route_header_error(call, name, "is blank: it replaces the API key, and the Anthropic SDK throws 'Could "
+                             "not resolve authentication method' and sends nothing")
+
+
 def _headers(call: PiCall, has_tools: bool, agent: str, platform: tuple[tuple[str, str], ...],
              dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     model = call.model
@@ -314,6 +327,8 @@ def _headers(call: PiCall, has_tools: bool, agent: str, platform: tuple[tuple[st
                                                                   "anthropic-beta", "user-agent", "x-app")))
     if betas:
         headers.append(("anthropic-beta", ",".join(betas)))
+    if model.provider != "github-copilot":  # Copilot's client authenticates with its bearer token
+        _check_api_key_header(call)
     # anthropic-messages.js createClient: the github-copilot client sends no session affinity
     if call.session_id and call.cache_retention != "none" and _compat(model, "sendSessionAffinityHeaders", False) \
             and model.provider != "github-copilot":

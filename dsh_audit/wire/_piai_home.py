@@ -364,4 +364,5 @@ def load_home_routes(home: str | os.PathLike[str], *, profile: str | None = None
         raise UsageError(f"route configuration composed from {where}: {exc}" if len(layers) > 1
                          else f"route configuration: {exc}", path=layers[-1] if layers else base,
                          hint=exc.hint) from None
-    return dataclasses.replace(routes, source=layers[-1] if layers else "", layers=layers, notes=tuple(notes))
+    return dataclasses.replace(routes, source=layers[-1] if layers else "", layers=layers,
+                               notes=(*notes, *routes.notes))

@@ -26,8 +26,9 @@ from ._piai_call import PiCall, request_call
 from ._piai_facts import PiModel
 from ._types import WireRequest
 
-__all__ = ["HARNESS_VERSION", "INVALID_HEADER_VALUE", "SDK_PLATFORM", "PiRenderer", "credential_header", "header_value",
-           "header_value_problem", "merge_profile_headers", "user_agent"]
+__all__ = ["HARNESS_VERSION", "INVALID_HEADER_VALUE", "NOT_A_TOKEN", "SDK_PLATFORM", "PiRenderer", "credential_header",
+           "header_value", "header_value_problem", "merge_profile_headers", "profile_header", "route_header_error",
+           "route_header_problem", "user_agent"]
 
 #: DSH release whose attribution ``user-agent`` the pi-ai renderers write unless told otherwise.
 HARNESS_VERSION = "0.1.0-rc.8"
@@ -75,10 +76,16 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, clien
     HTTP whitespace); one fetch refuses (:func:`header_value_problem`) raises :class:`RenderError`,
     checked where the SDK appends it, so a session header a profile header of the same name replaces
     is not. Checked against pi-ai 0.82.1 with session ids and profile values that need trimming or
-    hold a character past U+00FF."""
+    hold a character past U+00FF.
+
+    Raises:
+        RenderError: a route profile header fetch refuses (:func:`route_header_problem`): DSH's schema
+            takes any string there, so only the route's requests fail, as they are sent.
+    """
+    _check_route_headers(call)
     model_headers = call.model.headers
     if not call.headers and not model_headers and not dynamic:
-        return [(name, _appended(name, value, call)) for name, value in headers]
+        return _sent([(name, _appended(name, value, call)) for name, value in headers], call)
     values = dict(headers)
     last = ("user-agent", "content-type")
     sdk = [(name, value) for name, value in headers if name not in client and name not in last]
@@ -92,7 +99,7 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, clien
     for name, value in (*sdk, *merged.items(), ("content-type", values["content-type"])):
         out.pop(name.lower(), None)
         out[name.lower()] = _appended(name, value, call)
-    return [(name, value) for name, value in out.items() if not credential_header(name)]
+    return [(name, value) for name, value in _sent(list(out.items()), call) if not credential_header(name)]
 
 
 #: HTTP whitespace (WHATWG fetch): what ``Headers.append`` strips from both ends of a value.
@@ -143,24 +150,106 @@ def header_value_problem(value: str) -> str | None:
             "header value")
 
 
+#: An HTTP header name (RFC 9110 ``token``): what ``Headers.append`` takes as a name.
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: :func:`route_header_problem`'s answer for a name fetch refuses.
+NOT_A_TOKEN = "is not an HTTP token, which fetch refuses as a header name"
+
+
+def route_header_problem(name: str, value: str) -> str | None:
+    """Why fetch throws on the route profile header ``name: value`` as the SDK appends it (a name that
+    is no HTTP token, or :func:`header_value_problem` of the trimmed value), or None when it is sent.
+
+    Example:
+        >>> route_header_problem("X-Team", " a "), route_header_problem("x team", "a")
+        (None, 'is not an HTTP token, which fetch refuses as a header name')
+    """
+    return NOT_A_TOKEN if not _TOKEN.fullmatch(name) else header_value_problem(header_value(value))
+
+
+def route_header_error(call: PiCall, name: str, problem: str) -> RenderError:
+    """The refusal of a request on ``call``'s route whose profile header ``name`` makes pi-ai send
+    nothing (``problem``: why), naming the route file key; the renderer adds the request's seq."""
+    route = call.model.provider
+    return RenderError(f"pi-ai sends no request on route {route!r}: providers.{route}.headers.{name} {problem}",
+                       hint=f"fix or remove the header under providers.{route}.headers in the file given as "
+                            "--routes FILE (docs/routes.md section 7.1); the requests of other routes render")
+
+
+def profile_header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
+    """What ``Headers.get(name)`` gives once the SDK has appended a profile's ``headers`` (one source):
+    the trimmed values of every entry of that name in any case, joined by ``", "``; None when there is none.
+
+    Example:
+        >>> profile_header((("X-Api-Key", " "), ("x-team", "a")), "x-api-key"), profile_header((), "x-api-key")
+        ('', None)
+    """
+    found = [header_value(value) for key, value in headers if key.lower() == name]
+    return ", ".join(found) if found else None
+
+
+#: What ``Headers.append`` itself throws on (the rest of :func:`header_value_problem`'s answers, undici's,
+#: only as the request is sent, so not on a value a later source replaces).
+_APPEND_REFUSED = (NOT_A_TOKEN, NOT_BYTE_STRING, INVALID_HEADER_VALUE)
+
+
+def _check_route_headers(call: PiCall) -> None:
+    """Refuse the request when ``Headers.append`` throws on a route profile header (:func:`route_header_problem`).
+
+    DSH's ``config.ts`` takes any string as a header name or value (``z.dict(z.string())``) and pi-ai
+    hands them to the SDK on every request of the route, so such a header fails each of the route's
+    requests, and only those: the route file itself is read as DSH reads it. Every profile header is
+    appended (only DSH's ``user-agent`` replaces one before), so each is checked as given; a control
+    character undici refuses is checked on what is sent (:func:`_sent`): the body's ``content-type``
+    replaces a profile's.
+    """
+    for name, value in call.headers:
+        problem = route_header_problem(name, value)
+        if problem in _APPEND_REFUSED:
+            raise route_header_error(call, name, problem)
+
+
 def _appended(name: str, value: str, call: PiCall) -> str:
     """``value`` as the SDK's ``Headers.append`` stores it (:func:`header_value`).
 
     Raises:
-        RenderError: fetch would throw on it and pi-ai send nothing (:func:`header_value_problem`):
-            only a session id can (a route file's headers are checked as it is read); the renderer
+        RenderError: ``Headers.append`` throws on it and pi-ai sends nothing: only a session id can
+            (a route profile's headers are checked first, :func:`_check_route_headers`); the renderer
             adds the request's seq.
     """
     sent = header_value(value)
     problem = header_value_problem(sent)
-    if problem is None:
-        return sent
+    if problem is not None and problem in _APPEND_REFUSED:
+        raise _refusal(name, sent, problem, call)
+    return sent
+
+
+def _sent(headers: list[tuple[str, str]], call: PiCall) -> list[tuple[str, str]]:
+    """``headers`` as fetch sends them: undici (Node's fetch) refuses the request when one holds a
+    control character but tab (:func:`header_value_problem`), and pi-ai sends nothing.
+
+    Raises:
+        RenderError: such a value, from the session id or a route profile header.
+    """
+    for name, value in headers:
+        problem = header_value_problem(value)
+        if problem is not None:
+            raise _refusal(name, value, problem, call)
+    return headers
+
+
+def _refusal(name: str, sent: str, problem: str, call: PiCall) -> RenderError:
+    """The refusal of a request whose header ``name: sent`` fetch refuses (``problem``), naming where
+    the value comes from: the log's session id or the route profile (the SDKs' own and the catalog's are sent)."""
     if call.session_id is not None and sent == header_value(call.session_id):
-        raise RenderError(f"pi-ai sends no request: its header {name} (the log's session id) {problem}",
-                          hint="DSH makes its own ASCII session ids, so the log's was edited: there is no pi-ai "
-                               "request to render; force another wire format with --adapter")
-    raise RenderError(f"pi-ai sends no request: its header {name} {problem}",
-                      hint="fix the header's value in the route profile given to the renderer")
+        return RenderError(f"pi-ai sends no request: its header {name} (the log's session id) {problem}",
+                           hint="DSH makes its own ASCII session ids, so the log's was edited: there is no pi-ai "
+                                "request to render; force another wire format with --adapter")
+    key = next((key for key, _ in call.headers if key.lower() == name.lower()), None)
+    if key is not None:
+        return route_header_error(call, key, problem)
+    return RenderError(f"pi-ai sends no request: its header {name} {problem}",
+                       hint="fix the header's value in the route profile given to the renderer")
 
 
 #: A header name that says its value is a credential: an authorization, an API key, a token, a secret,
@@ -277,10 +366,28 @@ class PiRenderer:
         neither parses the body back nor holds a second copy of a huge message.
 
         Raises:
-            RenderError: as :meth:`render`.
+            RenderError: as :meth:`render`: a request whose headers pi-ai cannot send has no body either.
         """
-        return self.body(request, self._checked_call(request), compaction_instruction=compaction_instruction,
-                         images=images, offloaded_image_text=offloaded_image_text)
+        call = self._checked_call(request)
+        body = self.body(request, call, compaction_instruction=compaction_instruction, images=images,
+                         offloaded_image_text=offloaded_image_text)
+        self._wire_headers(request, call, body, compaction_instruction=compaction_instruction, images=images,
+                           offloaded_image_text=offloaded_image_text)
+        return body
+
+    def _wire_headers(self, request: Any, call: PiCall, body: Mapping[str, Any], *, compaction_instruction: str | None,
+                      images: Mapping[str, bytes] | None, offloaded_image_text: str | None
+                      ) -> tuple[tuple[str, str], ...]:
+        """The request's headers (:meth:`headers`), a refusal located at the request's header: fetch throws on
+        one (the session id, a route profile header) or the SDK does (a blank ``x-api-key``), and pi-ai sends
+        nothing, so that every view of the request (its body alone too) refuses it alike."""
+        dynamic = self.dynamic_headers(request, call, compaction_instruction=compaction_instruction, images=images,
+                                       offloaded_image_text=offloaded_image_text)
+        try:
+            return self.headers(call, body, dynamic)
+        except RenderError as exc:
+            exc.seq = request.config_seq if exc.seq is None else exc.seq
+            raise
 
     def render(self, request: Any, *, compaction_instruction: str | None = None,
                images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> WireRequest:
@@ -301,12 +408,7 @@ class PiRenderer:
         body = self.body(request, call, compaction_instruction=compaction_instruction, images=images,
                          offloaded_image_text=offloaded_image_text)
         prefix = urlsplit(call.model.base_url).path.rstrip("/")
-        dynamic = self.dynamic_headers(request, call, compaction_instruction=compaction_instruction, images=images,
-                                       offloaded_image_text=offloaded_image_text)
-        try:
-            headers = self.headers(call, body, dynamic)
-        except RenderError as exc:  # a header fetch refuses (the session id): located at the request's header
-            exc.seq = request.config_seq if exc.seq is None else exc.seq
-            raise
+        headers = self._wire_headers(request, call, body, compaction_instruction=compaction_instruction,
+                                     images=images, offloaded_image_text=offloaded_image_text)
         return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
                            headers=headers, body=stringify_bytes(body))

@@ -23,18 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from .._urls import url_problem
-from ._anthropic_oauth import KeyedRouteProfile, checked_key_type, keyed_profile, route_key_type, uses_oauth
+from ._anthropic_oauth import KeyedRouteProfile, checked_key_type, keyed_profile, route_key_type
 from ._piai_catalog import catalog_base_url, catalog_models
 from ._piai_compat_gates import COMPAT_GATES, compat_apis
 from ._piai_facts import THINKING_LEVELS, PiModel, RouteProfile
-from ._piai_models import INVALID_HEADER_VALUE, header_value, header_value_problem
 from ._piai_yaml import _SHORT
 
 __all__ = ["PiRoutes", "parse_routes"]
@@ -53,7 +51,6 @@ _CONFIG_HINT = "see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, 
 #: Profile fields DSH no longer reads and refuses (``config.ts`` ``rejectRemovedFields``).
 _REMOVED_FIELDS = {"provider": "the route is the providers key", "maxRetries": "compose recovery with dsh-llm-retry",
                    "maxRetryDelayMs": "compose recovery with dsh-llm-retry"}
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses",
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
                    "mistral-conversations"})
@@ -96,7 +93,7 @@ class PiRoutes:
         return found.pop() if found else None
 
 
-class _Bad(Exception):
+class _Bad(ValueError):
     """One problem in a route file: the key path it is at and what is wrong; ``hint``: what to do
     when :data:`_CONFIG_HINT` (DSH's own settings) is not it (dsh-audit's ``dshAudit`` mapping)."""
 
@@ -132,10 +129,13 @@ def parse_routes(data: Any) -> PiRoutes:
     """Resolve a parsed route configuration (see :func:`~dsh_audit.wire._piai_route_file.load_routes`).
 
     Raises:
-        ValueError: (a subclass) a route DSH would refuse, naming its key path.
+        ValueError: (a subclass) a route DSH would refuse, naming its key path. A header DSH takes
+            but fetch cannot send is no such route: the requests that carry it are refused as they
+            are rendered (:func:`~dsh_audit.wire._piai_models.route_header_problem`).
     """
     apis: dict[str, str] = {}
     models: dict[tuple[str, str], PiModel] = {}
+    notes: list[str] = []
     for provider, profile in _providers(data).items():
         where = f"providers.{provider}"
         if provider == "":  # DSH config.ts resolveProfiles refuses these, as below
@@ -149,11 +149,21 @@ def parse_routes(data: Any) -> PiRoutes:
             if key in profile:
                 raise _Bad(f"{where}.{key}", f"was removed from DSH's configuration: {instead}")
         resolved = _route_models(str(provider), profile, where)
+        notes.extend(_dropped_headers(profile, where))
         models.update(((m.provider, m.id), m) for m in resolved)
         shared = {m.api for m in resolved}
         if len(shared) == 1:
             apis[str(provider)] = shared.pop()
-    return PiRoutes(MappingProxyType(apis), MappingProxyType(models))
+    return PiRoutes(MappingProxyType(apis), MappingProxyType(models), notes=tuple(notes))
+
+
+def _dropped_headers(profile: dict[str, Any], where: str) -> list[str]:
+    """A note for each profile header DSH drops whatever its value (``adapter.ts:177-184``
+    ``requestHeaders``: the attribution names, :data:`_RESERVED_HEADERS`): the route file sets it, the
+    wire never shows it, and no value of it stops a request (``headers`` checked by :func:`_profile`)."""
+    return [f"{where}.headers.{key}: not sent: DSH drops a route's {key.lower()} header and sends its own "
+            "attribution in its place (adapter.ts requestHeaders)"
+            for key in profile.get("headers") or {} if key.lower() in _RESERVED_HEADERS]
 
 
 def _catalog(provider: str) -> Mapping[str, PiModel]:
@@ -214,33 +224,7 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
         out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
     _route_compat_read(profile, out, where)
     _key_type_route(settings, out, where)
-    _blank_api_key(settings, out, where)
     return out
-
-
-def _blank_api_key(settings: RouteProfile | None, models: list[PiModel], where: str) -> None:
-    """Refuse a profile ``x-api-key`` that fetch's ``Headers`` trims to nothing (``""``, ``" "``) on a
-    route with a model pi-ai gives the Anthropic SDK an API key for (not OAuth, not GitHub Copilot's
-    bearer token), unless a profile ``authorization`` is set: the header replaces the key, and the
-    SDK's ``validateHeaders`` (``@anthropic-ai/sdk`` 0.91.1 ``client.js:106-118``) then finds no
-    credential and throws, so pi-ai sends none of the route's requests."""
-    if settings is None or _sent_value(settings.headers, "x-api-key") != "" \
-            or _sent_value(settings.headers, "authorization"):
-        return
-    if not any(m.api == "anthropic-messages" and m.provider != "github-copilot" and not uses_oauth(m) for m in models):
-        return
-    name = next(k for k, _ in settings.headers if k.lower() == "x-api-key")
-    raise _Bad(f"{where}.headers.{name}", "is blank: on a route pi-ai sends through the Anthropic SDK it replaces the "
-               "API key, and the SDK throws 'Could not resolve authentication method' and sends nothing",
-               "remove the header from the route's headers, or give it the key, in the file given as --routes FILE "
-               "(docs/routes.md section 7.1)")
-
-
-def _sent_value(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
-    """What ``Headers.get(name)`` gives once the SDK has appended ``headers`` (one source): the trimmed
-    values of every entry of that name in any case, joined by ``", "``; None when there is none."""
-    found = [header_value(value) for key, value in headers if key.lower() == name]
-    return ", ".join(found) if found else None
 
 
 def _key_type_route(settings: RouteProfile | None, models: list[PiModel], where: str) -> None:
@@ -276,15 +260,8 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
     if headers is not None and (not isinstance(headers, dict)
                                 or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
         raise _Bad(f"{where}.headers", "must map header names to string values")
-    for key, value in (headers or {}).items():
-        # what fetch refuses: a name that is not an HTTP token, a value (trimmed as Headers trims it)
-        # with CR, LF or NUL, no ByteString (a character past U+00FF) or another control but tab (undici)
-        problem = header_value_problem(header_value(value))
-        if not _TOKEN.fullmatch(key) or problem == INVALID_HEADER_VALUE:
-            raise _Bad(f"{where}.headers.{key}",
-                       "is not a valid HTTP header (a token name; no CR, LF or NUL in the value)")
-        if problem is not None:
-            raise _Bad(f"{where}.headers.{key}", problem)
+    # a name or value fetch refuses is DSH's too (config.ts takes any string): it fails each request of
+    # the route as it is sent, so the renderers refuse those (merge_profile_headers), not the file
     try:
         image_bound = _positive(profile.get("maxRequestImageBytes"), f"{where}.maxRequestImageBytes")
     except _Bad:
