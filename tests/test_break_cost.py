@@ -281,8 +281,8 @@ def test_explain_says_a_drop_within_the_rules_tolerance_is_not_lost(tmp_path: Pa
     code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "1")
     assert (code, err) == (0, [])
     assert [line for line in out.splitlines() if line.startswith("  cost:")] == [
-        "  cost: $0, it lost no cache read it could have had (of 128 reusable, read 0: 128 within the rule's "
-        "tolerance, not counted as lost) (as `cache` counts them)"]
+        "  cost: $0 (of 128 reusable, read 0: 128 within the rule's tolerance, not counted as lost) (as `cache` "
+        "counts them)"]
     code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "1", "--json")
     answer = json.loads(out)
     assert [answer[key] for key in ("reusable_cache_read", "actual_cache_read", "uncounted_tokens", "uncounted_reason",

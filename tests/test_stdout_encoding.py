@@ -242,9 +242,8 @@ def test_explain_folds_the_escaped_text(run, folder, encoding):
     assert lines[2:] == [
         "  compared with request 0 (step); 1 leading message(s) shared",
         "  prompt changed at config (header_change: model)",
-        "  cost: $0, it lost no cache read it could have had (of 128 reusable, read 0:",
-        "    128 within the rule's tolerance, not counted as lost) (as `cache` counts",
-        "    them)",
+        "  cost: $0 (of 128 reusable, read 0: 128 within the rule's tolerance, not",
+        "    counted as lost) (as `cache` counts them)",
         "  first divergence: config, byte 19 of the body",
         "fields:",
         '  model: "deepseek-v4-flash" \\u2192 "deepseek-\\u2192\\u6f22\\u5b57" (prompt)',

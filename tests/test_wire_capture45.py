@@ -148,3 +148,16 @@ def test_a_request_body_past_the_decode_limits_is_still_one_error_at_its_line(
         f"{wire}: line 1: the deflate body is refused: the decoded body passes the limit of 1 KiB of text "
         "(DSH_AUDIT_MAX_DECODED) (hint: if this is a real body, raise the limit: DSH_AUDIT_MAX_DECODED=2K (0: no "
         "limit); see docs/hostile-inputs.md)")
+
+
+def test_a_body_that_decodes_to_binary_is_not_called_undone(tmp_path: Path) -> None:
+    """The reader keeps the coding it could not undo; a gzip body that decodes to binary was undone
+    (final re-read of session 45: decoding the decoded body again called it "gzip could not be undone")."""
+    binary = bytes(range(256)) * 4
+    records = [_record(1, binary, "gzip"), {**_record(2, b"{}", None), "headers": {"content-encoding": "br"}},
+               {**_record(3, binary, ""), "path": "/v1/upload"}]
+    records[1]["body"] = "\u00ff not brotli"
+    wire = tmp_path / "wire.jsonl"
+    wire.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    captured = load_capture(wire)
+    assert [(c.kind, c.undecoded) for c in captured] == [("other", None), ("other", "br"), ("other", None)]

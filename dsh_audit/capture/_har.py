@@ -17,7 +17,7 @@ from .._literals import inexact, literal_json
 from .._urls import url_problem
 from ..log import parse_json
 from ._har_scan import EntriesSpan, har_entries
-from ._reading import (Said, _CaptureFile, _error, _handle, _header_values, _Kept, _parse, _Raw, _read_all,
+from ._reading import (Said, UndoneBody, _CaptureFile, _error, _handle, _header_values, _Kept, _parse, _Raw, _read_all,
                        _RecordBody, _text_value)
 
 __all__ = ["har_handles", "har_read", "undecoded_note"]
@@ -182,7 +182,8 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
                 if isinstance(records, _Kept) and inexact(entry.get("response")):
                     entry["response"] = literal_json(data).get("response")  # its numbers as written, to say
                 entries.append(entry)
-            yield (str(request.get("method") or "POST").upper(), url_path, headers, body,
+            yield (str(request.get("method") or "POST").upper(), url_path, headers,
+                   body if not_undone is None else UndoneBody(body, not_undone.coding),
                    _text_value(entry.get("startedDateTime")), str(path), where,
                    _RecordBody(shared, offset, len(data), where, _entry_body))
             del body, entry, request, data

@@ -21,8 +21,8 @@ from .._literals import inexact, literal_json
 from ..errors import CaptureError
 from ..log import TornTail, parse_json
 from ._har import _HAR_START, undecoded_note
-from ._reading import (Said, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw, _RecordBody,
-                       _text_value)
+from ._reading import (Said, UndoneBody, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw,
+                       _RecordBody, _text_value)
 
 __all__ = ["CaptureOffset", "jsonl_handles", "jsonl_read"]
 
@@ -279,6 +279,7 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
                 if isinstance(records, _Kept) and inexact(kept.get("response")):
                     kept["response"] = literal_json(line).get("response")  # its numbers as written, to say
                 records.append(kept)
-            yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers, body,
+            yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
+                   UndoneBody(body, codings.coding) if isinstance(codings, NotUndone) else body,
                    _text_value(record.get("time")), str(path), where,
                    _RecordBody(shared, offset, len(line), where, _line_body))

@@ -314,7 +314,7 @@ def _request(position: int, raw: _Raw) -> CapturedRequest:
     return CapturedRequest(position, method, url_path, headers, None if reread is not None else body, time, source,
                            locator, _classify_value(headers, value), reread=reread,
                            digest=hashlib.sha256(body).digest(), size=len(body),
-                           facts=_facts_of(url_path, headers, value))
+                           facts=_facts_of(url_path, headers, value), undone=getattr(body, "coding", None))
 
 
 def _captured(target: Path, raws: Iterator[_Raw], *, first: int = 0) -> list[CapturedRequest]:

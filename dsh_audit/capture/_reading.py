@@ -15,10 +15,22 @@ from typing import Any, BinaryIO, ClassVar
 from ..errors import CaptureError, UnreadableError
 from ..log import TornTail, open_regular, parse_json
 
-__all__ = ["Said"]
+__all__ = ["Said", "UndoneBody"]
 
 #: One raw request before numbering: method, path, headers, body, time, source file, locator, and
 #: what reads the body again from the capture (None: it is held, :class:`._types.CapturedRequest`).
+class UndoneBody(bytes):
+    """A body its reader read as captured, its ``coding`` not undone: the loader's :func:`_request`
+    keeps the coding on the captured request (:attr:`CapturedRequest.undone`), as the reader knew it."""
+
+    coding: str
+
+    def __new__(cls, data: bytes, coding: str) -> UndoneBody:
+        made = super().__new__(cls, data)
+        made.coding = coding
+        return made
+
+
 _Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str, "Callable[[], bytes] | None"]
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._body_decode import BodyDecodeError, UndecodableBody, content_encoding, is_gzip, undo_codings
+from .._body_decode import is_gzip
 from .._show import shown
 from ..errors import CaptureError
 from ..log import parse_json
@@ -91,10 +91,12 @@ class CapturedRequest:
     held: bytes | None = field(compare=False, repr=False)
     reread: Callable[[], bytes] | None = field(compare=False, repr=False)
     facts: _Facts | None = field(compare=False, repr=False)
+    undone: str | None = field(default=None, compare=False, repr=False)
 
     def __init__(self, position: int, method: str, path: str, headers: dict[str, str], body: bytes | None,
                  time: str | None, source: str, locator: str, kind: str, *, reread: Callable[[], bytes] | None = None,
-                 digest: bytes | None = None, size: int | None = None, facts: _Facts | None = None) -> None:
+                 digest: bytes | None = None, size: int | None = None, facts: _Facts | None = None,
+                 undone: str | None = None) -> None:
         if body is None and (reread is None or digest is None or size is None):
             raise ValueError("a captured request without its body needs reread, digest and size")
         for name, value in (("position", position), ("method", method), ("path", path), ("headers", headers),
@@ -102,7 +104,7 @@ class CapturedRequest:
                             ("digest", hashlib.sha256(body).digest() if digest is None and body is not None
                              else digest),
                             ("size", len(body) if body is not None else size), ("held", body),
-                            ("reread", None if body is not None else reread), ("facts", facts)):
+                            ("reread", None if body is not None else reread), ("facts", facts), ("undone", undone)):
             object.__setattr__(self, name, value)
 
     @property
@@ -141,21 +143,12 @@ class CapturedRequest:
 
     @property
     def undecoded(self) -> str | None:
-        """The coding its reader could not undo (``br``, corrupt or cut-off data; never capture text),
-        its body read as captured: why a send to an LLM endpoint is of kind ``other``, which a note
-        names rather than call it no LLM call; None for any other body. Found again by the one
-        decoder, from the body as read (its warning at its line says the same), only when asked:
-        a capture of kind ``other`` with a ``Content-Encoding`` that pairs with nothing."""
-        coding = content_encoding(self.headers)
-        if self.kind != "other" or coding is None:
-            return None
-        try:
-            undo_codings(self.body, coding, self.source)
-        except UndecodableBody as exc:
-            return exc.coding
-        except (BodyDecodeError, CaptureError):  # past the limits, or changed since: its own error says it
-            return None
-        return None
+        """The coding its reader could not undo (``br``, corrupt or cut-off data), its body read as
+        captured: why a send to an LLM endpoint is of kind ``other``, which a note names rather than
+        call it no LLM call; None for any other body. Kept by the reader as it read the body
+        (:attr:`undone`: decoding the decoded body again would call a gzip body that decodes to
+        binary undone, final re-read of session 45)."""
+        return self.undone if self.kind == "other" else None
 
     def undecoded_note(self) -> str | None:
         """What a note says of a body whose coding could not be undone (:attr:`undecoded`), in the one

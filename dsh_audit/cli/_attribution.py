@@ -23,7 +23,7 @@ from ._one_request import REQUEST_INDEX, RequestCommand, no_such_request, reques
 from ._options import (accounting_option, adapter_option, attachments_option, capture_option, engine_options,
                        jobs_option, json_option, lenient_option, listing_options, openai_zdr_option, pager_option,
                        prices_option, routes_option, stated_zdr)
-from ._output import session_title
+from ._output import UNWRAPPED, session_title
 from ._when import time_options
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def _unlisted(attributed: Sequence[_Attributed], clean: Sequence[_Attributed], *
         attribution = clean[0].attribution
         shown = value_cut(attribution.session_id, output_width() - len("session "))  # as cache's heading
         heading = session_title(attribution.path or "-", shown, broken=True)
-        return fit_lines(f"{heading}\nno prefix-cache breaks")
+        return [*fit_lines(heading, UNWRAPPED), "no prefix-cache breaks"]  # the path whole, as cache's heading
     if len(clean) == len(attributed):
         return [f"no prefix-cache breaks in the {len(attributed)} sessions read"]
     unlisted = "" if show_all else ", not listed (--all lists them)"

@@ -107,8 +107,9 @@ class _Lost:
         base = self._base_text()
         if self.tokens is None:
             return f"  cost: unknown ({self.unknown}){base}"
-        if not self.tokens:
-            return f"  cost: $0, it lost no cache read it could have had{base} (as `cache` counts them)"
+        if not self.tokens:  # a drop the rule forgives is not "no cache read lost" (final read of session 45)
+            lost = "" if self.uncounted else ", it lost no cache read it could have had"  # its base says why
+            return f"  cost: $0{lost}{base} (as `cache` counts them)"
         why = f" ({self.unknown})" if self.cost is None else ""
         return (f"  cost: {self.tokens} token(s) it should have read from the cache and did not{base} (as "
                 f"`cache` counts them), {self.cost_text}{why} over cache reads at its rate")

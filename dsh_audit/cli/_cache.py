@@ -32,8 +32,8 @@ from ._options import (
     stated_zdr,
 )
 from ._cache_json import Timelines, write_json as _write_json  # the name tests/test_cache.py reads
-from ._output import CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count as _marked, place_text, \
-    session_title
+from ._output import (CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, UNWRAPPED, captured_count as _marked,
+                      place_text, session_title)
 from ._priced import echo_capture_use, run_priced
 from ._when import time_options
 
@@ -63,8 +63,6 @@ _DROPPABLE = ("reusable", "prompt", "kind")
 #: ``least``): the verdict and its cause in brackets are the row a user looks for. Wider than the
 #: longest label, "break_unexplained (unrecorded_mutation)".
 _LEAST = {"classification": 64}
-# A width no heading line reaches: fit_lines then wraps none (a log's path stays whole, to be copied).
-_WHOLE = 1 << 30
 
 
 #: What the summary's two costs of lost tokens cover (the same words in docs/cache-accounting.md):
@@ -444,7 +442,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 shown_id = value_cut(report.session_id, output_width() - len("session "))  # one line, not 250
                 heading = session_title(str(report.path), shown_id, broken=True)
                 # the heading's lines whole (a path is never folded: it is there to be copied), the summary wrapped
-                for line in [*fit_lines(heading, _WHOLE), *fit_lines(_summary(report, _rates_note(prices.files)))]:
+                for line in [*fit_lines(heading, UNWRAPPED), *fit_lines(_summary(report, _rates_note(prices.files)))]:
                     echo(line)
                 csv = listing_format() == "csv"
                 rows = timelines.pop(id(report)) if id(report) in timelines else _timeline(report, csv)

@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..report.terminal import Amount
 
 __all__ = ["CAPTURED_MARK", "CAPTURED_NOTE", "COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT",
+           "UNWRAPPED",
            "output_help", "place_text", "captured_count", "session_title", "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
@@ -59,6 +60,10 @@ def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
     if step is None:
         return f"{turn}/-"
     return f"{turn}/{step}/{attempt}"
+
+
+#: A width no heading line reaches: fit_lines then wraps none (a log's path stays whole, to be copied).
+UNWRAPPED = 1 << 30
 
 
 def session_title(path: str, session_id: str, *, broken: bool = False) -> str:

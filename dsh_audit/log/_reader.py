@@ -71,7 +71,10 @@ def _interrupted() -> bool:
     aside while it finalizes one), so only the handler can tell that close from a consumer's
     ``break`` (review C of session 45, F3)."""
     owner = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
-    return getattr(owner, "fired", False) is True
+    # the CLI's own handler only (by its type's name and home: log may not import cli); a caller's
+    # handler whose object happens to have a ``fired`` flag leaves a ``break`` draining as it should
+    return type(owner).__name__ == "_FirstInterrupt" and type(owner).__module__.startswith("dsh_audit.") \
+        and getattr(owner, "fired", False) is True
 
 
 @dataclass
