@@ -87,7 +87,7 @@ def test_redact_ends_with_the_recipients_commands_and_names_the_capture_it_left_
         f"wrote {out} (format v0, zstd): 274 content string(s) replaced\n"
         f"wrote {out}.manifest.json\n"
         "secrets removed: none found\n"
-        "verdicts of requests, breaks, cache: unchanged\n"
+        "verdicts of requests, breaks, cache: unchanged (the log alone, without the capture beside it)\n"
         f"a recipient verifies it with: dsh-audit redact --check '{out}'\n"
         f"and audits it with: dsh-audit check '{out}'\n"),
         [f"note: the capture {A / 'wire.jsonl'}, which `check` finds for this log, was not redacted: pass --capture "

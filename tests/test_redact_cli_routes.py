@@ -24,7 +24,8 @@ def test_a_hand_declared_route_is_redacted_and_checked_with_its_route_file(
                              "--salt", "s1")
     assert (code, err) == (0, [f"note: the capture {C3 / 'wire.jsonl'}, which `check` finds for this log, was not "
                                f"redacted: pass --capture {C3 / 'wire.jsonl'} to include it", short_salt("s1")])
-    assert text.endswith(f"verdicts of requests, breaks, cache: unchanged\n"
+    assert text.endswith(f"verdicts of requests, breaks, cache: unchanged (the log alone, without the capture beside "
+                         f"it)\n"
                          f"a recipient verifies it with: dsh-audit redact --check {out}\n"
                          f"and audits it with: dsh-audit check {out} --routes {out}.routes.yml\n")
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out), "--routes", routes) == (

@@ -215,7 +215,9 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         echo(_failed(result), err=True)
         return EXIT_FINDINGS
     if not result.unrendered or "diff" not in result.verdicts:
-        _say("verdicts of " + ", ".join(result.verdicts) + ": unchanged", piped)
+        # what was compared: without the capture `check` finds, the recipient's check may differ (final read, s. 45)
+        alone_said = "" if found is None else " (the log alone, without the capture beside it)"
+        _say("verdicts of " + ", ".join(result.verdicts) + f": unchanged{alone_said}", piped)
     else:
         others = [c for c in result.verdicts if c != "diff"]
         _say(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
