@@ -215,6 +215,9 @@ def test_a_folded_run_counts_its_lines_baselined_and_one_baseline_entry_gone(tmp
     assert format_markdown(out).splitlines()[2:4] == [
         "1 log(s), 0 request(s); findings: 6 error(s), 0 warning(s), 0 info; 0 failing, 6 baselined (policy: "
         "defaults).", "1 baseline entry no longer occurs."]
+    from dsh_audit.report._html_sessions import _headline, _verdict  # the page counts the run's lines too
+    assert (_headline(out), _verdict(out.sessions[0])) == (
+        {"state": "passed", "text": "check passed: 6 baselined finding(s)"}, "passed: 6 baselined finding(s)")
 
 
 @needs_corpus

@@ -159,6 +159,11 @@ def test_a_folded_run_counts_each_line_in_every_report(tmp_path, monkeypatch, ca
     Path("s.jsonl").write_text("\n".join(_RUN) + "\n", encoding="utf-8")
     code, out, _ = invoke(monkeypatch, capsys, "validate", "s.jsonl", "--json")
     assert (code, json.loads(out.splitlines()[-1])["counts"]) == (1, {"error": 7, "warning": 1, "info": 0})
+    code, out, err = invoke(monkeypatch, capsys, "validate", "s.jsonl")  # its own summary and --ignore: each line
+    assert (code, err[-1:]) == (1, ["7 error(s), 1 warning(s), 0 info in 1 file(s): DSH111 x7, DSH402 x1"])
+    code, out, err = invoke(monkeypatch, capsys, "validate", "s.jsonl", "--ignore", "DSH111")
+    assert (code, err[-2:]) == (0, ["0 error(s), 1 warning(s), 0 info in 1 file(s): DSH402 x1",
+                                    "--ignore hid 7 finding(s): DSH111 x7"])
     code, out, _ = invoke(monkeypatch, capsys, "check", "s.jsonl", "--format", "csv", "--json-report", "r.json",
                           "--junit", "j.xml", "--sarif", "s.sarif", "--markdown", "m.md")
     assert (code, out.splitlines()[1].split(",")[-1]) == (1, "8")  # the row's findings

@@ -390,8 +390,8 @@ class SessionCacheReport:
     def reusable_known(self) -> int | None:
         """:attr:`potential_total` as every view gives it: None (unknown, never 0) when the session has
         requests and none of them logged its cache read (``stats``' rule: review C of session 45, F7)."""
-        logged = self.totals.known + self.totals.sizeless
-        return None if self.totals.requests and not logged else self.potential_total
+        return CacheTotals.known_of(self.potential_total, requests=self.totals.requests,
+                                    known=self.totals.known + self.totals.sizeless)
 
     @property
     def breaks_by_cause(self) -> dict[str, int]:

@@ -318,7 +318,7 @@ def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
             left.sort(key=lambda r: r.time.sent if r.time else 0.0)
         for capture in unread:
             facts[id(capture)] = _facts(capture)
-            why = unreadable_body(capture.body, capture.headers)
+            why = capture.undecoded_note() or unreadable_body(capture.body, capture.headers)
             taker = next((r for r in left if id(r) not in by_request
                           and _fits(lanes[id(r)], facts[id(capture)], strict=False)), None)
             if taker is None:

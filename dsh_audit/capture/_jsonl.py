@@ -160,7 +160,6 @@ def _decoded(path: Path, where: str, record: dict[str, Any], body: bytes, said: 
         raise _error(path, where, exc.message, exc.hint) from None
 
 
-
 def _is_record(record: dict[str, Any]) -> bool:
     """Whether a wire.jsonl object is a capture record: one holding a request's method, path or body."""
     return any(key in record for key in _RECORD_KEYS)

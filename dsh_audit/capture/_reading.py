@@ -17,8 +17,6 @@ from ..log import TornTail, open_regular, parse_json
 
 __all__ = ["Said", "UndoneBody"]
 
-#: One raw request before numbering: method, path, headers, body, time, source file, locator, and
-#: what reads the body again from the capture (None: it is held, :class:`._types.CapturedRequest`).
 class UndoneBody(bytes):
     """A body its reader read as captured, its ``coding`` not undone: the loader's :func:`_request`
     keeps the coding on the captured request (:attr:`CapturedRequest.undone`), as the reader knew it."""
@@ -31,6 +29,8 @@ class UndoneBody(bytes):
         return made
 
 
+#: One raw request before numbering: method, path, headers, body, time, source file, locator, and
+#: what reads the body again from the capture (None: it is held, :class:`._types.CapturedRequest`).
 _Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str, "Callable[[], bytes] | None"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from ._one_request import REQUEST_INDEX, RequestCommand, no_such_request, reques
 from ._options import (accounting_option, adapter_option, attachments_option, capture_option, engine_options,
                        jobs_option, json_option, lenient_option, listing_options, openai_zdr_option, pager_option,
                        prices_option, routes_option, stated_zdr)
-from ._output import UNWRAPPED, session_title
+from ._output import session_heading, session_title
 from ._when import time_options
 
 if TYPE_CHECKING:
@@ -130,9 +131,7 @@ def _unlisted(attributed: Sequence[_Attributed], clean: Sequence[_Attributed], *
         return []
     if len(attributed) == 1:
         attribution = clean[0].attribution
-        shown = value_cut(attribution.session_id, output_width() - len("session "))  # as cache's heading
-        heading = session_title(attribution.path or "-", shown, broken=True)
-        return [*fit_lines(heading, UNWRAPPED), "no prefix-cache breaks"]  # the path whole, as cache's heading
+        return [*session_heading(attribution.path or "-", attribution.session_id), "no prefix-cache breaks"]
     if len(clean) == len(attributed):
         return [f"no prefix-cache breaks in the {len(attributed)} sessions read"]
     unlisted = "" if show_all else ", not listed (--all lists them)"
@@ -346,9 +345,6 @@ def _ids_cut(transition: Transition) -> Transition:
     """``transition`` with its session ids as explain's text names them (:func:`value_cut`: a
     20,000-character id is one line, not hundreds; room for its indent and a ``:``, so that it is
     never folded); ``--json`` gives them whole."""
-    from dataclasses import replace
-
-
     room = output_width() - 4
     previous = transition.previous_session_id
     return replace(transition, session_id=value_cut(transition.session_id, room),

@@ -88,10 +88,10 @@ class _Lost:
     def cells(self, *, csv: bool) -> tuple[object, ...]:
         """The base cells, reusable and actual cache read (``?`` when not known), then the table's
         one cell ``N ($x)``, or CSV's two exact ones (empty when not known)."""
-        base = tuple(Amount(value, "?" if value is None else str(value)) for value in (self.reusable, self.actual))
+        base = tuple(Amount.tokens(value, lacking=False) for value in (self.reusable, self.actual))
         if not csv:
             return (*base, self.text)
-        return (*base, Amount(self.tokens, "?" if self.tokens is None else str(self.tokens)),
+        return (*base, Amount.tokens(self.tokens, lacking=False),
                 Amount(self.cost, self.cost_text))
 
     def to_json(self) -> dict[str, Any]:

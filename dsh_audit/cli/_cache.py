@@ -13,8 +13,8 @@ from ..cache import CacheVerdict, Costs, SessionCacheReport, Tokens, cache_group
 from ..errors import DshAuditError
 from ..runner import in_process
 from ..session import Failure, GroupResult
-from ..report.terminal import About, Amount, fit_lines, listing_format, output_width, print_table, progress_callback, \
-    short_needed, terminal_text, value_cut
+from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback, short_needed, \
+    terminal_text, value_cut
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import newest_first, selected_logs, session_paths
 from ._options import (
@@ -32,8 +32,8 @@ from ._options import (
     stated_zdr,
 )
 from ._cache_json import Timelines, write_json as _write_json  # the name tests/test_cache.py reads
-from ._output import (CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, UNWRAPPED, captured_count as _marked,
-                      place_text, session_title)
+from ._output import (CAPTURED_MARK, PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, captured_count as _marked, place_text,
+                      session_heading)
 from ._priced import echo_capture_use, run_priced
 from ._when import time_options
 
@@ -439,10 +439,9 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if as_json:
                 _write_json(report, spools.pop(report.path) if spools is not None else None)
             else:
-                shown_id = value_cut(report.session_id, output_width() - len("session "))  # one line, not 250
-                heading = session_title(str(report.path), shown_id, broken=True)
-                # the heading's lines whole (a path is never folded: it is there to be copied), the summary wrapped
-                for line in [*fit_lines(heading, UNWRAPPED), *fit_lines(_summary(report, _rates_note(prices.files)))]:
+                # the heading's lines whole, the summary wrapped
+                for line in [*session_heading(str(report.path), report.session_id),
+                             *fit_lines(_summary(report, _rates_note(prices.files)))]:
                     echo(line)
                 csv = listing_format() == "csv"
                 rows = timelines.pop(id(report)) if id(report) in timelines else _timeline(report, csv)

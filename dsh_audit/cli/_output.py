@@ -12,8 +12,7 @@ from ..errors import UsageError
 from ..report.terminal import Amount
 
 __all__ = ["CAPTURED_MARK", "CAPTURED_NOTE", "COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT",
-           "UNWRAPPED",
-           "output_help", "place_text", "captured_count", "session_title", "stdout_target", "write_output"]
+           "output_help", "session_heading", "place_text", "captured_count", "session_title", "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
@@ -63,7 +62,17 @@ def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
 
 
 #: A width no heading line reaches: fit_lines then wraps none (a log's path stays whole, to be copied).
-UNWRAPPED = 1 << 30
+_UNWRAPPED = 1 << 30
+
+
+def session_heading(path: str, session_id: str) -> list[str]:
+    """The lines of a heading printed above one session's output (``cache``, ``breaks`` of a log
+    with no break): :func:`session_title` broken into lines, each whole (a path is never folded: it
+    is there to be copied), the id cut to one line (not 250 columns of it)."""
+    from ..report.terminal import fit_lines, output_width, value_cut
+
+    shown = value_cut(session_id, output_width() - len("session "))
+    return fit_lines(session_title(path, shown, broken=True), _UNWRAPPED)
 
 
 def session_title(path: str, session_id: str, *, broken: bool = False) -> str:

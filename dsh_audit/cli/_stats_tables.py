@@ -10,8 +10,7 @@ from functools import cache
 from typing import Any
 
 from ..cache import Costs
-from ..fleet import FleetStats, connect_index
-from ..fleet import shown
+from ..fleet import FleetStats, connect_index, shown
 from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
 from ._table_ids import id_caption, id_cell, id_names
 from ._table_rules import bucket_drop_order, model_keyed, whole_keyed
@@ -187,11 +186,6 @@ def _output_tokens(totals: dict[str, Any]) -> int | Amount:
                          lacking=bool(lacking) or 0 < totals["requests"] == totals["usage_unknown_requests"])
 
 
-def _count(value: int | None) -> Amount:
-    """A count that may be unknown: ``?`` (CSV: empty) when it is (--json: null)."""
-    return Amount(value, "?" if value is None else str(value))
-
-
 def _reusable(row: dict[str, Any]) -> int | Amount:
     """A group's reusable cache reads (:func:`dsh_audit.fleet._measures.measures`) as ``usage`` shows a
     token sum (:meth:`Amount.tokens`): ``?`` when none of its requests has them (none logged its cache
@@ -269,7 +263,7 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     print_table("cost by model", columns, rows, droppable=droppable, caption=note)
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "reusable", "tokens lost", "cost", "of which breaks"),
-                ((r["cause"], _count(r["reusable_cache_read"]), r["lost_tokens"],
+                ((r["cause"], Amount.tokens(r["reusable_cache_read"], lacking=False), r["lost_tokens"],
                   _priced({**cost, **r}, r["lost_cost_usd"], "lost"), _priced({**cost, **r}, r["break_cost_usd"], "break"))
                  for r in stats.cost_by_cause))
     rows, note = _keyed(measured_models, measured, whole)
@@ -277,7 +271,7 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     print_table("by day (UTC, request time)", ("day", *measures),
                 ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "reusable", "tokens lost"),
-                ((r["cause"], r["cache_breaks"], r["attribution_breaks"], _count(r["reusable_cache_read"]),
+                ((r["cause"], r["cache_breaks"], r["attribution_breaks"], Amount.tokens(r["reusable_cache_read"], lacking=False),
                   r["lost_tokens"]) for r in stats.by_cause))
     _print_rankings(stats, measures)
 
@@ -337,7 +331,7 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
                 caption="; ".join(text for text in (rank if rows else None, short, left) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
-             _count(r["reusable_cache_read"]), _count(r["lost_tokens"]),
+             Amount.tokens(r["reusable_cache_read"], lacking=False), Amount.tokens(r["lost_tokens"], lacking=False),
              _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
     rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE, among)
     more = stats.totals.get("cache_breaks", 0) - stats.free_breaks - len(rows)

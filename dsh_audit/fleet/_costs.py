@@ -10,7 +10,6 @@ import sqlite3
 from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
-from ._measures import lost_by_cause
 from ._stored import shown
 
 __all__ = ["Ledger", "cost_by_cause", "cost_by_model", "fleet_cost", "ledgers", "session_cost"]
@@ -126,12 +125,12 @@ def cost_by_model(by_model: dict[str | None, Ledger]) -> tuple[dict[str, Any], .
                                              r["model"] or "")))
 
 
-def cost_by_cause(connection: sqlite3.Connection, total: Ledger) -> tuple[dict[str, Any], ...]:
+def cost_by_cause(total: Ledger, stored: dict[str, tuple[int, int | None]]) -> tuple[dict[str, Any], ...]:
     """Per cause of lost cache reads: the tokens lost (of every indexed request, so the rows add up
     to the fleet's tokens lost) beside the reusable cache reads of the requests that lost them
-    (:func:`~dsh_audit.fleet._measures.lost_by_cause`), what the priced ones cost and the part lost
+    (``stored``: :func:`~dsh_audit.fleet._measures.lost_by_cause`'s answer, read once for both cause
+    tables), what the priced ones cost and the part lost
     in breaks, by the one rule (None: no request that lost tokens to the cause was priced, or none has a ledger)."""
-    stored = lost_by_cause(connection)
     causes = total.sums.causes()
     owing = total.sums.cause_owing()
     rows = [{"cause": cause, "reusable_cache_read": stored.get(cause, (0, None))[1],

@@ -175,7 +175,7 @@ def _by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
                  for row in rows)
 
 
-def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
+def _by_cause(connection: sqlite3.Connection, lost: dict[str, tuple[int, int | None]]) -> tuple[dict[str, Any], ...]:
     causes: dict[str, dict[str, Any]] = {}
 
     def entry(cause: str) -> dict[str, Any]:
@@ -187,10 +187,9 @@ def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
         entry(cause)["cache_breaks"] = count
     for cause, count in connection.execute("SELECT COALESCE(cause, 'unexplained'), COUNT(*) FROM breaks GROUP BY 1"):
         entry(cause)["attribution_breaks"] = count
-    for cause, (tokens, reusable) in lost_by_cause(connection).items():
+    for cause, (tokens, reusable) in lost.items():
         entry(cause).update(lost_tokens=tokens, reusable_cache_read=reusable)
     return tuple(sorted(causes.values(), key=lambda c: (-c["lost_tokens"], -c["cache_breaks"], c["cause"])))
-
 
 
 def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost", since: float | None = None,
@@ -222,11 +221,12 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
         check_values(connection, os.fspath(db))
         window_views(connection, since, until)
         total, by_model, by_path = ledgers(connection)
+        lost = lost_by_cause(connection)  # one pass over every request's losses, for both cause tables
         stats = FleetStats(db=os.fspath(db), totals=_totals(connection),
                            by_model=_by_model(connection),
-                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
+                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection, lost),
                            top_sessions=top_sessions(connection, top, by_path, sort), cost=fleet_cost(connection, total),
-                           cost_by_model=cost_by_model(by_model), cost_by_cause=cost_by_cause(connection, total),
+                           cost_by_model=cost_by_model(by_model), cost_by_cause=cost_by_cause(total, lost),
                            prices=price_sources(connection), sort=sort, since=since, until=until,
                            caveats=stats_caveats(connection))
         breaks, free = costliest_breaks(connection, top)

@@ -290,7 +290,7 @@ class Judge:
     def _validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
         return [Finding(rule=f.rule, severity=f.severity, message=f.message, path=f.path, line=f.line, seq=f.seq,
                         session_id=session_id, fails=self.policy.validation_fails(f.severity), hint=f.hint,
-                        commands=rule_commands(f.rule) if f.hint else (), lines=getattr(f, "lines", 1))
+                        commands=rule_commands(f.rule) if f.hint else (), lines=f.lines)
                 for f in items]
 
     def validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:

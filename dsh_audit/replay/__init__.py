@@ -1,7 +1,7 @@
 """Replaying a log: message projection, surface and header folds, request enumeration."""
 
 from ._derive import derive_event_message
-from ._header import call_config_equals, canonical_header, header_equals, unfoldable_field
+from ._header import call_config_equals, canonical_header, header_equals, unfoldable_field, unfoldable_words
 from ._model import Digest, ReplayResult, Request, RequestTime
 from ._requests import iter_requests, replay
 from ._message_view import MessageView
@@ -24,4 +24,5 @@ __all__ = [
     "iter_requests",
     "replay",
     "unfoldable_field",
+    "unfoldable_words",
 ]

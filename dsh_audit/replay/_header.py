@@ -7,7 +7,7 @@ from typing import Any
 
 from ..jsjson import stringify
 
-__all__ = ["call_config_equals", "canonical_header", "header_equals", "unfoldable_field"]
+__all__ = ["call_config_equals", "canonical_header", "header_equals", "unfoldable_field", "unfoldable_words"]
 
 _STRICT_FIELDS = ("provider", "model", "reasoningEffort", "temperature", "maxTokens")
 
@@ -49,6 +49,13 @@ def unfoldable_field(header: dict[str, Any]) -> str | None:
         ('tools', None)
     """
     return "system" if header.get("system", 0) is None else "tools" if header.get("tools", 0) is None else None
+
+
+def unfoldable_words(field: str) -> str:
+    """Why a header with ``field`` null builds no request, in the words the replay's refusal and
+    validate's DSH227 share (:func:`unfoldable_field`)."""
+    return (f"request/header has {field} null: DSH itself cannot build a request from this header (its "
+            f"canonicalHeader reads {field}.length and throws)")
 
 
 def _has_length(value: Any) -> bool:

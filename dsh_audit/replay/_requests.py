@@ -27,7 +27,7 @@ from ..errors import ReplayError
 from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
-from ._header import canonical_header, unfoldable_field
+from ._header import canonical_header, unfoldable_field, unfoldable_words
 from ._model import Digest, ReplayResult, Request, RequestTime, request_of
 from ._surface import SurfaceFold, _is_seq
 
@@ -209,8 +209,7 @@ class _Replayer:
             return
         header, field = self.unfoldable
         self.log.fail(ReplayError(
-            f"request/header has {field} null: DSH itself cannot build a request from this header (its "
-            f"canonicalHeader reads {field}.length and throws), so the {kind} request at seq {seq} was never sent",
+            f"{unfoldable_words(field)}, so the {kind} request at seq {seq} was never sent",
             path=self.log.path, line=header.line, seq=header.seq,
             hint=f"write {field} as {'a string' if field == 'system' else 'an array of tool schemas'} or leave it "
                  "out; no option builds the request (--lenient adapts session headers only); `dsh-audit validate "

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..cache import CacheTotals, iso_utc
+from ..gate import tally
 from ..jsjson import has_surrogate
 from ._html_page import BreakLoss, SessionPage, _break_lost
 
@@ -175,7 +176,7 @@ def _verdict(check: Any) -> str:
 
     Example:
         >>> class F:
-        ...     def __init__(self, rule, fails): self.rule, self.fails, self.baselined = rule, fails, not fails
+        ...     def __init__(self, rule, fails): self.rule, self.fails, self.baselined, self.lines = rule, fails, not fails, 1
         >>> class C:
         ...     failed, transitions, findings = True, (), (F("DSH815", True), F("DSH815", True), F("DSH811", False))
         >>> _verdict(C())
@@ -190,7 +191,7 @@ def _verdict(check: Any) -> str:
     refusal = getattr(check, "capture_refusal", None)
     capture = () if refusal is None else (refusal,)
     findings = (*check.findings, *capture)
-    baselined = sum(getattr(f, "lines", 1) for f in findings if getattr(f, "baselined", False))
+    baselined = tally(f for f in findings if f.baselined)
     if check.failed:
         causes = _failed_by_cause(findings, captures=capture)[1]
         return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else [])])
@@ -240,7 +241,7 @@ def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ())
 
     Example:
         >>> class F:
-        ...     def __init__(self, rule): self.rule, self.fails = rule, True
+        ...     def __init__(self, rule): self.rule, self.fails, self.lines = rule, True, 1
         >>> _failed_by_cause([F("DSH815"), F("DSH203"), F("DSH815"), F("DSH101")])
         (Counter({'DSH815': 2, 'DSH101': 1, 'DSH203': 1}), ['2 validation finding(s)', '2 unrendered request(s)'])
         >>> capture = F("DSH802")
@@ -252,7 +253,7 @@ def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ())
     rules: Counter[str] = Counter()
     for f in failing:
         at_capture = f.rule == "DSH802" and any(f is c for c in captures)
-        lines = getattr(f, "lines", 1)
+        lines = f.lines
         words[_CAPTURE_REFUSAL if at_capture else _FAILED_AS.get(f.rule, "validation finding(s)")] += lines
         rules[f.rule] += lines
     return rules, [f"{n} {what}" for what, n in words.items()]
@@ -269,17 +270,18 @@ def _headline(result: Any) -> dict[str, str]:
     left out, in check's words (:meth:`~dsh_audit.gate.CheckResult.not_checked_said`).
 
     Example:
-        >>> class R: sessions, findings, baselined, passed = (), (), (), True
+        >>> class R:
+        ...     sessions, findings, baselined, passed = (), (), (), True
+        ...     def not_checked_said(self): return ""
         >>> _headline(R())
         {'state': 'none', 'text': 'no log to check'}
     """
-    left = result.not_checked_said() if getattr(result, "not_checked", ()) or getattr(result, "unread_passing", ()) \
-        else ""
+    left = result.not_checked_said()
     if not result.sessions:
         return {"state": "incomplete" if left else "none", "text": "no log to check" + left}
     failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()))
     parts += _passing((t for c in result.sessions for t in c.transitions), failed=failed,
-                      baselined=sum(getattr(f, "lines", 1) for f in result.baselined))
+                      baselined=tally(result.baselined))
     state = "failed" if not result.passed else "incomplete" if left else "passed"
     read = len(result.sessions) > len(getattr(result, "unreadable", ()))  # "no breaks" of no log read says nothing
     said = " \u00b7 ".join(parts) or ("no breaks" if read else "no log read")

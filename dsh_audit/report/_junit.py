@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from ..gate import tally
 from ._json import ACTIVE_TEXT
 from ._safe_text import terminal_text
 
@@ -117,7 +118,7 @@ def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[An
         first = failing[0]
         rules = list(dict.fromkeys(f.rule for f in failing))
         message = f"{first.rule}: {first.message}"
-        more = sum(f.lines for f in failing[1:])  # a folded run of lines counts each, as check's counts do
+        more = tally(failing[1:])  # a folded run of lines counts each, as check's counts do
         if more:
             message += f" (and {more} more failing finding(s): {', '.join(f.rule for f in failing[1:])})"
         node = ET.SubElement(case, "failure", message=_clean(message), type=" ".join(rules))

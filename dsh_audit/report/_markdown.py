@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..gate import tally
 from ._fit_text import id_prefixes
 from ._safe_text import markdown_inline, terminal_text
 
@@ -234,7 +235,7 @@ def _findings(title: str, findings: list[Any], room: int, *, folded: bool) -> tu
     body, room = _take((_finding_line(f) for f in findings[:MAX_ROWS]), room)
     if len(findings) > len(body):
         body.append(f"- _{len(findings) - len(body)} more not shown; see the JSON report._")
-    count = sum(f.lines for f in findings)
+    count = tally(findings)
     if folded:
         return ["", f"<details><summary>{title} ({count})</summary>", "", *body, "", "</details>"], room
     return ["", f"### {title} ({count})", "", *body], room

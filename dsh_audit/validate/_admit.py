@@ -34,8 +34,7 @@ from ..log import (
     to_v0_shapes,
     upgrade_event,
 )
-from ..replay import Replacement, SurfaceFold
-from ..replay import unfoldable_field
+from ..replay import Replacement, SurfaceFold, unfoldable_field, unfoldable_words
 from .._show import missing_or, shown
 from ._sink import Sink
 
@@ -188,9 +187,7 @@ class Admitter:
         header = event.data.get("header")
         field = unfoldable_field(header) if isinstance(header, dict) else None
         if field is not None:
-            self.sink.add("DSH227", f"request/header has {field} null: DSH itself cannot build a request from "
-                          f"this header (its canonicalHeader reads {field}.length and throws)",
-                          line=event.line, seq=event.seq)
+            self.sink.add("DSH227", unfoldable_words(field), line=event.line, seq=event.seq)
 
     def _envelope(self, value: dict[str, Any], line: int, seq: int) -> bool:
         if not _ENVELOPE_KEYS.issuperset(value):  # a set pass; the names only for the finding

@@ -163,7 +163,7 @@ def _fold_alike(held: list[_Issue | RawEvent], items: list[_Issue | RawEvent], n
     if not (isinstance(item, _Issue) and isinstance(last, _Issue) and item.rule == last.rule != "DSH104"
             and item.message == last.message and item.hint == last.hint and last.line + last.lines == number):
         return False
-    held[-1] = _Issue(last.rule, last.message, last.line, last.seq, last.lines + 1, last.hint)
+    held[-1] = replace(last, lines=last.lines + 1)
     return True
 
 
@@ -286,7 +286,7 @@ class EventScan:
         last = self.held[-1] if len(self.held) > 1 else None  # never the first held one (:func:`_fold_alike`)
         if not (isinstance(last, _Issue) and last.line + last.lines == number):
             return False
-        self.held[-1] = _Issue(last.rule, last.message, last.line, last.seq, last.lines + 1, last.hint)
+        self.held[-1] = replace(last, lines=last.lines + 1)
         self.expected += step
         self.dropped += 1
         return True
