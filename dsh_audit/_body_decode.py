@@ -40,7 +40,7 @@ from .errors import UnreadableError
 from .log import DecodeBudget
 
 __all__ = ["BodyDecodeError", "NotUndone", "UndecodableBody", "body_bytes", "content_encoding", "decoded_body",
-           "is_gzip", "names_base64", "undo_codings"]
+           "decoded_stored", "is_gzip", "names_base64", "stored_bytes", "undo_codings"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _PIECE = 1 << 20
@@ -323,20 +323,47 @@ def decoded_body(text: str, *, encoding: object = None, field: str = "text", sou
         >>> decoded_body(packed, content_coding="deflate"), decoded_body("[1]", content_coding="gzip, br")
         ((b'[1]', ('deflate',)), (b'[1]', ()))
     """
-    declared = encoding.lower() if isinstance(encoding, str) else ""
-    coded = names_base64(encoding)
-    if coded:
+    return decoded_stored(stored_bytes(text, encoding=encoding, field=field), encoding=encoding, source=source,
+                          content_coding=content_coding)
+
+
+def stored_bytes(text: str, *, encoding: object = None, field: str = "text") -> bytes:
+    """The bytes a capture's JSON string ``text`` holds of a body, no coding undone yet: base64 undone
+    when ``encoding`` names it (:func:`names_base64`), else its UTF-8 bytes; the first step of
+    :func:`decoded_body`, for a writer that keeps a text holding no such bytes as it is, so that the
+    body is decoded once (:func:`decoded_stored` takes it from there).
+
+    Raises:
+        BodyDecodeError: not base64 when it says so, or a lone surrogate (no UTF-8 bytes); never an
+            :class:`UndecodableBody`.
+
+    Example:
+        >>> stored_bytes("eyJhIjoxfQ==", encoding="base64"), stored_bytes("é")
+        (b'{"a":1}', b'\\xc3\\xa9')
+    """
+    if names_base64(encoding):
         try:
-            body = base64.b64decode(text, validate=True)
+            return base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
             raise BodyDecodeError(f"{field} is not base64",
                                   "drop encoding or store the body base64-encoded") from None
-    else:
-        try:
-            body = text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise BodyDecodeError(f"{field} holds a lone surrogate, so it has no UTF-8 bytes",
-                                  'store the body base64-encoded with "encoding": "base64"') from None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BodyDecodeError(f"{field} holds a lone surrogate, so it has no UTF-8 bytes",
+                              'store the body base64-encoded with "encoding": "base64"') from None
+
+
+def decoded_stored(body: bytes, *, encoding: object = None, source: str = "",
+                   content_coding: object = None) -> tuple[bytes, tuple[str, ...]]:
+    """:func:`decoded_body` of a body whose :func:`stored_bytes` are ``body`` (``encoding``: the one they
+    were read with).
+
+    Raises:
+        BodyDecodeError: as :func:`body_bytes`, but for what :func:`stored_bytes` raises.
+    """
+    declared = encoding.lower() if isinstance(encoding, str) else ""
+    coded = names_base64(encoding)
     layers = _codings(content_coding) or (["gzip"] if "gzip" in declared or coded and is_gzip(body) else [])
     if layers and not coded and not _packed(body, layers[-1]):
         try:  # packed data can only travel in a JSON string as base64, whatever the encoding names

@@ -242,12 +242,19 @@ def tool_table(document: Mapping[str, Any], *, source: str) -> dict[str, Any] | 
         ... except UsageError as exc:
         ...     print(exc.message)
         [tool.dsh_audit] is not read: dsh-audit's table is [tool.dsh-audit]
+        >>> try:
+        ...     tool_table({"tool": {"DSH-AUDIT": {}}}, source="p")
+        ... except UsageError as exc:
+        ...     print(exc.message)
+        [tool.DSH-AUDIT] is not read: dsh-audit's table is [tool.dsh-audit]
     """
     tool = document.get("tool")
     if not isinstance(tool, dict):
         return None
     if "dsh-audit" not in tool:
-        near = closest("dsh-audit", [str(k) for k in tool], cutoff=0.75)
+        # compared without case: [tool.DSH-AUDIT] is as near a miss as [tool.Dsh-Audit] (issue 15)
+        names = {str(key).lower(): str(key) for key in reversed(list(tool))}
+        near = names.get(closest("dsh-audit", names, cutoff=0.75) or "")
         if near is not None:
             raise UsageError(f"[{dotted_key('tool', near)}] is not read: dsh-audit's table is [tool.dsh-audit]",
                              path=source, line=key_line(source, ("tool", near), None),

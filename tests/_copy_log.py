@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def copy_as(source: Path, target: Path, session_id: str, *, cut: int = 0) -> Path:
@@ -52,3 +54,20 @@ def samples_differing(tmp_path: Path) -> Path:
     shutil.copytree(samples, copy)
     other_answer(samples / "tools" / "session.jsonl", copy / "tools" / "session.jsonl")
     return copy
+
+
+def move_event(seq: int, before: int) -> Callable[[list[dict[str, Any]]], None]:
+    """An edit of a log's parsed lines (the header first, then the events, seq == index - 1): event
+    ``seq`` moved to stand before event ``before``; seqs, and the sourceEventSeqs citing them, are
+    renumbered to their places."""
+    def edit(log: list[dict[str, Any]]) -> None:
+        events = log[1:]
+        moved = events.pop(seq)
+        events.insert(before if before < seq else before - 1, moved)
+        place = {event["seq"]: i for i, event in enumerate(events)}
+        for i, event in enumerate(events):
+            event["seq"] = i
+            if "sourceEventSeqs" in event:
+                event["sourceEventSeqs"] = [place[cited] for cited in event["sourceEventSeqs"]]
+        log[1:] = events
+    return edit

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import zstandard
 
+from _cli import invoke
+
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CHAT = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
 BUDGET = 30.0  # seconds; each run below takes about one
@@ -79,12 +81,12 @@ def test_decoded_size_limit_is_one_line(tmp_path):
                              "limit); see docs/hostile-inputs.md)")
 
 
-def test_a_limit_that_is_not_a_number_is_a_usage_error(tmp_path):
+def test_a_limit_that_is_not_a_number_is_a_usage_error(tmp_path, monkeypatch, capsys):
     bomb = blank_bomb(tmp_path / "session.jsonl.zstd", 1)
-    result, _ = run("requests", str(bomb), env={"DSH_AUDIT_MAX_DECODED": "lots"})
-    assert result.returncode == 2
-    assert result.stderr == ("error: DSH_AUDIT_MAX_DECODED='lots' is not a size (hint: give bytes with "
-                             "an optional K, M, G or T suffix, e.g. 16G; 0 means no limit)\n")
+    monkeypatch.setenv("DSH_AUDIT_MAX_DECODED", "lots")
+    assert invoke(monkeypatch, capsys, "requests", str(bomb)) == (2, "", [
+        "error: DSH_AUDIT_MAX_DECODED='lots' is not a size (hint: give bytes with an optional K, M, G or T suffix, "
+        "e.g. 16G; 0 means no limit)"])
 
 
 def test_plain_blank_lines_in_the_middle_are_one_finding_with_every_line_counted(tmp_path):
@@ -99,7 +101,7 @@ def test_plain_blank_lines_in_the_middle_are_one_finding_with_every_line_counted
         "it) (every line is one JSON value written by JSON.stringify)")
 
 
-def test_gzip_har_bodies_are_decoded(tmp_path):
+def test_gzip_har_bodies_are_decoded(tmp_path, monkeypatch, capsys):
     scenario = CORPUS / "live" / "a-chat"
     records = [json.loads(line) for line in (scenario / "wire.jsonl").read_text().splitlines() if line]
     entries = []
@@ -116,9 +118,9 @@ def test_gzip_har_bodies_are_decoded(tmp_path):
                                     "headers": headers, "postData": post}})
     har = tmp_path / "capture.har"
     har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
-    result, _ = run("diff", str(scenario / "home" / "sessions"), "--capture", str(har))
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "3 request(s): 3 identical; 0 capture(s) unexplained, 0 foreign: OK"
+    code, out, err = invoke(monkeypatch, capsys, "diff", str(scenario / "home" / "sessions"), "--capture", str(har))
+    assert (code, err) == (0, [])
+    assert out.splitlines()[-1] == "3 request(s): 3 identical; 0 capture(s) unexplained, 0 foreign: OK"
 
 
 def test_gzip_bomb_in_a_har_body_is_refused(tmp_path):

@@ -265,7 +265,8 @@ def test_report(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     """A found capture is optional evidence: the page is written with every log's requests, the
     capture said in a warning (and on the page as check's finding), exit 0 (tour 38)."""
     code, out, err = invoke(monkeypatch, capsys, "report", "root", "-o", "r.html")
-    assert (code, out, err) == (0, "wrote r.html: 3 log(s), 10 request(s), 1 failing finding(s)\n",
+    assert (code, out, err) == (0, "wrote r.html: 3 log(s), 10 request(s), "
+                                   "check failed: 1 unreadable capture(s) · 4 explained break(s)\n",
                                 [f"warning: {_left(bad)}"])
 
 

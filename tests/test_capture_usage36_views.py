@@ -47,8 +47,8 @@ def test_usage_by_request(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     total = next(line for line in out.splitlines() if line.startswith("│ total"))
     assert (code, err) == (0, [NOTE])
     # off-peak is the cost: Anthropic bills one rate all day (session 43, issue 13)
-    assert total == ("│ total                                        │       11 │        110 │ 8927 ($0.0308)     │      "
-                     "67968 │       18655 │    234 │ $0.0942 │  $0.2637 │  $0.0942 │          │")
+    assert total == ("│ total                                        │       11 │        110 │    77372 │ 8927 ($0.0308)     │"
+                     "      67968 │       18655 │    234 │ $0.0942 │  $0.2637 │  $0.0942 │          │")  # reusable: session 46
 
 
 @needs_c1

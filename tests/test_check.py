@@ -234,7 +234,7 @@ def test_step_summary_is_appended(tmp_path, monkeypatch, _check):
     result = _check(SAMPLES / "tools")
     assert result.exit_code == 0
     text = summary.read_text()
-    assert text.startswith("before\n## dsh-audit check: ✅ passed\n")
+    assert text.startswith("before\n## dsh-audit check: ✅ passed: no breaks\n")
 
 
 def test_ci_doc_lists_every_gate_rule_and_the_default_policy():

@@ -172,20 +172,23 @@ def test_report_judges_with_the_policys_baseline_as_check_does(
     assert (code, _last(out)) == (0, "PASSED: 2 log(s), 5 request(s), 2 error(s), 0 warning(s), 2 info, 0 failing, "
                                      f"4 baselined (policy: {ratios / 'pyproject.toml'})")
     code, out, err = invoke(monkeypatch, capsys, "report", "logs", "-o", "page.html")
-    assert (code, out, err) == (0, "wrote page.html: 2 log(s), 5 request(s), check passed, 4 baselined\n", [])
+    assert (code, out, err) == (
+        0, "wrote page.html: 2 log(s), 5 request(s), check passed: 4 baselined finding(s)\n", [])
     page = _page_data(ratios / "page.html")
     assert re.findall(r'"verdict":"((?:passed|failed): [^"]*)"', page) == ["passed: 2 baselined finding(s)"] * 2
     assert f'"policy":"{ratios / "pyproject.toml"}; baseline {ratios / "b.json"}: 4 baselined"' in page
     assert '"baselined":true' in page and '"fails":true' not in page
     # --no-baseline: every finding as it is; --baseline FILE: that one
     code, out, _ = invoke(monkeypatch, capsys, "report", "logs", "-o", "page.html", "--no-baseline")
-    assert (code, out) == (0, "wrote page.html: 2 log(s), 5 request(s), 2 failing finding(s)\n")
+    assert (code, out) == (
+        0, "wrote page.html: 2 log(s), 5 request(s), check failed: 2 log(s) below the cache-hit ratio bound\n")
     assert re.findall(r'"verdict":"((?:passed|failed): [^"]*)"', _page_data(ratios / "page.html")) == [
         "failed: 1 log(s) below the cache-hit ratio bound"] * 2  # by cause, as the page's headline
     (ratios / "one.json").write_text(json.dumps({"schema_version": 1, "tool": {"name": "dsh-audit"},
                                                  "findings": HEAD_FINDINGS[:1]}), "utf-8")
     code, out, _ = invoke(monkeypatch, capsys, "report", "logs", "-o", "page.html", "--baseline", "one.json")
-    assert (code, out) == (0, "wrote page.html: 2 log(s), 5 request(s), 1 failing finding(s), 1 baselined\n")
+    assert (code, out) == (0, ("wrote page.html: 2 log(s), 5 request(s), check failed: 1 log(s) below the "
+                          "cache-hit ratio bound \u00b7 1 baselined finding(s)\n"))
 
 
 # -- 3. the first baseline -----------------------------------------------------------------------

@@ -150,14 +150,14 @@ def _passing_refusal_is_incomplete(monkeypatch: pytest.MonkeyPatch, capsys: pyte
         False, [(f"could not be read: {said}", BAD)])
     markdown = Path("m.md").read_text(encoding="utf-8").splitlines()
     assert markdown[0] == (
-        "## dsh-audit check: ⚠️ incomplete: 1 log(s) could not be read (exit 2); the 1 checked log(s) passed")
+        "## dsh-audit check: ⚠️ incomplete: no breaks; 1 log(s) could not be read (exit 2)")
     assert [line for line in markdown if BAD in line][0] == (
         f"| ⚠️ unread | {BAD} | - | 0 | none | 0 | n/a | n/a | n/a | n/a | 1 |")
     code, out, _ = invoke(monkeypatch, capsys, "report", "root", "--policy", "p.toml", "-o", "r.html")
     page = Path("r.html").read_text(encoding="utf-8")
     data = json.loads(page.split('<script type="application/json" id="dsh-data">')[1].split("</script>")[0])
     assert (code, out, data["headline"]) == (
-        2, "wrote r.html: 2 log(s), 3 request(s), check incomplete; 1 log(s) could not be read (exit 2)\n",
+        2, "wrote r.html: 2 log(s), 3 request(s), check incomplete: no breaks; 1 log(s) could not be read (exit 2)\n",
         {"state": "incomplete", "text": "check incomplete: no breaks; 1 log(s) could not be read (exit 2)"})
     assert [(s["path"], s["verdict"]) for s in data["sessions"]] == [
         (GOOD, "passed: no breaks"), (BAD, "incomplete: could not be read (exit 2)")]
@@ -167,12 +167,12 @@ _REFUSED = "is a FIFO, not a log file"
 
 
 @pytest.mark.parametrize(("fails", "unreadable", "said"), [
-    (True, True, ("FAIL", "❌ fail", "failed: 1 unreadable log(s)", "❌ failed",
+    (True, True, ("FAIL", "❌ fail", "failed: 1 unreadable log(s)", "❌ failed: 1 unreadable log(s)",
                   "check failed: 1 unreadable log(s)")),
     (False, True, ("unread", "⚠️ unread", "incomplete: could not be read (exit 2)",
-                   "⚠️ incomplete: 1 log(s) could not be read (exit 2)",
+                   "⚠️ incomplete: no log read; 1 log(s) could not be read (exit 2)",
                    "check incomplete: no log read; 1 log(s) could not be read (exit 2)")),
-    (False, False, ("ok", "✅ pass", "passed: no breaks", "✅ passed", "check passed: no breaks")),
+    (False, False, ("ok", "✅ pass", "passed: no breaks", "✅ passed: no breaks", "check passed: no breaks")),
 ])
 def test_each_view_says_a_lone_logs_status(fails: bool, unreadable: bool, said: tuple[str, ...]) -> None:
     """Review A (session 45): the log that could not be read, its refusal passing (the run
@@ -324,7 +324,7 @@ def test_report_writes_the_page_and_says_the_unreadable_log_once(
     error said once (exit 2, as every describing command says an input it could not read)."""
     _, message, hint = UNREADABLE[unreadable]
     code, out, err = invoke(monkeypatch, capsys, "report", "root", "-o", "r.html")
-    assert (code, out) == (2, "wrote r.html: 2 log(s), 3 request(s), 1 failing finding(s)\n")
+    assert (code, out) == (2, "wrote r.html: 2 log(s), 3 request(s), check failed: 1 unreadable log(s)\n")
     assert err == [f"error: {BAD}: {message}" + ("" if hint == VALIDATE_HINT else f" (hint: {hint})")]
 
 
@@ -367,7 +367,7 @@ def test_a_policy_that_ignores_dsh603_keeps_no_seed_chain(ignored: bool, tmp_pat
     parent = (FORK / FORK_PARENT).read_text("utf-8")  # its event 1 a millisecond later than the child's seed
     (tmp_path / "p" / FORK_PARENT).write_text(parent.replace('"seq":1,"time":1796209397804',
                                                              '"seq":1,"time":1796209397805', 1), "utf-8")
-    (tmp_path / "pol.toml").write_text('ignore = ["DSH603"]\n' if ignored else "", "utf-8")
+    (tmp_path / "pol.toml").write_text("[tool.dsh-audit]\n" + ('ignore = ["DSH603"]\n' if ignored else ""), "utf-8")
     monkeypatch.chdir(tmp_path)
     groups: list[Any] = []
     real, paired = _run.check_group, _run.lineage_findings

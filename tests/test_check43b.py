@@ -73,8 +73,7 @@ def test_check_over_a_folder_names_another_agents_log_and_writes_every_report(
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["DSH810"]
     # the summary a PR shows, and SARIF's place for inputs not analysed, name what the verdict line names
     assert (runs / "o.md").read_text("utf-8").splitlines()[0] == (
-        "## dsh-audit check: ⚠️ incomplete: 2 log(s) of another agent not checked (exit 2); "
-        "the 1 checked log(s) passed")
+        "## dsh-audit check: ⚠️ incomplete: no breaks; 2 log(s) of another agent not checked (exit 2)")
     assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
     assert [(n["level"], n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], n["message"]["text"])
             for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]] == [
@@ -93,8 +92,8 @@ def test_check_over_a_folder_names_another_agents_log_and_writes_every_report(
 def test_report_over_a_folder_writes_the_page_and_counts_what_it_left_out(
         runs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "report", "runs", "-o", "r.html")
-    assert (code, out, err) == (2, "wrote r.html: 1 log(s), 1 request(s), check incomplete; 2 log(s) of another agent "
-                                   "not checked (exit 2)\n", [f"error: {CLAUDE}", f"error: {CODEX}"])
+    assert (code, out, err) == (2, "wrote r.html: 1 log(s), 1 request(s), check incomplete: no breaks; "
+                                   "2 log(s) of another agent not checked (exit 2)\n", [f"error: {CLAUDE}", f"error: {CODEX}"])
     page = (runs / "r.html").read_text("utf-8")
     assert re.findall(r'<p class="muted caveat">not checked: ([^:]*):', page) == [
         "runs/claude/c.jsonl", "runs/codex/rollout-x.jsonl"]

@@ -96,7 +96,7 @@ def test_json_report_validates_against_the_published_schema(passing, failing):
 def test_markdown_summary_escapes_log_text(failing, passing):
     text = format_markdown(failing)
     lines = text.splitlines()
-    assert lines[0] == "## dsh-audit check: ❌ failed"
+    assert lines[0] == "## dsh-audit check: ❌ failed: 1 refused log(s) \u00b7 1 log(s) with no capture"
     assert "<b>" not in text and "<script>" not in text
     assert "bad\\|\\<b\\>\\`\\\\u0001/session.jsonl" in text  # a control character shown escaped, never raw
     assert lines[2] == ("2 log(s), 1 request(s); findings: 1 error(s), 0 warning(s), 1 info; 2 failing "
@@ -108,7 +108,7 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(
         " | session-ok | 1 | none | 0 | n/a | \\$? (1 unpriced) | \\$? | \\$? | 1 |")
     assert "### Failing findings (2)" in lines
-    assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
+    assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed: 8 explained break(s)"
     assert "<details><summary>Other findings (8)</summary>" in format_markdown(passing)
 
 
@@ -189,9 +189,10 @@ def test_a_folded_run_counts_each_line_in_every_report(tmp_path, monkeypatch, ca
     assert (code, out.splitlines()[-1]) == (
         1, "FAILED: 1 log(s), 0 request(s), 7 error(s), 1 warning(s), 0 info, 7 failing (policy: defaults)")
     assert invoke(monkeypatch, capsys, "report", "s.jsonl", "-o", "r.html")[:2] == (
-        2, "wrote r.html: 1 log(s), 0 request(s), 7 failing finding(s)\n")  # a log refused: exit 2
+        1, "wrote r.html: 1 log(s), 0 request(s), check failed: 6 validation finding(s) \u00b7 1 refused log(s)\n")
+    # a log DSH refuses: a finding, exit 1, as in check (exit 2 is for a log that cannot be read)
     page = Path("r.html").read_text("utf-8")
     data = json.loads(page.split('<script type="application/json" id="dsh-data">')[1].split("</script>")[0])
     assert (data["counts"], data["headline"]["text"]) == (
         {"error": 7, "warning": 1, "info": 0, "failing": 7},
-        "check failed: 6 validation finding(s) \u00b7 1 unreadable log(s)")
+        "check failed: 6 validation finding(s) \u00b7 1 refused log(s)")

@@ -131,7 +131,7 @@ def test_validate_sarif_to_stdout_is_the_sarif_alone() -> None:
 def test_report_to_stdout_is_the_page_alone() -> None:
     code, out, err = _run("report", str(CHAT), "-o", "-")
     assert code == 0 and out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
-    assert err == "wrote stdout: 1 log(s), 3 request(s), check passed\n"
+    assert err == "wrote stdout: 1 log(s), 3 request(s), check passed: no breaks\n"
     assert not Path("-").exists()
 
 

@@ -180,20 +180,21 @@ def test_usage_at_80_columns_keeps_every_number_and_id_whole():
     # the title call logged no usage: lower bounds, and the unpriced column is never left out then;
     # the lost tokens stand beside the cache misses they are part of, their cost exact (the title
     # call that could not be priced lost nothing); a lesser column (output) is left out before a
-    # cell is wrapped; "requests" is kept (session 38: the tokens go before it)
+    # cell is wrapped; "requests" is kept (session 38: the tokens go before it); the reusable cache
+    # reads the lost tokens are measured from stand beside them (session 46: lost <= reusable - read)
     assert lines == [
         'usage by session',
-        '                            cache  lost tokens',
-        'session           requests   miss  (cost)               cost  no cache  unpriced',
+        '                            cache            lost tokens',
+        'session           requests   miss  reusable  (cost)               cost  unpriced',
         '────────────────────────────────────────────────────────────────────────────────',
-        'session-da27503b         8  21449  11968 ($0.0076)  ≥$0.0111  ≥$0.0341         1',
-        'total                    8  21449  11968 ($0.0076)  ≥$0.0111  ≥$0.0341         1',
+        'session-da27503b         8  21449     48256  11968 ($0.0076)  ≥$0.0111         1',
+        'total                    8  21449     48256  11968 ($0.0076)  ≥$0.0111         1',
         '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; tokens: sums over the 7 request(s) with usage logged (?: none logged);',
         'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: cache write, off-peak, output, cache read not shown (widen it,',
-        'or use --json)']
+        'narrow terminal: cache write, off-peak, output, cache read, no cache not shown',
+        '(widen it, or use --json)']
 
 
 @needs_corpus

@@ -130,7 +130,7 @@ def test_index_and_report_store_one_log(case: tuple[Path, Path, str], tmp_path: 
     assert (totals["sessions"], totals["requests"]) == (1, 3)
     code, out, err = invoke(monkeypatch, capsys, "report", "-o", str(tmp_path / "r.html"), str(root))
     assert (code, err, out) == (0, [f"note: {note}"], f"wrote {tmp_path / 'r.html'}: 1 log(s), 3 request(s), "
-                                                       "check passed\n")
+                                                       "check passed: no breaks\n")
 
 
 def test_watch_follows_the_file_the_others_read_with_the_one_note(case: tuple[Path, Path, str],

@@ -43,7 +43,8 @@ note 1: 6 requests: #0, #1, #2, #3, #4, #5 are unrendered: cannot render: no
   was recorded in, read when no --routes is given))
   request #0 cannot be rendered at seq 12 (log line 14)
   5 requests: #1, #2, #3, #4, #5 cannot be rendered at seq 10 (log line 12)
-6 request(s): 0 identical, 6 unrendered; 0 capture(s) unexplained, 0 foreign: FAILED
+6 request(s): 0 identical, 6 unrendered; 0 capture(s) unexplained, 0 foreign:
+  FAILED
 """
 C3_NOTES = [
     "note: one session in two files under c3/: read home/sessions/--home-dev-dsh-runs-c-c3-openai-compat-ws--/"

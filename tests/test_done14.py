@@ -203,10 +203,10 @@ WINDOWS: dict[str, tuple[tuple[str, ...], str | re.Pattern[str]]] = {
     "validate": ((), "0 error(s), 0 warning(s), 0 info in 1 file(s)"),
     "diff": ((), "2 request(s): 2 identical; 0 capture(s) unexplained, 0 foreign: OK"),
     "check": ((), "ok      s-win           2  2/2 identical       0       0.0%  $0.0001         0"),
-    "report": ((), "wrote dsh-audit-report.html: 1 log(s), 2 request(s), check passed"),
+    "report": ((), "wrote dsh-audit-report.html: 1 log(s), 2 request(s), check passed: no breaks"),
     "redact": (("s-win", "-o", "red.jsonl"), "wrote red.jsonl (format v0, plain): 12 content string(s) replaced"),
     "index": ((), re.compile(r"audit\.sqlite: indexed 1, skipped 0 unchanged, of 1 log\(s\) in [0-9.]+ s")),
-    "stats": ((), "requests (cache reads logged)  2 (2)"),  # of the index made first
+    "stats": ((), "requests (cache reads known)  2 (2)"),  # of the index made first
 }
 #: sessions' row names the project as the log's cwd, whole.
 WINDOWS_ROWS = {
@@ -276,7 +276,9 @@ def test_a_path_holding_spaces_stays_whole_and_no_folded_line_ends_in_a_space(co
     lines = shown.splitlines()
     assert (code, [line for line in lines if line != line.rstrip()]) == (0, []), shown
     if command == "sessions":
-        assert lines[-2:] == ["id: shortest unique prefix (--json for", "whole ids)"]
+        assert lines[-5:] == ["id: shortest unique prefix (--json for", "whole ids)",  # the block's fields named (session 46)
+                              "narrow terminal: format, first (UTC),", "tokens, project, hit ratio not shown",
+                              "(widen it, or use --json)"]
         return
     assert lines[:5] == ["wrote", f"  {out}", "  (format v0, plain): 54 content string(s) replaced",
                          "wrote", f"  {out}.manifest.json"]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _copy_log import move_event
 
 import dsh_audit
 from dsh_audit.errors import DshAuditError
@@ -56,25 +57,9 @@ def _config(field: str, value: Any) -> Callable[[Events], None]:
     return edit
 
 
-def _move(seq: int, before: int) -> Callable[[Events], None]:
-    """Move event ``seq`` to stand before event ``before``; seqs, and the sourceEventSeqs citing
-    them, are renumbered to their places."""
-    def edit(log: Events) -> None:
-        events = log[1:]
-        moved = events.pop(seq)
-        events.insert(before if before < seq else before - 1, moved)
-        place = {event["seq"]: i for i, event in enumerate(events)}
-        for i, event in enumerate(events):
-            event["seq"] = i
-            if "sourceEventSeqs" in event:
-                event["sourceEventSeqs"] = [place[cited] for cited in event["sourceEventSeqs"]]
-        log[1:] = events
-    return edit
-
-
 def _chunks_after_next_start(log: Events) -> None:
     """step 1's chunks, message and step/end after step 2's step/start."""
-    _move(14, 7)(log)
+    move_event(14, 7)(log)
 
 
 SHAPES: dict[str, Callable[[Events], None]] = {
@@ -93,8 +78,8 @@ SHAPES: dict[str, Callable[[Events], None]] = {
     "defaults-null": _header("adapterDefaults", None),
     "system-null": _header("system", None),
     "tools-null": _header("tools", None),
-    "swap-end-start": _move(14, 13),
-    "chunks-after-own-end": _move(13, 7),
+    "swap-end-start": move_event(14, 13),
+    "chunks-after-own-end": move_event(13, 7),
     "chunks-after-next-start": _chunks_after_next_start,
 }
 

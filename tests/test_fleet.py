@@ -341,14 +341,21 @@ def test_stats_totals_equal_summed_requests_and_cache(corpus_index: Path, monkey
     assert totals["expected_cache_read"] == sum(r["expected_cache_read"] or 0 for r in reports)
     assert totals["actual_hit_ratio"] == totals["actual_cache_read"] / totals["prompt_tokens"]
     lost: Counter[str] = Counter()
+    break_lost: Counter[str] = Counter()  # what the breaks lost, by cause (a break that went cold too: cold_ttl)
     breaks: Counter[str] = Counter()
     for report in reports:
         lost.update(report["lost_tokens_by_cause"])
         breaks.update(report["breaks_by_cause"])
+        for row in report["timeline"]:
+            if row["classification"] in ("break_explained", "break_unattributed", "break_unexplained"):
+                break_lost.update(row["lost_tokens_by_cause"] or {})
     assert totals["lost_tokens"] == sum(lost.values()) > 0
     assert totals["cache_breaks"] == sum(breaks.values()) > 0
     assert totals["lost_cost_usd"] == usd_total(r["lost_cost_usd"] or 0 for r in reports)
-    assert {c["cause"]: c["lost_tokens"] for c in stats["by_cause"] if c["lost_tokens"]} == dict(lost)
+    # every loss by cause in the cost by cause; the breaks' alone in the breaks by cause, as the report has them
+    assert {c["cause"]: c["lost_tokens"] for c in stats["cost_by_cause"] if c["lost_tokens"]} == dict(lost)
+    by_cause = {c["cause"]: c["lost_tokens"] for c in stats["by_cause"] if c["lost_tokens"]}
+    assert by_cause == dict(break_lost) != dict(lost)
     assert {c["cause"]: c["cache_breaks"] for c in stats["by_cause"] if c["cache_breaks"]} == dict(breaks)
     # a log with no request/header (DSH's child.replay.jsonl fixture) has requests of no model
     by_model: Counter[str | None] = Counter(r["header"]["config"]["model"] if r["header"] else None for r in rows)

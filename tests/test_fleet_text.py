@@ -55,7 +55,7 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "a.sqlite: fleet totals,sessions,1",
         "a.sqlite: fleet totals,sessions refused,0",
         "a.sqlite: fleet totals,requests,5",
-        "a.sqlite: fleet totals,requests with cache reads logged,4",
+        "a.sqlite: fleet totals,requests with cache reads known,4",
         "a.sqlite: fleet totals,prompt tokens,8268",
         "a.sqlite: fleet totals,cache read actual,3968",
         "a.sqlite: fleet totals,cache read expected,1920",
@@ -83,30 +83,32 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         f"cost ({RATES}),unpriced: no price for model 'local-coder',1",
         f"cost ({RATES}),unpriced: usage not logged,1",
         "",
-        "table,model,requests,cache miss $,cache read $,cache write $,output $,total $,no cache $,off-peak $,breaks $,"
-        "unpriced",
+        "table,model,logged models,requests,cache miss $,cache read $,cache write $,output $,total $,no cache $,"
+        "off-peak $,breaks $,unpriced",
         # the request that logged no model, billed as deepseek-v4-flash, in its row (session 43: by model
         # billed), which names what its requests logged, in both tables by model
-        "cost by model,deepseek-v4-flash (also unknown),4,0.0042,0.000192,0,0.00006,0.004452,0.00618,0.004452,0.001728,"
-        "1",
-        "cost by model,local-coder,1,,,,,,,,0,1",
+        "cost by model,deepseek-v4-flash,deepseek-v4-flash; unknown,4,0.0042,0.000192,0,0.00006,0.004452,0.00618,"
+        "0.004452,0.001728,1",
+        "cost by model,local-coder,local-coder,1,,,,,,,,0,1",
         "",
         "table,cause,reusable,tokens lost,cost,of which breaks",
         '"what cache losses cost, by cause",header_change,1920,1920,0.001728,0.001728',
         "",
-        "table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $",
-        "by model,deepseek-v4-flash (also unknown),4,3,6120,1920,0.3137254901960784,0.3137254901960784,3840,1920,"
+        "table,model,logged models,requests,reads known,prompt,cache read,hit ratio,expected hit ratio,reusable,"
+        "lost tokens,lost $",
+        "by model,deepseek-v4-flash,deepseek-v4-flash; unknown,4,3,6120,1920,0.3137254901960784,0.3137254901960784,"
+        "3840,1920,"
         "0.001728",
-        "by model,local-coder,1,1,2148,2048,0.9534450651769087,0,2048,0,0",
+        "by model,local-coder,local-coder,1,1,2148,2048,0.9534450651769087,0,2048,0,0",
         "",
-        "table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $",
+        "table,day,requests,reads known,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $",
         '"by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,5888,1920,'
         '0.001728',
         "",
         "table,cause,cache breaks,attribution breaks,reusable,tokens lost",
         "breaks by cause,header_change,2,2,1920,1920",
         "",
-        "table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,"
+        "table,session,path,requests,reads known,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,"
         "lost $,cost,breaks $",
         "sessions whose cache losses cost the most,s-mixed,HOME/sessions/--p--/s-mixed/session.jsonl,5,4,8268,3968,"
         "0.4799225931301403,0.23222060957910015,5888,1920,0.001728,0.004452,0.001728",

@@ -204,8 +204,8 @@ def test_stats_shows_unknown_token_sums_as_usage_does(tmp_path, monkeypatch, cap
     assert code == 0 and [line for line in out.splitlines() if line.split(",")[1:2] in ([n] for n in names)] == [
         f"{db}: fleet totals,{name},{cell}" for name, cell in zip(names, cells)]
     model = [line for line in out.splitlines() if line.startswith("by model,")]
-    # the model billed, with the name logged (session 43)
-    assert model == [f"by model,deepseek-flash (logged as deepseek-v4-flash),3,{1 if cells[0] else 0},{cells[0]},{cells[1]},"
+    # the model billed, with the name logged (session 43) in a column of its own (session 46, as usage's CSV)
+    assert model == [f"by model,deepseek-flash,deepseek-v4-flash,3,{1 if cells[0] else 0},{cells[0]},{cells[1]},"
                      + ("0.988663261492463,0.988663261492463,7936,0,0" if cells[0] else ",,,0,0")]  # reusable (unknown: empty), lost
     monkeypatch.setenv("COLUMNS", "150")
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", db)

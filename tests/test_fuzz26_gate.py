@@ -81,7 +81,7 @@ def test_check_and_report_say_a_seed_past_the_end_twice_as_validate_does(
     assert [(f["rule"], f["line"], f["seq"], f["message"]) for f in report["findings"]
             if f["rule"].startswith("DSH6")] == validated
     code, out, err = invoke(monkeypatch, capsys, "report", "p", "-o", "r.html")
-    assert (code, out) == (0, "wrote r.html: 2 log(s), 5 request(s), 2 failing finding(s)\n")
+    assert (code, out) == (0, "wrote r.html: 2 log(s), 5 request(s), check failed: 2 validation finding(s)\n")
     assert err[-1] == "note: 1 failing finding(s) (DSH603, 1 log(s)); hint: copy the parent's events verbatim into the seed"
     assert "check failed" in Path("r.html").read_text("utf-8")
 

@@ -41,7 +41,7 @@ def test_stats_reads_an_index_whose_path_is_not_utf8(tmp_path: Path, monkeypatch
     totals = [line.rsplit(",", 2)[1:] for line in out.splitlines() if "fleet totals,requests" in line
               or "fleet totals,sessions" in line]
     assert totals == [["sessions", "1"], ["sessions refused", "0"], ["requests", "3"],
-                      ["requests with cache reads logged", "2"]]
+                      ["requests with cache reads known", "2"]]
 
 
 def _raw_deflate(data: bytes) -> bytes:

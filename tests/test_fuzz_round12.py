@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 from _cli import chat_log, invoke, short_salt
+from click.testing import CliRunner
 from test_piai_images import reply
 
+from dsh_audit.cli import cli
 from dsh_audit.testing import LogBuilder, ToolCall
 
 ESC = "x\x1b]0;PWN\x07\u202e\x9b<b>[red]\r\n::error::y"
@@ -191,9 +193,12 @@ def test_hostile_adapter_defaults_are_refused_as_dsh_refuses_them(defaults, tmp_
 HOSTILE = (ESC, "=cmd|' /C calc'!A0", "+1+1", "@SUM(A1)", "\ud800", 'a,b"c\nd', "<script>alert(1)</script>", "[/]")
 
 
-def _hostile_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A DSH home of one session per hostile value (its id, title, cwd and, every second one, its
-    model), three days apart; $DSH_HOME set to it."""
+@pytest.fixture(scope="module")
+def hostile_sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DSH home's ``sessions`` folder of one session per hostile value (its id, title, cwd and,
+    every second one, its model), three days apart: written once for the module, as the commands
+    below only read it."""
+    home = tmp_path_factory.mktemp("hostile-home")
     for n, value in enumerate(HOSTILE):
         b = LogBuilder(session_id=f"s{n}-{value}", id_seed=f"seed{n}", created_at=1_800_000_000_000 + n * 259_200_000,
                        model="deepseek-v4-flash" if n % 2 == 0 else value, system="S" * 3000, cwd="/home/" + value)
@@ -201,12 +206,28 @@ def _hostile_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             with b.turn(f"t{t}"), b.step():
                 b.assistant("a", usage={"inputTokens": 1000 + t, "outputTokens": 10, "cacheReadTokens": 500 * t})
         b.title(value)
-        path = tmp_path / "sessions" / f"--p{n}--" / f"s{n}" / "session.jsonl"
+        path = home / "sessions" / f"--p{n}--" / f"s{n}" / "session.jsonl"
         path.parent.mkdir(parents=True)
         path.write_text("".join(json.dumps(json.loads(line)) + "\n" for line in b.lines(packed=False)), "utf-8")
-    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    return home / "sessions"
+
+
+def _hostile_home(sessions: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$DSH_HOME set to the home of ``sessions`` (the ``hostile_sessions`` fixture), 80 columns."""
+    monkeypatch.setenv("DSH_HOME", str(sessions.parent))
     monkeypatch.setenv("COLUMNS", "80")
-    return tmp_path / "sessions"
+    return sessions
+
+
+@pytest.fixture(scope="module")
+def hostile_index(hostile_sessions: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``dsh-audit index`` of the hostile home, made once: ``stats`` only reads it."""
+    db = str(tmp_path_factory.mktemp("hostile-index") / "a.sqlite")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _hostile_home(hostile_sessions, monkeypatch)
+        result = CliRunner().invoke(cli, ["index", str(hostile_sessions), "--db", db], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return db
 
 
 def _no_formula(out: str) -> bool:
@@ -215,8 +236,8 @@ def _no_formula(out: str) -> bool:
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
-def test_usage_by_every_grouping_keeps_hostile_text_inert(fmt, tmp_path, monkeypatch, capsys):
-    _hostile_home(tmp_path, monkeypatch)
+def test_usage_by_every_grouping_keeps_hostile_text_inert(fmt, hostile_sessions, monkeypatch, capsys):
+    _hostile_home(hostile_sessions, monkeypatch)
     for by in ("session", "turn", "day", "model", "window", "request"):
         code, out, err = invoke(monkeypatch, capsys, "usage", "--by", by, "--format", fmt)
         assert code == 0 and _clean(out.replace("\r\n", "\n"), *err), by
@@ -227,8 +248,8 @@ def test_usage_by_every_grouping_keeps_hostile_text_inert(fmt, tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
-def test_sessions_lists_the_same_with_and_without_paths(fmt, tmp_path, monkeypatch, capsys):
-    sessions = _hostile_home(tmp_path, monkeypatch)
+def test_sessions_lists_the_same_with_and_without_paths(fmt, hostile_sessions, monkeypatch, capsys):
+    sessions = _hostile_home(hostile_sessions, monkeypatch)
     runs = [invoke(monkeypatch, capsys, "sessions", "--format", fmt, *paths)
             for paths in ((), (str(sessions),), (str(sessions), str(sessions)))]
     assert runs[0] == runs[1] == runs[2] and runs[0][0] == 0 and runs[0][2] == []
@@ -241,8 +262,8 @@ def test_sessions_lists_the_same_with_and_without_paths(fmt, tmp_path, monkeypat
         assert "\\<script\\>alert(1)\\</script\\>" in runs[0][1] and "<script>" not in runs[0][1]
 
 
-def test_csv_quotes_each_hostile_title_as_text(tmp_path, monkeypatch, capsys):
-    _hostile_home(tmp_path, monkeypatch)
+def test_csv_quotes_each_hostile_title_as_text(hostile_sessions, monkeypatch, capsys):
+    _hostile_home(hostile_sessions, monkeypatch)
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--format", "csv")
     header, *rows = list(csv.reader(io.StringIO(out)))
     titles = [row[header.index("title")] for row in rows if len(row) == len(header)]
@@ -258,8 +279,8 @@ _WHEN = ("(give a date (2026-11-01), today or yesterday (UTC days), a date-time 
 @pytest.mark.parametrize("value", ["\x1b[2J", "", "-1d", "1e308d", "2027-02-30", "2027-01-15T25:00",
                                    "2027-01-15T08:30+99:00", "nan"])
 @pytest.mark.parametrize(("option", "command"), [("--since", "usage"), ("--until", "sessions")])
-def test_an_unreadable_window_bound_is_one_error(value, option, command, tmp_path, monkeypatch, capsys):
-    _hostile_home(tmp_path, monkeypatch)
+def test_an_unreadable_window_bound_is_one_error(value, option, command, hostile_sessions, monkeypatch, capsys):
+    _hostile_home(hostile_sessions, monkeypatch)
     code, out, err = invoke(monkeypatch, capsys, command, option, value)
     shown = repr(value)
     assert (code, out, err) == (2, "", [
@@ -275,18 +296,16 @@ def test_an_unreadable_window_bound_is_one_error(value, option, command, tmp_pat
     (("--until", "99999999999w"), "note: --until -6.048e+16 s after the epoch (outside the years 1-9999): 8 of 8 "
                                   "log(s) with no activity in that window (by the logs' own timestamps) left out"),
 ])
-def test_a_window_past_every_log_is_a_note(args, note, tmp_path, monkeypatch, capsys):
-    _hostile_home(tmp_path, monkeypatch)
+def test_a_window_past_every_log_is_a_note(args, note, hostile_sessions, monkeypatch, capsys):
+    _hostile_home(hostile_sessions, monkeypatch)
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--json", *args)
     assert (code, out, err) == (0, "", [note])
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
-def test_stats_of_a_hostile_index_is_inert(fmt, tmp_path, monkeypatch, capsys):
-    sessions = _hostile_home(tmp_path, monkeypatch)
-    db = str(tmp_path / "a.sqlite")
-    code, out, err = invoke(monkeypatch, capsys, "index", str(sessions), "--db", db)
-    assert code == 0
+def test_stats_of_a_hostile_index_is_inert(fmt, hostile_sessions, hostile_index, monkeypatch, capsys):
+    _hostile_home(hostile_sessions, monkeypatch)
+    db = hostile_index
     for extra in ((), ("--top", "0")):
         code, out, err = invoke(monkeypatch, capsys, "stats", "--db", db, "--format", fmt, *extra)
         assert code == 0 and _clean(out.replace("\r\n", "\n"), *err), extra
@@ -294,10 +313,10 @@ def test_stats_of_a_hostile_index_is_inert(fmt, tmp_path, monkeypatch, capsys):
             assert _no_formula(out)
 
 
-def test_the_html_report_carries_hostile_strings_as_data(tmp_path, monkeypatch, capsys):
-    _hostile_home(tmp_path, monkeypatch)
+def test_the_html_report_carries_hostile_strings_as_data(hostile_sessions, monkeypatch, capsys):
+    _hostile_home(hostile_sessions, monkeypatch)
     code, out, err = invoke(monkeypatch, capsys, "report", "-o", "-")
-    assert (code, err) == (0, ["wrote stdout: 8 log(s), 32 request(s), check passed"])
+    assert (code, err) == (0, ["wrote stdout: 8 log(s), 32 request(s), check passed: no breaks"])
     assert re.findall(r"<script[^>]*>", out) == ['<script type="application/json" id="dsh-data">', "<script>"]
     assert "alert(1)</script>" not in out and "<b>[red]" not in out and "[/]" in out
     assert not any(c in out for c in "\x1b\x07\x9b\u202e\x00")

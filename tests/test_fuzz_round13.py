@@ -213,7 +213,8 @@ def test_a_step_summary_that_cannot_be_appended_to_is_one_warning(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(odd))
     code, out, err = _check(monkeypatch, capsys)
     assert (code, err) == (1, [])
-    assert _clean(odd.read_text("utf-8")) and odd.read_text("utf-8").startswith("## dsh-audit check: ❌ failed\n")
+    assert _clean(odd.read_text("utf-8")) and odd.read_text("utf-8").startswith(
+        "## dsh-audit check: ❌ failed: 2 log(s) with no capture\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", "logs/a.jsonl")
     assert _check(monkeypatch, capsys)[::2] == (2, [
         "error: logs/a.jsonl: the GITHUB_STEP_SUMMARY would overwrite the input logs/a.jsonl "

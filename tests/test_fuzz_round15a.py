@@ -147,7 +147,9 @@ def test_a_long_session_id_is_its_unique_prefix_in_the_summary(tmp_path: Path, m
     summary = (tmp_path / "summary.md").read_text("utf-8")
     assert summary.splitlines()[6] == (f"| ✅ pass | long.jsonl | session-{'x' * 64}… | 1 | none | 0 | n/a | "
                                        "\\$? (1 unpriced) | \\$? | \\$? | 1 |")
-    assert len(summary.encode("utf-8")) == 795  # fix W: each bare "$?" cell gains a "\\" (4), the cost cells too (2, session 43)
+    # fix W: each bare "$?" cell gains a "\\" (4), the cost cells too (2, session 43); the heading the page's
+    # verdict words, "passed: no breaks" (11, session 46)
+    assert len(summary.encode("utf-8")) == 806
 
 
 def test_ids_are_cut_to_a_prefix_no_other_id_shares() -> None:
@@ -187,15 +189,15 @@ def _huge_result() -> CheckResult:
 def test_the_summary_stays_under_github_s_cap_and_says_what_it_left_out() -> None:
     summary = format_markdown(_huge_result())
     lines = summary.splitlines()
-    assert len(summary.encode("utf-8")) == 999_273 and MAX_BYTES == 1_000_000
+    assert len(summary.encode("utf-8")) == 999_266 and MAX_BYTES == 1_000_000
     # the notes take at most a tenth; the logs stop at 200 rows, the failing findings and the
-    # passing ones at the byte cap
+    # passing ones at the byte cap (one fewer since the heading says what failed, session 46)
     assert [line for line in lines if "not shown" in line] == [
         "_50 more log(s) not shown (in the total); see the JSON report._",
         "_851 more note(s) not shown; check prints each on stderr._",
-        "- _244 more not shown; see the JSON report._", "- _256 more not shown; see the JSON report._"]
+        "- _244 more not shown; see the JSON report._", "- _257 more not shown; see the JSON report._"]
     assert [sum(1 for line in lines if line.startswith(lead)) for lead in ("| ✅ pass |", "Note: ", "- **DSH811**",
-                                                                            "- **DSH810**")] == [200, 49, 56, 44]
+                                                                            "- **DSH810**")] == [200, 49, 56, 43]
     assert lines[2] == ("250 log(s), 0 request(s); findings: 300 error(s), 0 warning(s), 300 info; 300 failing "
                         "(policy: defaults).")
     assert lines[6].startswith("| ✅ pass | " + "\\&" * 99 + "…" + "\\&" * 92 + "/0.jsonl | ")

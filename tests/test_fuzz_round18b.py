@@ -99,7 +99,7 @@ def test_index_and_report_read_one_session_once(tmp_path: Path, monkeypatch: pyt
     totals = json.loads(invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--json")[1])["totals"]
     assert (totals["sessions"], totals["requests"]) == (2, 12)
     code, out, err = invoke(monkeypatch, capsys, "report", "F", "-o", "r.html")
-    assert (code, err, out) == (0, [NOTE], "wrote r.html: 2 log(s), 12 request(s), check passed\n")
+    assert (code, err, out) == (0, [NOTE], "wrote r.html: 2 log(s), 12 request(s), check passed: no breaks\n")
 
 
 def test_a_session_folder_copied_out_twice_under_other_names_is_one_session(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ SID = "session-2b096b61-0a34-4da6-abec-4e87161c2c0b"
 needs_corpus = pytest.mark.skipif(not (A / "wire.jsonl").is_file(), reason="../shared/corpus/live is absent")
 #: The title request's own usage (DeepSeek's), as the corpus records it: 140 misses, 5 out.
 TITLE = {"prompt_tokens": 140, "completion_tokens": 5, "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": 140}
-PRICED = f"usage by request,{SID} #0,1,140,0,0,0,0,5,0.000024,"
+PRICED = f"usage by request,{SID} #0,1,140,0,0,0,0,0,5,0.000024,"  # reusable 0 after 140 (session 46)
 NOTE = "note: 1 request(s) priced from the capture's usage (their log holds none)"
 
 
@@ -131,7 +131,7 @@ def test_a_delta_adding_another_conventions_field_is_damaged_in_every_view(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     body = _sse(START, {"type": "message_delta", "usage": {"output_tokens": 5, "prompt_tokens": 7}})
     code, row, err = _usage(monkeypatch, capsys, _wire(tmp_path, {"body": body}))
-    unpriced = f"usage by request,{SID} #0,1,,0,0,,,,,,,,,,,1,deepseek-v4-flash,"  # no count, no cost
+    unpriced = f"usage by request,{SID} #0,1,,,0,0,,,,,,,,,,,1,deepseek-v4-flash,"  # no count, no cost, no reusable
     assert (code, row.startswith(unpriced), err) == (
         0, True, _unpriced("the usage mixes conventions (prompt_tokens with input_tokens)"))
 

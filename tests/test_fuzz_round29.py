@@ -58,9 +58,10 @@ def test_a_wrapped_line_never_starts_a_ci_command():
     assert fit_lines("PASSED: x (policy: a ::error::boom)", 20, hanging=0) == [
         "PASSED: x (policy: a", "\\u003a:error::boom)"]
     # measured as shown (fix W: the escape's 5 cells overran the width): folded as any long word is
-    assert fit_lines("note: see  ##[error]x", 12) == ["note: see", "  \\u0023#[er", "  ror]x"]
+    # after its "[" (where a JSON value starts: brief m14b), no longer anywhere
+    assert fit_lines("note: see  ##[error]x", 12) == ["note: see", "  \\u0023#[", "  error]x"]
     assert fit_lines("log.jsonl: DSH801 error: w ::error::boom-and-more-textxxx", 32, hanging=0) == [
-        "log.jsonl: DSH801 error: w", "\\u003a:error::boom-and-more-", "textxxx"]
+        "log.jsonl: DSH801 error: w", "\\u003a:error::", "boom-and-more-textxxx"]  # after its last ":" (m14b)
 
 
 def test_explain_escapes_a_newline_of_a_session_id():
@@ -182,9 +183,9 @@ def _two_requests(tmp_path: Path, second: dict[str, Any]) -> Path:
 @pytest.mark.parametrize(("args", "start", "expected"), [
     (("requests", "--format", "markdown"), "|  | total", "|  | total |  |  |  | ≥100 | ≥0 | 10 |  |"),
     (("usage", "--by", "request", "--format", "csv"), "usage by request,total",
-     "usage by request,total,2,100,0,0,0,0,10,0.000036,0.00003,0,0,0.000006,0.000036,0.000018,1,,,,,,,"),
+     "usage by request,total,2,100,0,0,0,0,0,10,0.000036,0.00003,0,0,0.000006,0.000036,0.000018,1,,,,,,,"),
     (("usage", "--format", "csv"), "usage by session,total",
-     "usage by session,total,2,100,0,0,0,0,10,0.000036,0.00003,0,0,0.000006,0.000036,0.000018,1"),
+     "usage by session,total,2,100,0,0,0,0,0,10,0.000036,0.00003,0,0,0.000006,0.000036,0.000018,1"),
 ])
 def test_a_total_of_zero_a_request_logged_is_a_lower_bound(args, start, expected, tmp_path, monkeypatch, capsys):
     path = _two_requests(tmp_path, {"inputTokens": 100, "outputTokens": 5})

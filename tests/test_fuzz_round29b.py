@@ -86,8 +86,8 @@ def test_a_count_written_as_a_float_is_priced_as_the_integer_dsh_reads(
          0)])
     code, out, err = invoke(monkeypatch, capsys, "usage", log, "--format", "csv", "--no-capture")
     assert (code, err, out.splitlines()[1:]) == (0, [], [
-        "usage by session,s-float,2,200,0,0,0,0,105,0.000186,0.00006,0,0,0.000126,0.000186,0.000093,0",
-        "usage by session,total,2,200,0,0,0,0,105,0.000186,0.00006,0,0,0.000126,0.000186,0.000093,0"])
+        "usage by session,s-float,2,200,0,0,0,0,0,105,0.000186,0.00006,0,0,0.000126,0.000186,0.000093,0",
+        "usage by session,total,2,200,0,0,0,0,0,105,0.000186,0.00006,0,0,0.000126,0.000186,0.000093,0"])
     monkeypatch.setenv("COLUMNS", "80")  # `requests` shows the counts `usage` prices, as ints (it showed ? then)
     code, out, err = invoke(monkeypatch, capsys, "requests", log, "--no-capture")
     assert (code, err, out.splitlines()[-5:]) == (0, [], [

@@ -137,7 +137,7 @@ SHORT_IDS = ["generated-sample", "session-sample-t…", "session-sample-chan…"
 
 
 @pytest.mark.parametrize(("columns", "ids"), [(80, SHORT_IDS), (100, SHORT_IDS), (110, SHORT_IDS),
-                                              (120, WHOLE_IDS)])
+                                              (120, SHORT_IDS), (125, WHOLE_IDS)])  # 120: "reusable" (session 46)
 def test_usage_keeps_every_session_id_whole_or_a_prefix(monkeypatch, capsys, columns: int,
                                                        ids: list[str]) -> None:
     """Before, at 90-110 columns: "session-sample-" / "compaction" (only ids holding a UUID were kept

@@ -125,7 +125,7 @@ def test_explain_and_report_say_it_too(home: Path, monkeypatch: pytest.MonkeyPat
     code, out, err = invoke(monkeypatch, capsys, "explain", str(home / "p" / "a" / "session.jsonl"), "0")
     assert (code, err) == (0, [NOTE_2028])
     code, out, err = invoke(monkeypatch, capsys, "report", str(home), "-o", "page.html")
-    assert (code, out, err) == (0, "wrote page.html: 2 log(s), 2 request(s), check passed\n", [NOTE_2028])
+    assert (code, out, err) == (0, "wrote page.html: 2 log(s), 2 request(s), check passed: no breaks\n", [NOTE_2028])
     page = Path("page.html").read_text("utf-8")
     line = f'<p class="muted caveat">{NOTE_2028}</p>'
     assert page.count(line) == 1 and page.index(line) < page.index('<section id="totals"')

@@ -147,7 +147,7 @@ def test_report_page_data_holds_null_for_a_number_past_the_double_range(tmp_path
     log = _infinite_max_tokens_log(tmp_path)
     page = tmp_path / "page.html"
     code, out, err = invoke(monkeypatch, capsys, "report", str(log), "-o", str(page))
-    assert (code, out, err) == (0, f"wrote {page}: 1 log(s), 1 request(s), check passed\n", "")
+    assert (code, out, err) == (0, f"wrote {page}: 1 log(s), 1 request(s), check passed: no breaks\n", "")
     html = page.read_text(encoding="utf-8")
     data = html.split('<script type="application/json" id="dsh-data">', 1)[1].split("</script>", 1)[0]
     assert "Infinity" not in data  # JSON.parse refuses Infinity: the whole page would show nothing

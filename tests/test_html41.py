@@ -57,7 +57,7 @@ def test_the_static_summary_says_headline_totals_and_sessions_escaped(tmp_path):
     row = '<tr data-key="{}"><th>{}</th><td>{}</td></tr>\n'
     assert _static(page) == "".join([
         '<noscript><section id="static-summary" aria-label="summary of the page without JavaScript">\n',
-        '<p><span class="failed">check failed: 1 unreadable log(s) · 1 explained break(s)'
+        '<p><span class="failed">check failed: 1 refused log(s) · 1 explained break(s)'
         '</span> <span class="muted">· 3 log(s) · 1 error(s), 0 warning(s), 2 info, 1 failing · policy defaults · '
         f"dsh-audit {__version__}</span></p>\n",
         "<p class=\"muted\">JavaScript is off: this is the page's summary. Its timelines and each request's drill-down "
@@ -73,15 +73,16 @@ def test_the_static_summary_says_headline_totals_and_sessions_escaped(tmp_path):
         row.format("hit", "hit ratio", "n/a (? of ? prompt tokens)"),
         row.format("breaks", "breaks", "1 (header_change 1)"), row.format("failing", "failing findings", "1"),
         "</table>\n",
-        '<table class="break-causes">\n<tr><th>break cause</th><th>breaks</th><th>reusable</th><th>tokens lost</th>'
+        '<table class="break-causes">\n<tr><th>break cause</th><th>breaks</th><th>reusable of breaks that lost</th>'
+        '<th>tokens lost</th>'
         "<th>cost</th><th>lost nothing</th></tr>\n",
         '<tr><td>header_change</td><td class="num">1</td><td class="num">0</td><td class="num">0 + ? (1 unknown)</td>'
         '<td class="num">$?</td><td class="num">0</td></tr>\n</table>\n',
         "<h2>Sessions (3)</h2>\n",
         '<table class="session-list">\n<tr><th>verdict</th><th>session</th><th>id</th><th>project</th>'
         "<th>requests</th><th>cost</th><th>breaks</th></tr>\n",
-        '<tr><td><span class="failed">✖ failed: 1 unreadable log(s)</span></td>'
-        f'<td>{bad}<br><span class="failed">could not be read: {bad}:1: corrupt session log: header line is not valid '
+        '<tr><td><span class="failed">✖ failed: 1 refused log(s)</span></td>'
+        f'<td>{bad}<br><span class="failed">refused: {bad}:1: corrupt session log: header line is not valid '
         "JSON (hint: this is not a DSH session log, or its first line is damaged)</span></td>"
         '<td class="key">no id</td><td>no project</td><td class="num">-</td><td class="num">n/a</td><td>-</td></tr>\n',
         f'<tr><td>✔ passed: 1 explained break(s)</td><td>Title {SHOWN}</td><td class="key">session-41-parent</td>'
@@ -109,7 +110,7 @@ def test_chromium_shows_the_summary_only_with_javascript_off_and_runs_no_log_tex
     out.write_text(page, encoding="utf-8")
     browser.get(out.as_uri())
     assert browser.find_elements(By.ID, "static-summary") == []  # script on: the noscript block is text
-    assert browser.find_element(By.ID, "headline").text.startswith("check failed: 1 unreadable log(s)")
+    assert browser.find_element(By.ID, "headline").text.startswith("check failed: 1 refused log(s)")
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     # the script's breaks by cause say what the static summary says: an unknown loss costs $?, never $0
     causes = browser.find_elements(By.CSS_SELECTOR, "#totals table.break-causes tr")[1]
@@ -142,8 +143,8 @@ def test_chromium_shows_the_summary_only_with_javascript_off_and_runs_no_log_tex
         assert [r[1:] for r in rows[1:]] == [
             [f"Title {shown}", "session-41-parent", f"/home/dev/{shown}", "3", "$?", "1 (header_change 1)"],
             [f"↳ Title {shown} (fork at seq 31)", "session-41-child", f"/home/dev/{shown}", "1", "$?", "0"]]
-        assert rows[0] == ["✖ failed: 1 unreadable log(s)",
-                           f"{bad}\ncould not be read: {bad}:1: corrupt session log: header line is not valid JSON "
+        assert rows[0] == ["✖ failed: 1 refused log(s)",
+                           f"{bad}\nrefused: {bad}:1: corrupt session log: header line is not valid JSON "
                            "(hint: this is not a DSH session log, or its first line is damaged)",
                            "no id", "no project", "-", "n/a", "-"]
         assert len(browser.find_elements(By.CSS_SELECTOR, "img, #static-summary script")) == 0

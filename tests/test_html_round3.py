@@ -121,11 +121,11 @@ def test_break_summary_groups_by_cause_and_lists_the_breaks_that_lost_nothing(tm
     assert round(sum(c["cost"] for c in overview["break_summary"]), 9) == overview["cost"]["break_cost_usd"]
 
 
-def test_a_break_that_also_went_cold_says_by_cause_what_stats_says(tmp_path, monkeypatch, capsys):
-    """Review C of session 45, F5: one request, reusable 4096, read 0, lost 1024 to its system change and
-    3072 to the cold cache (4 h idle): the page's breaks by cause said header_change lost 4096, stats 1024.
-    Both now give each cause its own tokens and cost, over the request's reusable 4096."""
-    b = LogBuilder(session_id="s-two", created_at=1_800_000_000_000, model="deepseek-v4-flash", system="S" * 16000)
+def cold_break(path: Path, session_id: str) -> Path:
+    """One request, reusable 4096, read 0 after 4 idle hours and a system change: 1024 lost to the
+    change, 3072 to the cold cache (review C of session 45, F5)."""
+    b = LogBuilder(session_id=session_id, created_at=1_800_000_000_000, model="deepseek-v4-flash",
+                   system="S" * 16000)
     with b.turn("one"), b.step():
         b.assistant("one", usage={"inputTokens": 4100, "outputTokens": 10, "cacheReadTokens": 0})
     with b.turn("two"), b.step():
@@ -134,7 +134,14 @@ def test_a_break_that_also_went_cold_says_by_cause_what_stats_says(tmp_path, mon
     b.configure(system="S" * 12000 + "T" * 4000)
     with b.turn("three"), b.step():
         b.assistant("three", usage={"inputTokens": 4200, "outputTokens": 10, "cacheReadTokens": 0})
-    log = b.write_jsonl(tmp_path / "s" / "session.jsonl", packed=False)
+    return b.write_jsonl(path, packed=False)
+
+
+def test_a_break_that_also_went_cold_says_by_cause_what_stats_says(tmp_path, monkeypatch, capsys):
+    """Review C of session 45, F5: one request, reusable 4096, read 0, lost 1024 to its system change and
+    3072 to the cold cache (4 h idle): the page's breaks by cause said header_change lost 4096, stats 1024.
+    Both now give each cause its own tokens and cost, over the request's reusable 4096."""
+    log = cold_break(tmp_path / "s" / "session.jsonl", "s-two")
     summary = build_report_data(run_check([log]))["sessions"][0]["overview"]["break_summary"]
     assert [(r["cause"], r["count"], r["pot"], r["lost"], r["cost"]) for r in summary] == [
         ("cold_ttl", 0, 4096, 3072, 0.000451584), ("header_change", 1, 4096, 1024, 0.000150528)]
@@ -173,7 +180,7 @@ def test_summary_numbers_equal_cache_and_usage_json_and_breaks_are_summarised(tm
     # by cause: count, the reusable reads the tokens lost are measured from, the tokens lost, their cost
     # (adding up to the break cost), how many lost nothing
     assert _texts(chrome, "#overview table.break-causes tr") == [
-        "break cause breaks reusable tokens lost cost lost nothing",
+        "break cause breaks reusable of breaks that lost tokens lost cost lost nothing",
         "write_not_landed 0 5760 5760 $0.0017 0",
         "header_change 6 1152 1152 $0.0003 0",
         "prune 7 0 0 $0.0000 7"]
@@ -304,14 +311,14 @@ def test_an_unreadable_log_shows_its_error_only(tmp_path, chrome):
     chrome.get(_page(tmp_path, "bad.html", [bad, good]).as_uri())
     assert _text(chrome, "#session-title") == "session-bad"  # failing first
     assert _texts(chrome, "#session-list li[data-session='0'] .meta > span") == [
-        "could not be read", "failed: 1 unreadable log(s)"]  # by cause, as the headline (its DSH212 is the refusal)
+        "refused", "failed: 1 refused log(s)"]  # by cause, as the headline (its DSH212 is the refusal)
     assert _text(chrome, "#session-info .error") == (
         f'{bad}:1: stored session "session-bad" failed validation: session header cwd must be an absolute '
         'path, got "relative/path" (hint: tokenised test fixtures need --lenient)')
     assert _text(chrome, "#overview") == "" and _text(chrome, "#legend") == ""
     assert chrome.find_element(By.ID, "timeline").is_displayed() is False
     assert chrome.find_elements(By.CSS_SELECTOR, "#timeline .req, #overview table, #overview td") == []
-    assert _text(chrome, "#detail") == "This log could not be read: no request to show."
+    assert _text(chrome, "#detail") == "DSH refuses this log: no request to show."
     chrome.find_element(By.CSS_SELECTOR, "#session-list li[data-session='1'] .name").click()
     assert _text(chrome, "#session-title") == "session-good"
     assert chrome.find_element(By.ID, "timeline").is_displayed() is True

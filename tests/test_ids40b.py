@@ -75,4 +75,6 @@ def test_usage_keeps_the_path_of_each_copy_beside_its_id(monkeypatch: pytest.Mon
     out = _run(150, "usage", "sample_logs").splitlines()
     copies = [at for at, line in enumerate(out) if line.startswith("│ session-sample-tools ")]
     assert [out[at + 1].split("│")[1].strip() for at in copies] == [
-        "(sample_logs/s…on.jsonl.zstd)", "(sample_logs/t…session.jsonl)"]
+        '(sample_logs/…n.jsonl.zstd)',
+        '(sample_logs/…ession.jsonl)',
+    ]

@@ -79,40 +79,41 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
     _unknown_log(tmp_path)
     code, out, err = run("usage", "s-unknown/session.jsonl")
     assert (code, err) == (0, [f"warning: 1 request(s) unpriced: {_UNPRICED}"])
-    # "requests" kept at 80 columns, the tokens left out first (session 38)
+    # "requests" kept at 80 columns, the tokens left out first (session 38); "reusable", what the lost
+    # tokens are measured from, beside them before off-peak (session 46)
     assert _lines(out) == [
         'usage by session',
-        '                              lost',
-        '                       cache  tokens',
-        'session    requests     miss  (cost)          cost  no cache  off-peak  unpriced',
+        '                                        lost',
+        '                       cache            tokens',
+        'session    requests     miss  reusable  (cost)          cost  no cache  unpriced',
         '────────────────────────────────────────────────────────────────────────────────',
-        's-unknown         3    ≥2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
-        'total             3    ≥2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        's-unknown         3    ≥2100      1920  0+? ($?)    ≥$0.0007  ≥$0.0012         1',
+        'total             3    ≥2100      1920  0+? ($?)    ≥$0.0007  ≥$0.0012         1',
         '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; cache miss, cache read: ≥N sums the requests that logged a count, ? when',
         'none did (1 request(s) logged none: unpriced); lost tokens: +?: 1 break(s) lost',
         'an unknown amount (cache reads not logged)',
-        'narrow terminal: cache write, cache read, output not shown (widen it, or use',
-        '--json)']
+        'narrow terminal: cache write, cache read, output, off-peak not shown (widen it,',
+        'or use --json)']
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "csv")
     assert code == 0
     assert _lines(out) == [
-        "table,session,requests,cache miss,lost tokens,lost cost,lost unknown,cache read,cache write,output,cost,"
+        "table,session,requests,cache miss,reusable,lost tokens,lost cost,lost unknown,cache read,cache write,output,cost,"
         "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced",
-        "usage by session,s-unknown,3,2100,0,,1,1920,0,30,0.00066552,0.00063,0.00001152,0,0.000024,0.00123,0.00033276,1",
-        "usage by session,total,3,2100,0,,1,1920,0,30,0.00066552,0.00063,0.00001152,0,0.000024,0.00123,0.00033276,1"]
+        "usage by session,s-unknown,3,2100,1920,0,,1,1920,0,30,0.00066552,0.00063,0.00001152,0,0.000024,0.00123,0.00033276,1",
+        "usage by session,total,3,2100,1920,0,,1,1920,0,30,0.00066552,0.00063,0.00001152,0,0.000024,0.00123,0.00033276,1"]
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "markdown")
     assert code == 0
     assert _lines(out) == [
         "### usage by session",
         "",
-        "| session | requests | cache miss | lost tokens (cost) | cache read | cache write | output | cost "
+        "| session | requests | cache miss | reusable | lost tokens (cost) | cache read | cache write | output | cost "
         "| cache miss cost | cache read cost | cache write cost | output cost | no cache | off-peak | unpriced |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        "| s-unknown | 3 | ≥2100 | 0+? (\\$?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
+        "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| s-unknown | 3 | ≥2100 | 1920 | 0+? (\\$?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
         "| ≥$0.000024 | ≥$0.0012 | ≥$0.0003 | 1 |",
-        "| total | 3 | ≥2100 | 0+? (\\$?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
+        "| total | 3 | ≥2100 | 1920 | 0+? (\\$?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0006 | ≥$0.000012 | ≥$0.0000 "
         "| ≥$0.000024 | ≥$0.0012 | ≥$0.0003 | 1 |",
         "",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥\\$: a lower "
@@ -128,7 +129,7 @@ def test_usage_csv_has_no_lost_unknown_column_when_every_loss_is_known(tmp_path:
     b.write_jsonl(tmp_path / "s-known" / "session.jsonl", packed=False)
     code, out, _ = run("usage", "s-known/session.jsonl", "--format", "csv")
     assert code == 0
-    assert _lines(out)[0] == ("table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,"
+    assert _lines(out)[0] == ("table,session,requests,cache miss,reusable,lost tokens,lost cost,cache read,cache write,output,"
                               "cost,cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,"
                               "unpriced")
     code, out, _ = run("usage", "s-known/session.jsonl", "--json")

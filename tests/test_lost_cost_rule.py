@@ -117,34 +117,35 @@ def test_usage_by_session(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
                                  "local-coder] table of cache_miss, cache_read and output rates)"]
     assert [line.rstrip() for line in out.splitlines()][:8] == [
         "usage by session",
-        "┏━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳"
+        "┏━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳"
         "━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓",
-        "┃ session   ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ "
+        "┃ session   ┃ requests ┃ cache miss ┃ reusable ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ "
         "no cache ┃ off-peak ┃ unpriced ┃",
-        "┡━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇"
+        "┡━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇"
         "━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩",
-        # lost tokens beside the cache misses they are part of (issue 11 item 3)
-        "│ s-both    │        6 │       8800 │ 6144 (≥$0.0006)    │       4096 │           0 │     60 │ ≥$0.0013 │ "
+        # lost tokens beside the cache misses they are part of and the reusable reads they are measured
+        # from (issue 11 item 3; session 46: lost <= reusable - cache read)
+        "│ s-both    │        6 │       8800 │    10240 │ 6144 (≥$0.0006)    │       4096 │           0 │     60 │ ≥$0.0013 │ "
         "≥$0.0019 │ ≥$0.0007 │        3 │",
         # was "4096 (≥$0.0000)"
-        "│ s-unknown │        5 │       6700 │ 4096 ($?)          │       4096 │           0 │     50 │ ≥$0.0007 │ "
+        "│ s-unknown │        5 │       6700 │     8192 │ 4096 ($?)          │       4096 │           0 │     50 │ ≥$0.0007 │ "
         "≥$0.0012 │ ≥$0.0003 │        3 │",
-        "│ total     │       11 │      15500 │ 10240 (≥$0.0006)   │       8192 │           0 │    110 │ ≥$0.0020 │ "
+        "│ total     │       11 │      15500 │    18432 │ 10240 (≥$0.0006)   │       8192 │           0 │    110 │ ≥$0.0020 │ "
         "≥$0.0031 │ ≥$0.0010 │        6 │",
-        "└───────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴"
+        "└───────────┴──────────┴────────────┴──────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴"
         "──────────┴──────────┴──────────┘"]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--format", "csv")
     # CSV: exact amounts (as the JSON), the lost tokens and their cost two plain columns, unknown empty;
     # what each bucket cost after "cost" (session 41: the cost of cache misses was in --json alone)
     assert _csv(out) == [
-        ["table", "session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write",
+        ["table", "session", "requests", "cache miss", "reusable", "lost tokens", "lost cost", "cache read", "cache write",
          "output", "cost", "cache miss cost", "cache read cost", "cache write cost", "output cost", "no cache",
          "off-peak", "unpriced"],
-        ["usage by session", "s-both", "6", "8800", "6144", "0.00056448", "4096", "0", "60", "0.00130752",
+        ["usage by session", "s-both", "6", "8800", "10240", "6144", "0.00056448", "4096", "0", "60", "0.00130752",
          "0.00126", "0.00001152", "0", "0.000036", "0.001872", "0.00065376", "3"],
-        ["usage by session", "s-unknown", "5", "6700", "4096", "", "4096", "0", "50", "0.00066552",
+        ["usage by session", "s-unknown", "5", "6700", "8192", "4096", "", "4096", "0", "50", "0.00066552",
          "0.00063", "0.00001152", "0", "0.000024", "0.00123", "0.00033276", "3"],
-        ["usage by session", "total", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
+        ["usage by session", "total", "11", "15500", "18432", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
          "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--json")[1])
     assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["totals"])] == [
@@ -155,11 +156,11 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--format", "csv")
     assert code == 0 and _csv(out)[1:] == [
-        ["usage by model", "deepseek-flash", "deepseek-v4-flash", "5", "6300", "1920", "0.00056448", "3840", "0", "50",
+        ["usage by model", "deepseek-flash", "deepseek-v4-flash", "5", "6300", "5760", "1920", "0.00056448", "3840", "0", "50",
          "0.00197304", "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "0"],
-        ["usage by model", "local-coder", "local-coder", "6", "9200", "8320", "", "4352", "0", "60", "", "", "", "",
+        ["usage by model", "local-coder", "local-coder", "6", "9200", "12672", "8320", "", "4352", "0", "60", "", "", "", "",
          "", "", "", "6"],
-        ["usage by model", "total", "", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
+        ["usage by model", "total", "", "11", "15500", "18432", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
          "0.00189", "0.00002304", "0", "0.00006", "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "model", "--json")[1])
     assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["totals"])] == [
@@ -169,7 +170,7 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
     # a turn whose only request is unpriced: its lost cost is unknown (empty) when it lost tokens, and
     # 0 when it lost nothing (docs/cache-accounting.md: "a loss with no lost token costs $0.0000",
     # 0 in JSON and CSV: an amount no request owes is 0, never unknown)
-    assert [(r[1], r[9], r[4], r[5], r[16]) for r in _csv(out)[1:]] == [
+    assert [(r[1], r[10], r[5], r[6], r[17]) for r in _csv(out)[1:]] == [  # "reusable" at r[4] (session 46)
         ("s-both turn 1", "0.000612", "0", "0", "0"), ("s-both turn 2", "0.00005352", "0", "0", "0"),
         ("s-both turn 3", "0.000642", "1920", "0.00056448", "0"), ("s-both turn 4", "", "2048", "", "1"),
         ("s-both turn 5", "", "0", "0", "1"), ("s-both turn 6", "", "2176", "", "1"),

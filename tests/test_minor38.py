@@ -73,33 +73,33 @@ _NO_IDS_80 = [
     '14 request(s) with usage logged (?: none logged)',
 ]
 #: What a narrow terminal leaves out in most views.
-_NARROW_80 = [
-    'narrow terminal: cache miss, output, cache read, off-peak not shown (widen it,',
-    'or use --json)',
+_NARROW_80 = [  # "reusable" kept beside the lost tokens, before "no cache" (session 46)
+    'narrow terminal: cache miss, output, cache read, off-peak, no cache not shown',
+    '(widen it, or use --json)',
 ]
 
 #: Each view of usage at 80 columns (the same two logs).
 USAGE_80 = {
     "session": [
         'usage by session',
-        '                             lost tokens     cache',
-        'session            requests  (cost)          write      cost  no cache  unpriced',
+        '                                       lost tokens     cache',
+        'session            requests  reusable  (cost)          write      cost  unpriced',
         "─" * 80,
-        'session-sample-t…         4                      0   $0.0003   $0.0005',
-        'session-514c4bc2         11  8927 ($0.0308)  18490  ≥$0.0935  ≥$0.2631         1',
-        'total                    15  8927 ($0.0308)  18490  ≥$0.0938  ≥$0.2636         1',
+        'session-sample-t…         4       640                      0   $0.0003',
+        'session-514c4bc2         11     77372  8927 ($0.0308)  18490  ≥$0.0935         1',
+        'total                    15     78012  8927 ($0.0308)  18490  ≥$0.0938         1',
         *_CAPTION_80,
         *_IDS_80,
         *_NARROW_80,
     ],
     "day": [
         'usage by day',
-        '                                             cache',
-        'day         requests  lost tokens (cost)     write      cost  no cache  unpriced',
+        '                                                       cache',
+        'day         requests  reusable  lost tokens (cost)     write      cost  unpriced',
         "─" * 80,
-        '2026-12-02        11  8927 ($0.0308)         18490  ≥$0.0935  ≥$0.2631         1',
-        '2027-01-15         4                             0   $0.0003   $0.0005',
-        'total             15  8927 ($0.0308)         18490  ≥$0.0938  ≥$0.2636         1',
+        '2026-12-02        11     77372  8927 ($0.0308)         18490  ≥$0.0935         1',
+        '2027-01-15         4       640                             0   $0.0003',
+        'total             15     78012  8927 ($0.0308)         18490  ≥$0.0938         1',
         *_CAPTION_80,
         *_NO_IDS_80,
         *_NARROW_80,
@@ -107,13 +107,13 @@ USAGE_80 = {
     "model": [
         # the model the price table bills; the name logged would wrap its key: the caption says it (session 43)
         'usage by model',
-        '                             lost tokens     cache',
-        'model              requests  (cost)          write      cost  no cache  unpriced',
+        '                                       lost tokens     cache',
+        'model              requests  reusable  (cost)          write      cost  unpriced',
         "─" * 80,
-        'claude-sonnet-4-5         9                   9404  ≥$0.0562  ≥$0.2087         1',
-        'claude-sonnet-4-6         2  8927 ($0.0308)   9086   $0.0373   $0.0545',
-        'deepseek-flash            4                      0   $0.0003   $0.0005',
-        'total                    15  8927 ($0.0308)  18490  ≥$0.0938  ≥$0.2636         1',
+        'claude-sonnet-4-5         9     59518                   9404  ≥$0.0562         1',
+        'claude-sonnet-4-6         2     17854  8927 ($0.0308)   9086   $0.0373',
+        'deepseek-flash            4       640                      0   $0.0003',
+        'total                    15     78012  8927 ($0.0308)  18490  ≥$0.0938         1',
         *_CAPTION_80,
         '14 request(s) with usage logged (?: none logged); model as billed:',
         'deepseek-flash (logged as deepseek-v4-flash)',
@@ -121,12 +121,12 @@ USAGE_80 = {
     ],
     "window": [
         'usage by window',
-        '                                             cache',
-        'window    requests  lost tokens (cost)       write      cost  no cache  unpriced',
+        '                                                       cache',
+        'window    requests  reusable  lost tokens (cost)       write      cost  unpriced',
         "─" * 80,
-        'peak             4                               0   $0.0003   $0.0005',
-        'standard        11  8927 ($0.0308)           18490  ≥$0.0935  ≥$0.2631         1',
-        'total           15  8927 ($0.0308)           18490  ≥$0.0938  ≥$0.2636         1',
+        'peak             4       640                               0   $0.0003',
+        'standard        11     77372  8927 ($0.0308)           18490  ≥$0.0935         1',
+        'total           15     78012  8927 ($0.0308)           18490  ≥$0.0938         1',
         *_CAPTION_80,
         *_NO_IDS_80,
         *_NARROW_80,
@@ -144,34 +144,34 @@ USAGE_80 = {
         'total                           15  8927 ($0.0308)     18490  ≥$0.0938         1',
         *_CAPTION_80,
         *_IDS_80,
-        'narrow terminal: cache miss, output, cache read, off-peak, no cache not shown',
-        '(widen it, or use --json)',
+        'narrow terminal: cache miss, output, cache read, off-peak, no cache, reusable',
+        'not shown (widen it, or use --json)',
     ],
     "request": [
         'usage by request',
-        '                                             cache',
-        'request               lost tokens (cost)     write      cost  no cache  unpriced',
+        '                                                       cache',
+        'request               reusable  lost tokens (cost)     write      cost  unpriced',
         "─" * 80,
-        'session-sample-t… #0                             0   $0.0001   $0.0001',
-        'session-sample-t… #1                             0   $0.0001   $0.0001',
-        'session-sample-t… #2                             0   $0.0001   $0.0001',
-        'session-sample-t… #3                             0   $0.0001   $0.0002',
-        'session-514c4bc2 #0                              ?        $?        $?         1',
-        'session-514c4bc2 #1                           8019   $0.0304   $0.0244',
-        'session-514c4bc2 #2                            310   $0.0039   $0.0249',
-        'session-514c4bc2 #3                            187   $0.0039   $0.0257',
-        'session-514c4bc2 #4                            258   $0.0037   $0.0258',
-        'session-514c4bc2 #5                            157   $0.0038   $0.0266',
-        'session-514c4bc2 #6                            189   $0.0037   $0.0269',
-        'session-514c4bc2 #7                            152   $0.0036   $0.0271',
-        'session-514c4bc2 #8                            132   $0.0033   $0.0272',
-        'session-514c4bc2 #9   8927 ($0.0308)          8917   $0.0337   $0.0270',
-        'session-514c4bc2 #10                           169   $0.0035   $0.0274',
-        'total                 8927 ($0.0308)         18490  ≥$0.0938  ≥$0.2636         1',
+        'session-sample-t… #0         0                             0   $0.0001',
+        'session-sample-t… #1       128                             0   $0.0001',
+        'session-sample-t… #2       256                             0   $0.0001',
+        'session-sample-t… #3       256                             0   $0.0001',
+        'session-514c4bc2 #0          ?                             ?        $?         1',
+        'session-514c4bc2 #1          0                          8019   $0.0304',
+        'session-514c4bc2 #2       8029                           310   $0.0039',
+        'session-514c4bc2 #3       8192                           187   $0.0039',
+        'session-514c4bc2 #4       8325                           258   $0.0037',
+        'session-514c4bc2 #5       8524                           157   $0.0038',
+        'session-514c4bc2 #6       8679                           189   $0.0037',
+        'session-514c4bc2 #7       8839                           152   $0.0036',
+        'session-514c4bc2 #8       8930                           132   $0.0033',
+        'session-514c4bc2 #9       8927  8927 ($0.0308)          8917   $0.0337',
+        'session-514c4bc2 #10      8927                           169   $0.0035',
+        'total                    78012  8927 ($0.0308)         18490  ≥$0.0938         1',
         *_CAPTION_80,
         *_IDS_80,
-        'narrow terminal: requests, cache miss, output, cache read, off-peak not shown',
-        '(widen it, or use --json)',
+        'narrow terminal: requests, cache miss, output, cache read, off-peak, no cache',
+        'not shown (widen it, or use --json)',
     ],
 }
 
@@ -195,13 +195,13 @@ def test_usage_at_200_columns_shows_every_column(monkeypatch, capsys, logs: Path
     assert (code, err) == (0, UNPRICED)
     assert lines == [
         'usage by session',
-        '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
-        '┃ session                                      ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
-        '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
-        '│ session-sample-tools                         │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
-        '│ session-514c4bc2-e0ec-419e-84d4-2f666d536239 │       11 │        100 │ 8927 ($0.0308)     │      67968 │       18490 │    229 │ ≥$0.0935 │ ≥$0.2631 │ ≥$0.0935 │        1 │',
-        '│ total                                        │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
-        '└──────────────────────────────────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
+        '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃ session                                      ┃ requests ┃ cache miss ┃ reusable ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
+        '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ session-sample-tools                         │        4 │        748 │      640 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
+        '│ session-514c4bc2-e0ec-419e-84d4-2f666d536239 │       11 │        100 │    77372 │ 8927 ($0.0308)     │      67968 │       18490 │    229 │ ≥$0.0935 │ ≥$0.2631 │ ≥$0.0935 │        1 │',
+        '│ total                                        │       15 │        848 │    78012 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
+        '└──────────────────────────────────────────────┴──────────┴────────────┴──────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
         "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; off-peak: one-rate providers' requests at their cost; ≥$: a lower bound (unpriced requests left out), $?:",
         'no request priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
     ]
@@ -209,14 +209,14 @@ def test_usage_at_200_columns_shows_every_column(monkeypatch, capsys, logs: Path
     assert (code, err) == (0, UNPRICED)
     assert lines == [
         'usage by model',
-        '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
-        '┃ model                                        ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
-        '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
-        '│ claude-sonnet-4-5                            │        9 │         80 │                    │      59072 │        9404 │    199 │ ≥$0.0562 │ ≥$0.2087 │ ≥$0.0562 │        1 │',
-        '│ claude-sonnet-4-6                            │        2 │         20 │ 8927 ($0.0308)     │       8896 │        9086 │     30 │  $0.0373 │  $0.0545 │  $0.0373 │          │',
-        '│ deepseek-flash (logged as deepseek-v4-flash) │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
-        '│ total                                        │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
-        '└──────────────────────────────────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
+        '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃ model                                        ┃ requests ┃ cache miss ┃ reusable ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
+        '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ claude-sonnet-4-5                            │        9 │         80 │    59518 │                    │      59072 │        9404 │    199 │ ≥$0.0562 │ ≥$0.2087 │ ≥$0.0562 │        1 │',
+        '│ claude-sonnet-4-6                            │        2 │         20 │    17854 │ 8927 ($0.0308)     │       8896 │        9086 │     30 │  $0.0373 │  $0.0545 │  $0.0373 │          │',
+        '│ deepseek-flash (logged as deepseek-v4-flash) │        4 │        748 │      640 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
+        '│ total                                        │       15 │        848 │    78012 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
+        '└──────────────────────────────────────────────┴──────────┴────────────┴──────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
         "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; off-peak: one-rate providers' requests at their cost; ≥$: a lower bound (unpriced requests left out), $?:",
         'no request priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
     ]
@@ -251,7 +251,7 @@ def test_usage_of_a_claude_session_has_its_cost_off_peak(monkeypatch, capsys, lo
     log = str(logs / C1.name)
     code, lines, err = _run(monkeypatch, capsys, 200, "usage", log)
     assert (code, err) == (0, UNPRICED)
-    assert lines[2] == ("┃ session                                      ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ "
+    assert lines[2] == ("┃ session                                      ┃ requests ┃ cache miss ┃ reusable ┃ lost tokens (cost) ┃ "
                         "cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃")
     code, out, err = invoke(monkeypatch, capsys, "usage", log, "--json")
     table = json.loads(out)
@@ -259,11 +259,11 @@ def test_usage_of_a_claude_session_has_its_cost_off_peak(monkeypatch, capsys, lo
     assert (table["totals"]["cost_usd"]["total"], table["totals"]["no_cache_cost_usd"]) == (0.0934629, 0.263109)
     code, lines, err = _run(monkeypatch, capsys, 80, "usage", log, "--format", "csv")
     assert lines == [
-        "table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,"
+        "table,session,requests,cache miss,reusable,lost tokens,lost cost,cache read,cache write,output,cost,"
         "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced",
-        "usage by session,session-514c4bc2-e0ec-419e-84d4-2f666d536239,11,100,8927,0.03079065,67968,18490,229,"
+        "usage by session,session-514c4bc2-e0ec-419e-84d4-2f666d536239,11,100,77372,8927,0.03079065,67968,18490,229,"
         "0.0934629,0.0003,0.0203904,0.0693375,0.003435,0.263109,0.0934629,1",
-        "usage by session,total,11,100,8927,0.03079065,67968,18490,229,0.0934629,0.0003,0.0203904,0.0693375,"
+        "usage by session,total,11,100,77372,8927,0.03079065,67968,18490,229,0.0934629,0.0003,0.0203904,0.0693375,"
         "0.003435,0.263109,0.0934629,1"]
 
 
@@ -340,7 +340,7 @@ def test_stats_shows_off_peak_for_every_model(monkeypatch, capsys, logs: Path,
     assert [line for line in by_model if line.startswith("│ deepseek")] == [
         "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │      $0.0002 │   $0.0000038 │       $0.0000 │ "
         " $0.0001 │  $0.0003 │    $0.0005 │    $0.0002 │  $0.0000 │          │",
-        "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            4 │   1388 │        640 │     46.1% │ "
+        "│ deepseek-flash (logged as deepseek-v4-flash) │        4 │           4 │   1388 │        640 │     46.1% │ "
         "   46.1% │      640 │           0 │ $0.0000 │"]
     # at 160 columns the token table had the room for the logged names and the cost table not: neither has them
     # now, one key for both tables of a run (issue 13, D7), each caption naming them

@@ -75,21 +75,23 @@ def test_usage_by_request_table(home: Path, monkeypatch: pytest.MonkeyPatch,
                                  "local-coder] table of cache_miss, cache_read and output rates)",
                                  "warning: 1 request(s) unpriced: usage not logged"]
     # each request's model, window and send time after its amounts, as many as 200 columns hold
-    # (issue 13: a request's row says what it was priced by; the whole of it in --json and CSV)
-    assert _lines(out) == [  # the caption wraps at the terminal, not the table
-        "usage by request",
-        "┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ request    ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃  off-peak ┃ unpriced ┃ model             ┃ window   ┃ sent                 ┃",
-        "┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ s-mixed #0 │        1 │       2000 │                    │          0 │           0 │     10 │  $0.0006 │  $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        "│ s-mixed #1 │        1 │        100 │                    │       1920 │           0 │     10 │  $0.0001 │  $0.0006 │ $0.000027 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        "│ s-mixed #2 │        1 │       2100 │ 1920 ($0.0006)     │          0 │           0 │     10 │  $0.0006 │  $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        "│ s-mixed #3 │        1 │          ? │                    │          ? │           ? │      ? │       $? │       $? │        $? │        1 │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        "│ s-mixed #4 │        1 │        100 │                    │       2048 │           0 │     10 │       $? │       $? │        $? │        1 │ local-coder       │ standard │ 2027-01-15T08:00:00Z │",
-        "│ total      │        5 │       4300 │ 1920 ($0.0006)     │       3968 │           0 │     40 │ ≥$0.0013 │ ≥$0.0019 │  ≥$0.0007 │        2 │                   │          │                      │",
-        "└────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴───────────┴──────────┴───────────────────┴──────────┴──────────────────────┘",
-        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 4 request(s)",
-        "with usage logged (?: none logged)"]
+    # (issue 13: a request's row says what it was priced by; the whole of it in --json and CSV); the
+    # caption wraps at the terminal, not the table; "reusable" beside the lost tokens (session 46)
+    assert _lines(out) == [
+        'usage by request',
+        '┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃ request    ┃ requests ┃ cache miss ┃ reusable ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃  off-peak ┃ unpriced ┃ model             ┃ window   ┃',
+        '┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ s-mixed #0 │        1 │       2000 │        0 │                    │          0 │           0 │     10 │  $0.0006 │  $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │',
+        '│ s-mixed #1 │        1 │        100 │     1920 │                    │       1920 │           0 │     10 │  $0.0001 │  $0.0006 │ $0.000027 │          │ deepseek-v4-flash │ peak     │',
+        '│ s-mixed #2 │        1 │       2100 │     1920 │ 1920 ($0.0006)     │          0 │           0 │     10 │  $0.0006 │  $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │',
+        '│ s-mixed #3 │        1 │          ? │        ? │                    │          ? │           ? │      ? │       $? │       $? │        $? │        1 │ deepseek-v4-flash │ peak     │',
+        '│ s-mixed #4 │        1 │        100 │     2048 │                    │       2048 │           0 │     10 │       $? │       $? │        $? │        1 │ local-coder       │ standard │',
+        '│ total      │        5 │       4300 │     5888 │ 1920 ($0.0006)     │       3968 │           0 │     40 │ ≥$0.0013 │ ≥$0.0019 │  ≥$0.0007 │        2 │                   │          │',
+        '└────────────┴──────────┴────────────┴──────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴───────────┴──────────┴───────────────────┴──────────┘',
+        '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 4 request(s)',
+        'with usage logged (?: none logged)',
+    ]
 
 
 def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPatch,
@@ -97,35 +99,36 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "csv")
     rows = _csv(out)
     # what each bucket cost, after "cost" (session 41), sums to it in every priced row; empty when unpriced
-    buckets = [row[10:14] for row in rows]
+    buckets = [row[11:15] for row in rows]  # after "reusable" (session 46)
     assert buckets[0] == ["cache miss cost", "cache read cost", "cache write cost", "output cost"]
-    assert [sum(map(Decimal, b)) == Decimal(row[9]) if row[9] else b == [""] * 4
+    assert [sum(map(Decimal, b)) == Decimal(row[10]) if row[10] else b == [""] * 4
             for row, b in zip(rows[1:], buckets[1:])] == [True] * 6
-    rows = [row[:10] + row[14:] for row in rows]
+    rows = [row[:11] + row[15:] for row in rows]
     # each request's row ends with what it was priced by (issue 13); the rate source is the table's
-    details = [row[13:] for row in rows]
+    details = [row[14:] for row in rows]
     source = details[1][4]
     flash = ["deepseek-v4-flash", "peak", "2027-01-15T08:00:00Z", "deepseek-flash", source, "", ""]
     assert details == [["model", "window", "sent", "billed as", "rate source", "cache retention", "write rate"],
                        flash, flash, flash, flash,
                        ["local-coder", "standard", "2027-01-15T08:00:00Z", "", "", "", ""], [""] * 7]
-    assert code == 0 and source.startswith("https://") and [row[:13] for row in rows] == [
-        ["table", "request", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write",
-         "output", "cost", "no cache", "off-peak", "unpriced"],
-        ["usage by request", "s-mixed #0", "1", "2000", "0", "0", "0", "0", "10", "0.000612", "0.000612", "0.000306",
-         "0"],
-        ["usage by request", "s-mixed #1", "1", "100", "0", "0", "1920", "0", "10", "0.00005352", "0.000618",
+    assert code == 0 and source.startswith("https://") and [row[:14] for row in rows] == [
+        ["table", "request", "requests", "cache miss", "reusable", "lost tokens", "lost cost", "cache read",
+         "cache write", "output", "cost", "no cache", "off-peak", "unpriced"],
+        ["usage by request", "s-mixed #0", "1", "2000", "0", "0", "0", "0", "0", "10", "0.000612", "0.000612",
+         "0.000306", "0"],
+        ["usage by request", "s-mixed #1", "1", "100", "1920", "0", "0", "1920", "0", "10", "0.00005352", "0.000618",
          "0.00002676", "0"],
-        ["usage by request", "s-mixed #2", "1", "2100", "1920", "0.00056448", "0", "0", "10", "0.000642", "0.000642",
-         "0.000321", "0"],
+        ["usage by request", "s-mixed #2", "1", "2100", "1920", "1920", "0.00056448", "0", "0", "10", "0.000642",
+         "0.000642", "0.000321", "0"],
         # no usage: tokens unknown; it lost no token (0, as --json says), so its lost cost is 0
         # (docs/cache-accounting.md: a loss with no lost token costs $0.0000, 0 in JSON and CSV)
-        ["usage by request", "s-mixed #3", "1", "", "0", "0", "", "", "", "", "", "", "1"],
-        ["usage by request", "s-mixed #4", "1", "100", "0", "0", "2048", "0", "10", "", "", "", "1"],
-        ["usage by request", "total", "5", "4300", "1920", "0.00056448", "3968", "0", "40", "0.00130752", "0.001872",
-         "0.00065376", "2"]]
+        # and its reusable reads are unknown: empty, never 0 (session 46)
+        ["usage by request", "s-mixed #3", "1", "", "", "0", "0", "", "", "", "", "", "", "1"],
+        ["usage by request", "s-mixed #4", "1", "100", "2048", "0", "0", "2048", "0", "10", "", "", "", "1"],
+        ["usage by request", "total", "5", "4300", "5888", "1920", "0.00056448", "3968", "0", "40", "0.00130752",
+         "0.001872", "0.00065376", "2"]]
     # the rows sum to the total row, exactly (at 4 decimals they were 0.0006 + 0.0001 + 0.0006 = 0.0013)
-    for column in (5, 9, 10, 11):
+    for column in (6, 10, 11, 12):
         assert Decimal(repr(usd_total(float(r[column]) for r in rows[1:-1] if r[column]))) == Decimal(
             rows[-1][column]), column
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "request", "--json")[1])
@@ -134,7 +137,7 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
         ("s-mixed #0", 2010, 0, 0.0), ("s-mixed #1", 2030, 0, 0.0), ("s-mixed #2", 2110, 0, LOST),
         ("s-mixed #3", None, 1, 0.0), ("s-mixed #4", 2158, 0, 0.0), ("total", 8308, 1, LOST)]  # no loss: 0
     # the CSV cells are the JSON's numbers
-    assert [Decimal(r[9]) for r in rows[1:4]] == [Decimal(repr(r["cost_usd"]["total"])) for r in table["rows"][:3]]
+    assert [Decimal(r[10]) for r in rows[1:4]] == [Decimal(repr(r["cost_usd"]["total"])) for r in table["rows"][:3]]
 
 
 def test_cache_and_check(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,7 +162,7 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert code == 0
     # what the cache losses cost is the same in every table: exact, the unpriced requests lost nothing
     assert [line for line in lines if "cost lost" in line or "cache losses /" in line] == [
-        "│ cost lost (list prices)       │ $0.0006                 │",
+        "│ cost lost (list prices)      │ $0.0006                 │",
         "│ cache losses / of which breaks                 │ $0.0006 / $0.0006                             │"]
     assert "│ cache miss / cache read / cache write / output │ ≥$0.0013 / ≥$0.000012 / ≥$0.0000 / ≥$0.000036 │" in lines
     assert "│ header_change │     1920 │        1920 │ $0.0006 │         $0.0006 │" in lines
@@ -167,12 +170,12 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
             " ≥$0.000036 │ ≥$0.0013 │   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │") in lines  # the model billed (session 43)
     # by model "lost $": a model that lost no token lost $0.0000, whatever was priced (it was "n/a", then
     # "$?"; docs/cache-accounting.md: a loss with no lost token costs $0.0000, 0 in JSON and CSV)
-    assert ("│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │"
+    assert ("│ local-coder                                  │        1 │           1 │   2148 │       2048 │     95.3% │"
             "     0.0% │     2048 │           0 │ $0.0000 │") in lines
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "i.sqlite: fleet totals"] == [
-        ["sessions", "1"], ["sessions refused", "0"], ["requests", "5"], ["requests with cache reads logged", "4"],
+        ["sessions", "1"], ["sessions refused", "0"], ["requests", "5"], ["requests with cache reads known", "4"],
         ["prompt tokens", "8268"], ["cache read actual", "3968"], ["cache read expected", "1920"],
         ["hit ratio actual", "0.4799225931301403"], ["hit ratio expected", "0.23222060957910015"], ["output tokens", "40"],
         ["breaks (attribution)", "2"], ["breaks (cache)", "2"], ["tokens lost", "1920"], ["reusable cache read", "5888"],
@@ -183,9 +186,9 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
         ["all off-peak", "0.00065376"], ["cache losses", "0.00056448"], ["of which breaks", "0.00056448"],
         ["unpriced: no price for model 'local-coder'", "1"], ["unpriced: usage not logged", "1"]]
     assert [r[1:] for r in rows if r[0] == "cost by model"] == [
-        ["deepseek-flash (logged as deepseek-v4-flash)", "4", "0.00126", "0.00001152", "0", "0.000036", "0.00130752", "0.001872", "0.00065376",
+        ["deepseek-flash", "deepseek-v4-flash", "4", "0.00126", "0.00001152", "0", "0.000036", "0.00130752", "0.001872", "0.00065376",
          "0.00056448", "1"],
-        ["local-coder", "1", "", "", "", "", "", "", "", "0", "1"]]  # no break lost a token: 0
+        ["local-coder", "local-coder", "1", "", "", "", "", "", "", "", "0", "1"]]  # no break lost a token: 0
     # local-coder lost no token: 0 (docs/cache-accounting.md)
     assert [r[-1] for r in rows if r[0] == "by model"] == ["0.00056448", "0"]
     assert [r[-3:] for r in rows if r[0] == "sessions whose cache losses cost the most"] == [

@@ -71,7 +71,7 @@ def test_a_long_note_and_warning_wrap_at_spaces_on_a_terminal_a_path_whole(tmp_p
         "  not",
         "  session-logs/session-sample-tools.jsonl",
         "  (the same lines)",
-        SUMMARY])
+        "0 error(s), 0 warning(s), 0 info in 1", "  file(s)"])  # SUMMARY wrapped as a note is (brief m14b)
 
 
 def test_a_note_that_fits_the_terminal_is_one_line(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_every_session_command_takes_a_reference(home: Path, tmp_path: Path, mon
     assert code == 0 and [s["path"] for s in json.loads(out)["sessions"]] == [_log_of(home, "a", "session-aaa1")]
     page = tmp_path / "page.html"
     code, out, err = invoke(monkeypatch, capsys, "report", "latest", "-o", str(page))
-    assert (code, out, err) == (0, f"wrote {page}: 1 log(s), 1 request(s), check passed\n", [])
+    assert (code, out, err) == (0, f"wrote {page}: 1 log(s), 1 request(s), check passed: no breaks\n", [])
     code, out, err = invoke(monkeypatch, capsys, "show", "latest", "0", "--compact")
     assert (code, err, json.loads(out)["session_id"]) == (0, [], "session-bbb2")
 

@@ -24,6 +24,8 @@ from dsh_audit.testing import LogBuilder
 from dsh_audit.wire import load_routes
 from dsh_audit.wire._piai_routes import parse_routes
 
+from test_routes46 import routes_as_given
+
 API = {"openai": "openai-responses", "deepseek": "openai-completions", "anthropic": "anthropic-messages"}
 MODEL = {"openai": "gpt-5", "deepseek": "deepseek-v4-pro", "anthropic": "claude-sonnet-4-5"}
 PLATFORM = [("x-stainless-os", "Linux"), ("x-stainless-arch", "x64"), ("x-stainless-runtime", "node"),
@@ -51,13 +53,15 @@ def _piai_session(tmp_path: Path, provider: str, session_id: str) -> Any:
 def _wire_headers(tmp_path: Path, provider: str, session_id: str, profile: dict[str, Any]) -> Any:
     """The headers of the first request of a one-turn session on ``provider``'s catalog route."""
     session = _piai_session(tmp_path, provider, session_id)
-    session.use_routes(parse_routes({"providers": {provider: profile}}))
+    session.use_routes(routes_as_given({"providers": {provider: profile}}))
     request = session.requests[0]
     return session.bodies._renderer(session.route(request).adapter).render(request).headers
 
 
 def affinity(provider: str) -> dict[str, Any]:
-    """Session affinity asked of the route (Responses sends its session headers without being asked)."""
+    """Session affinity asked of the route (Responses sends its session headers without being asked): a
+    switch DSH withholds from route files (test_routes46.py), laid on the models as pi-ai's catalog entries
+    carry it (``routes_as_given``)."""
     return {} if provider == "openai" else {"compat": {"sendSessionAffinityHeaders": True}}
 
 

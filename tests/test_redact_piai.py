@@ -34,6 +34,8 @@ from dsh_audit.wire import images_in_body, load_routes
 from dsh_audit.wire._piai_js import js_blank
 from dsh_audit.wire._piai_routes import parse_routes
 
+from test_routes46 import loadable
+
 ORACLE = Path(__file__).parent / "data" / "piai_oracle"
 CASES = sorted([p.stem for p in ORACLE.glob("*.json")] + [f"images/{p.stem}" for p in (ORACLE / "images").glob("*.json")])
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -79,7 +81,8 @@ def _rules(log: Path) -> list[tuple[str, str, int | None, int | None]]:
 
 def _redacted(case: str, tmp_path: Path) -> tuple[dict[str, Any], Any, Path, Path, Any]:
     record = _load(case)
-    routes = None if record["routes"] is None else parse_routes(record["routes"])
+    # nine cases' route files are ones DSH refuses (test_routes46.py): redacted with what DSH loads of them
+    routes = None if record["routes"] is None else parse_routes(loadable(record["routes"]))
     log, capture = _write_case(record, tmp_path / "in")
     (tmp_path / "out").mkdir()
     result = redact(log, tmp_path / "out" / "session.jsonl", salt=SALT, capture=capture, routes=routes)

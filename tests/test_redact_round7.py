@@ -188,6 +188,9 @@ class _Counted:
         self.seeks += 1
         return int(self.handle.seek(*args))
 
+    def fileno(self) -> int:  # the first lines are read beside it, with pread (its reads and seeks stay counted)
+        return int(self.handle.fileno())
+
     def close(self) -> None:
         self.handle.close()
 

@@ -82,7 +82,7 @@ def test_the_page_totals_give_the_hit_ratio_and_breaks_by_cause_of_stats_and_cac
         "breaks": "9 (compaction 2, header_change 5, resume 1, subagent 1)"}
     assert f"{100 * stats['totals']['actual_hit_ratio']:.1f}%" == "77.5%"
     assert _cells(browser, "#totals table.break-causes tr") == [
-        ["break cause", "breaks", "reusable", "tokens lost", "cost", "lost nothing"],
+        ["break cause", "breaks", "reusable of breaks that lost", "tokens lost", "cost", "lost nothing"],
         ["header_change", "5", "23552", "11968", "$0.0076", "2"], ["resume", "1", "8064", "8064", "$0.0051", "0"],
         ["subagent", "1", "7936", "4672", "$0.0007", "0"], ["compaction", "2", "11136", "3328", "$0.0005", "1"]]
     assert all(e.is_displayed() for e in browser.find_elements(By.CSS_SELECTOR, "#totals table.cache-totals td"))
@@ -166,9 +166,9 @@ def test_usage_no_accounting_leaves_the_losses_empty_in_csv_and_null_in_json(mon
     monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     row = ("session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824,8,21449,{lost},36160,0,96,0.01107667,0.01009521,0.00079552,0,"
            "0.00018594,0.03414675,0.01107667,1")
-    header = ("table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,cache miss cost,"
+    header = ("table,session,requests,cache miss,reusable,lost tokens,lost cost,cache read,cache write,output,cost,cache miss cost,"
               "cache read cost,cache write cost,output cost,no cache,off-peak,unpriced")
-    for option, lost in (("--accounting", "11968,0.007635584"), ("--no-accounting", ","), ("--no-breaks", ",")):
+    for option, lost in (("--accounting", "48256,11968,0.007635584"), ("--no-accounting", ",,"), ("--no-breaks", ",,")):
         code, out, _ = invoke(monkeypatch, capsys, "usage", option, "--format", "csv", str(C_CHANGE))
         assert code == 0
         assert out.splitlines() == [header, "usage by session," + row.format(lost=lost),
@@ -177,11 +177,11 @@ def test_usage_no_accounting_leaves_the_losses_empty_in_csv_and_null_in_json(mon
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--no-accounting", "--format", "csv",
                           str(C_CHANGE))
     assert code == 0
-    assert out.splitlines()[1:] == ["usage by model,deepseek-flash,deepseek-v4-flash,2,7963,,,0,0,3,0.00119625,0.00119445,0,0,"
+    assert out.splitlines()[1:] == ["usage by model,deepseek-flash,deepseek-v4-flash,2,7963,,,,0,0,3,0.00119625,0.00119445,0,0,"
                                     "0.0000018,0.00119625,0.00119625,1",
-                                    "usage by model,deepseek-v4-pro,deepseek-v4-pro,6,13486,,,36160,0,93,0.00988042,0.00890076,"
+                                    "usage by model,deepseek-v4-pro,deepseek-v4-pro,6,13486,,,,36160,0,93,0.00988042,0.00890076,"
                                     "0.00079552,0,0.00018414,0.0329505,0.00988042,0",
-                                    "usage by model,total,,8,21449,,,36160,0,96,0.01107667,0.01009521,0.00079552,0,0.00018594,"
+                                    "usage by model,total,,8,21449,,,,36160,0,96,0.01107667,0.01009521,0.00079552,0,0.00018594,"
                                     "0.03414675,0.01107667,1"]
     lost_keys = ("lost_tokens", "lost_cost_usd", "break_cost_usd", "lost_unknown_requests")
     for option, expected in (("--accounting", (11968, 0.007635584, 0.007635584, 0)),

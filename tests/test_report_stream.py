@@ -101,7 +101,8 @@ def test_report_command_writes_the_streamed_page(tmp_path: Path, monkeypatch: py
     log = _alone(SAMPLE, tmp_path / "alone")
     out = tmp_path / "page.html"
     result = CliRunner().invoke(cli, ["report", str(log), "-o", str(out)])
-    assert (result.exit_code, result.output) == (0, f"wrote {out}: 1 log(s), 4 request(s), check passed\n")
+    assert (result.exit_code, result.output) == (
+        0, f"wrote {out}: 1 log(s), 4 request(s), check passed: 2 explained break(s)\n")
     assert len(made) == 1 and made[0].count == 4
     assert out.read_text(encoding="utf-8") == format_html(run_check([log]))
 

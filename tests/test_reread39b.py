@@ -83,7 +83,8 @@ def test_copy_notes_of_two_sessions_are_one_note_that_grouped_notes_keeps(monkey
 
 def test_body_decode_exports_only_what_other_modules_use() -> None:
     assert _body_decode.__all__ == ["BodyDecodeError", "NotUndone", "UndecodableBody", "body_bytes",
-                                    "content_encoding", "decoded_body", "is_gzip", "names_base64", "undo_codings"]
+                                    "content_encoding", "decoded_body", "decoded_stored", "is_gzip", "names_base64",
+                                    "stored_bytes", "undo_codings"]
     assert not hasattr(_body_decode, "GZIP_MAGIC") and _body_decode._GZIP_MAGIC == b"\x1f\x8b"
 
 

@@ -29,7 +29,6 @@ import pytest
 
 from _cli import invoke, mixed_home
 from dsh_audit.cache import Costs
-from dsh_audit._listing import billed_model_text
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
 SCENARIOS = ("c-change", "f-fork", "g-subagent")
@@ -63,19 +62,19 @@ def _lines(out: str) -> list[str]:
 
 TABLE = """\
 i.sqlite: fleet totals
-┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━┓
-┃ measure                       ┃ value                   ┃
-┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━┩
-│ sessions (refused)            │ 1 (0)                   │
-│ requests (cache reads logged) │ 5 (4)                   │
-│ prompt tokens                 │ 8268                    │
-│ cache read actual / expected  │ 3968 / 1920             │
-│ hit ratio actual / expected   │ 48.0% / 23.2%           │
-│ output tokens                 │ 40                      │
-│ breaks (attribution / cache)  │ 2 / 2                   │
-│ tokens lost                   │ 1920 (of 5888 reusable) │
-│ cost lost (list prices)       │ $0.0006                 │
-└───────────────────────────────┴─────────────────────────┘
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ measure                      ┃ value                   ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ sessions (refused)           │ 1 (0)                   │
+│ requests (cache reads known) │ 5 (4)                   │
+│ prompt tokens                │ 8268                    │
+│ cache read actual / expected │ 3968 / 1920             │
+│ hit ratio actual / expected  │ 48.0% / 23.2%           │
+│ output tokens                │ 40                      │
+│ breaks (attribution / cache) │ 2 / 2                   │
+│ tokens lost                  │ 1920 (of 5888 reusable) │
+│ cost lost (list prices)      │ $0.0006                 │
+└──────────────────────────────┴─────────────────────────┘
 cost (list prices, check your contract)
 ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
 ┃ measure                                        ┃ value                                         ┃
@@ -104,18 +103,18 @@ what cache losses cost, by cause
 │ header_change │     1920 │        1920 │ $0.0006 │         $0.0006 │
 └───────────────┴──────────┴─────────────┴─────────┴─────────────────┘
 by model
-┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
-┃ model                                        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ reusable ┃ lost tokens ┃  lost $ ┃
-┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
-│ deepseek-flash (logged as deepseek-v4-flash) │        4 │            3 │   6120 │       1920 │     31.4% │    31.4% │     3840 │        1920 │ $0.0006 │
-│ local-coder                                  │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │     2048 │           0 │ $0.0000 │
-└──────────────────────────────────────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴──────────┴─────────────┴─────────┘
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
+┃ model                                        ┃ requests ┃ reads known ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ reusable ┃ lost tokens ┃  lost $ ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
+│ deepseek-flash (logged as deepseek-v4-flash) │        4 │           3 │   6120 │       1920 │     31.4% │    31.4% │     3840 │        1920 │ $0.0006 │
+│ local-coder                                  │        1 │           1 │   2148 │       2048 │     95.3% │     0.0% │     2048 │           0 │ $0.0000 │
+└──────────────────────────────────────────────┴──────────┴─────────────┴────────┴────────────┴───────────┴──────────┴──────────┴─────────────┴─────────┘
 by day (UTC, request time)
-┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
-┃ day        ┃ requests ┃ reads logged ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ reusable ┃ lost tokens ┃  lost $ ┃
-┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
-│ 2027-01-15 │        5 │            4 │   8268 │       3968 │     48.0% │    23.2% │     5888 │        1920 │ $0.0006 │
-└────────────┴──────────┴──────────────┴────────┴────────────┴───────────┴──────────┴──────────┴─────────────┴─────────┘
+┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━┓
+┃ day        ┃ requests ┃ reads known ┃ prompt ┃ cache read ┃ hit ratio ┃ expected ┃ reusable ┃ lost tokens ┃  lost $ ┃
+┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━┩
+│ 2027-01-15 │        5 │           4 │   8268 │       3968 │     48.0% │    23.2% │     5888 │        1920 │ $0.0006 │
+└────────────┴──────────┴─────────────┴────────┴────────────┴───────────┴──────────┴──────────┴─────────────┴─────────┘
 breaks by cause
 ┏━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┓
 ┃ cause         ┃ cache breaks ┃ attribution breaks ┃ reusable ┃ tokens lost ┃
@@ -129,7 +128,7 @@ table,measure,value
 i.sqlite: fleet totals,sessions,1
 i.sqlite: fleet totals,sessions refused,0
 i.sqlite: fleet totals,requests,5
-i.sqlite: fleet totals,requests with cache reads logged,4
+i.sqlite: fleet totals,requests with cache reads known,4
 i.sqlite: fleet totals,prompt tokens,8268
 i.sqlite: fleet totals,cache read actual,3968
 i.sqlite: fleet totals,cache read expected,1920
@@ -157,24 +156,24 @@ table,measure,value
 "cost (list prices, check your contract)",unpriced: no price for model 'local-coder',1
 "cost (list prices, check your contract)",unpriced: usage not logged,1
 
-table,model,requests,cache miss $,cache read $,cache write $,output $,total $,no cache $,off-peak $,breaks $,unpriced
-cost by model,deepseek-flash (logged as deepseek-v4-flash),4,0.00126,0.00001152,0,0.000036,0.00130752,0.001872,0.00065376,0.00056448,1
-cost by model,local-coder,1,,,,,,,,0,1
+table,model,logged models,requests,cache miss $,cache read $,cache write $,output $,total $,no cache $,off-peak $,breaks $,unpriced
+cost by model,deepseek-flash,deepseek-v4-flash,4,0.00126,0.00001152,0,0.000036,0.00130752,0.001872,0.00065376,0.00056448,1
+cost by model,local-coder,local-coder,1,,,,,,,,0,1
 
 table,cause,reusable,tokens lost,cost,of which breaks
 "what cache losses cost, by cause",header_change,1920,1920,0.00056448,0.00056448
 
-table,model,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $
-by model,deepseek-flash (logged as deepseek-v4-flash),4,3,6120,1920,0.3137254901960784,0.3137254901960784,3840,1920,0.00056448
-by model,local-coder,1,1,2148,2048,0.9534450651769087,0,2048,0,0
+table,model,logged models,requests,reads known,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $
+by model,deepseek-flash,deepseek-v4-flash,4,3,6120,1920,0.3137254901960784,0.3137254901960784,3840,1920,0.00056448
+by model,local-coder,local-coder,1,1,2148,2048,0.9534450651769087,0,2048,0,0
 
-table,day,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $
+table,day,requests,reads known,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $
 "by day (UTC, request time)",2027-01-15,5,4,8268,3968,0.4799225931301403,0.23222060957910015,5888,1920,0.00056448
 
 table,cause,cache breaks,attribution breaks,reusable,tokens lost
 breaks by cause,header_change,2,2,1920,1920
 
-table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $,cost,breaks $
+table,session,path,requests,reads known,prompt,cache read,hit ratio,expected hit ratio,reusable,lost tokens,lost $,cost,breaks $
 sessions whose cache losses cost the most,s-mixed,{path},5,4,8268,3968,0.4799225931301403,0.23222060957910015,5888,1920,0.00056448,0.00130752,0.00056448
 
 table,session,path,request,model,cause,reusable,lost tokens,lost $
@@ -186,7 +185,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 | measure | value |
 | --- | --- |
 | sessions (refused) | 1 (0) |
-| requests (cache reads logged) | 5 (4) |
+| requests (cache reads known) | 5 (4) |
 | prompt tokens | 8268 |
 | cache read actual / expected | 3968 / 1920 |
 | hit ratio actual / expected | 48.0% / 23.2% |
@@ -225,14 +224,14 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 ### by model
 
-| model | requests | reads logged | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ |
+| model | requests | reads known | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | deepseek-flash (logged as deepseek-v4-flash) | 4 | 3 | 6120 | 1920 | 31.4% | 31.4% | 3840 | 1920 | $0.0006 |
 | local-coder | 1 | 1 | 2148 | 2048 | 95.3% | 0.0% | 2048 | 0 | $0.0000 |
 
 ### by day (UTC, request time)
 
-| day | requests | reads logged | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ |
+| day | requests | reads known | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | 2027-01-15 | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 5888 | 1920 | $0.0006 |
 
@@ -244,7 +243,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 
 ### sessions whose cache losses cost the most
 
-| session | path | requests | reads logged | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ | cost | breaks \$ |
+| session | path | requests | reads known | prompt | cache read | hit ratio | expected | reusable | lost tokens | lost \$ | cost | breaks \$ |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | s-mixed | {path} | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 5888 | 1920 | $0.0006 | ≥$0.0013 | $0.0006 |
 
@@ -369,11 +368,13 @@ def test_stats_on_corpus_logs_equals_usage_and_cache(tmp_path: Path, monkeypatch
     assert measures["cost"] == "0.014743948"  # the title calls priced from the captures found (tour 38)
     assert _value(measures["cost"]) == _json_number(usage["totals"]["cost_usd"]["total"])
     assert _value(measures["all off-peak"]) == _json_number(usage["totals"]["off_peak_cost_usd"])
-    by_model = {r[1]: _value(r[7]) for r in rows if r[0] == "cost by model"}
-    # one key each, usage's table's: the model billed and the names logged (session 43)
-    assert by_model == {billed_model_text(row["key"], row["logged_models"]): _json_number(
+    by_model = {(r[1], r[2]): _value(r[8]) for r in rows if r[0] == "cost by model"}
+    # one key each, usage's: the model billed, and the names logged in a column of their own as `usage --by model
+    # --format csv` has them (session 43; a table's one cell "MODEL (logged as A)" is two columns in CSV)
+    assert by_model == {(row["key"], "; ".join(row["logged_models"])): _json_number(
         (row["cost_usd"] or {}).get("total")) for row in usage["rows"]}
-    assert {r[1] for r in rows if r[0] == "by model"} == set(by_model)
+    assert {(r[1], r[2]) for r in rows if r[0] == "by model"} == set(by_model)
+    assert ("deepseek-flash", "deepseek-v4-flash") in by_model
     code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", *roots)
     assert code == 0
     reports = [json.loads(line) for line in out.splitlines()]

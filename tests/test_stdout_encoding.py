@@ -198,8 +198,8 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(run, folder, encoding):
         "total                       |       3 |       364 |\\u2265$0.0001 |       2"]
     assert len(separators(lines[1:6])) == 1
     assert lines[9] == "logged); model as billed: deepseek-flash (logged as deepseek-v4-flash)"
-    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache read, cache write, no",
-                          "cache, output, off-peak not shown (widen it, or use --json)"]
+    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), reusable, cache read, cache",
+                          "write, no cache, output, off-peak not shown (widen it, or use --json)"]
     assert max(len(line) for line in out.splitlines()) <= 80
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}' (provider "
                    "deepseek-official: give --prices FILE a [providers.deepseek.models."

@@ -128,26 +128,29 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
 
     def row(r: dict[str, Any]) -> list[str]:
         t = r["tokens"]
-        return [r["key"], str(r["requests"]), str(t["cache_miss"]), str(r["lost_tokens"]),
+        reusable = r["reusable_cache_read"]
+        return [r["key"], str(r["requests"]), str(t["cache_miss"]), "" if reusable is None else str(reusable),
+                str(r["lost_tokens"]),
                 _usd_csv(r, r["lost_cost_usd"]), str(t["cache_read"]), str(t["cache_write"]), str(t["output"]),
                 _usd_csv(r, r["cost_usd"]["total"]),
                 *(_usd_csv(r, r["cost_usd"][bucket]) for bucket in ("cache_miss", "cache_read", "cache_write", "output")),
                 _usd_csv(r, r["no_cache_cost_usd"]), _usd_csv(r, r["off_peak_cost_usd"]), str(r["unpriced_requests"])]
 
     # the lost tokens beside the cache misses they are part of; in CSV two plain columns; what each
-    # bucket cost after "cost", the JSON's cost_usd (session 41)
+    # bucket cost after "cost", the JSON's cost_usd (session 41); the reusable reads they are measured from
+    # before them, the JSON's reusable_cache_read (session 46)
     assert csv_rows(out) == [
-        ["session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write", "output",
+        ["session", "requests", "cache miss", "reusable", "lost tokens", "lost cost", "cache read", "cache write", "output",
          "cost", "cache miss cost", "cache read cost", "cache write cost", "output cost", "no cache", "off-peak",
          "unpriced"],
         *(row(r) for r in table["rows"]), row(table["totals"])]
     # the title call logged no usage: the wire.jsonl found beside the log prices it; each amount the
     # exact one the JSON has, not the table's 4 decimals
-    assert csv_rows(out)[-1] == ["total", "8", "21583", "11968", "0.007635584", "36160", "0", "101", "0.01109977",
+    assert csv_rows(out)[-1] == ["total", "8", "21583", "48256", "11968", "0.007635584", "36160", "0", "101", "0.01109977",
                                  "0.01011531", "0.00079552", "0", "0.00018894", "0.03416985", "0.01109977", "0"]
     # the log alone: every amount a request owes is a lower bound (the unpriced count beside)
     code, out, _ = run("usage", str(CHANGE), "--no-capture", "--format", "csv")
-    assert (code, csv_rows(out)[-1]) == (0, ["total", "8", "21449", "11968", "0.007635584", "36160", "0", "96",
+    assert (code, csv_rows(out)[-1]) == (0, ["total", "8", "21449", "48256", "11968", "0.007635584", "36160", "0", "96",
                                              "0.01107667", "0.01009521", "0.00079552", "0", "0.00018594",
                                              "0.03414675", "0.01107667", "1"])
 
@@ -428,7 +431,7 @@ def test_check_pages_its_markdown_summary_but_not_its_json_report(
     ``--format json`` is a machine format, printed directly, as every command's JSON is."""
     code, shown, err, paged = terminal_runs["check markdown"]
     assert (code, shown, err) == (0, "", "")
-    assert paged is not None and paged.startswith("## dsh-audit check: ✅ passed\n\n1 log(s), 4 request(s); ")
+    assert paged is not None and paged.startswith("## dsh-audit check: ✅ passed: no breaks\n\n1 log(s), 4 request(s); ")
     code, shown, err, paged = terminal_runs["check json"]
     assert (code, err, paged) == (0, "", None)
     assert json.loads(shown)["passed"] is True

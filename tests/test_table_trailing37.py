@@ -65,7 +65,8 @@ def test_the_compact_sessions_table_at_80_columns_ends_each_line_at_its_last_cha
 
 def test_one_block_per_row_ends_no_line_with_a_space(monkeypatch, capsys) -> None:
     lines = _lines(monkeypatch, capsys, 1, "sessions", str(SAMPLES / "sessions"))
-    assert lines[1:3] == ["when (UTC)   2027-01-15 08:00", "title        -"]  # labels as wide as "first (UTC)"
+    # labels as wide as "when (UTC)": a block holds the essential fields alone (session 46)
+    assert lines[1:3] == ["when (UTC)  2027-01-15 08:00", "title       -"]
     assert _padded(lines) == []
 
 

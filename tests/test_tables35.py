@@ -137,8 +137,9 @@ def test_diff_at_60_columns_keeps_turn_step_attempt_whole(monkeypatch, capsys) -
         "#  kind   turn/step/attempt  verdict    capture     note",
         "─" * 56,
         "0  title  -                  identical  1 (line 2)"]
-    # the caption wraps at the terminal's 60 columns, not the table's 56
-    assert _lines(out)[-3:-1] == ["narrow terminal: first offset (no values) not shown (widen", "it, or use --json)"]
+    # the caption wraps at the terminal's 60 columns, not the table's 56, and so does the summary
+    assert _lines(out)[-4:] == ["narrow terminal: first offset (no values) not shown (widen", "it, or use --json)",
+                                "8 request(s): 8 identical; 0 capture(s) unexplained, 0", "  foreign: OK"]
 
 
 @pytest.mark.parametrize("columns", range(40, 81, 4))

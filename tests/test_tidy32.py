@@ -29,18 +29,23 @@ needs_corpus = pytest.mark.skipif(not (C_CHANGE.is_file() and A_CHAT.is_file()),
 
 T0 = 1_796_112_000_000  # 2026-12-01T08:00:00Z
 
-ROWS = [("session-da27503b #0", "1", "?", "", "?", "?", "?", "$?", "$?", "$?", "1"),
-        ("session-da27503b #1", "1", "7963", "", "0", "0", "3", "$0.0012", "$0.0012", "$0.0012", ""),
-        ("session-da27503b #2", "1", "7993", "7936 ($0.0051)", "0", "0", "18", "$0.0053", "$0.0053", "$0.0053", ""),
-        ("session-da27503b #3", "1", "103", "", "7936", "0", "14", "$0.0003", "$0.0053", "$0.0003", ""),
-        ("session-da27503b #4", "1", "1910", "1152 ($0.0007)", "6784", "0", "13", "$0.0014", "$0.0058", "$0.0014", ""),
-        ("session-da27503b #5", "1", "178", "", "8640", "0", "25", "$0.0004", "$0.0059", "$0.0004", ""),
-        ("session-da27503b #6", "1", "306", "", "8000", "0", "2", "$0.0004", "$0.0055", "$0.0004", ""),
-        ("session-da27503b #7", "1", "2996", "2880 ($0.0018)", "4800", "0", "21", "$0.0021", "$0.0052", "$0.0021", ""),
-        ("session-2b096b61 #0", "1", "?", "", "?", "?", "?", "$?", "$?", "$?", "1"),
-        ("session-2b096b61 #1", "1", "7969", "", "0", "0", "29", "$0.0012", "$0.0012", "$0.0012", ""),
-        ("session-2b096b61 #2", "1", "91", "", "7936", "0", "18", "$0.000048", "$0.0012", "$0.000048", ""),
-        ("total", "11", "29509", "11968 ($0.0076)", "44096", "0", "143", "≥$0.0123", "≥$0.0366", "≥$0.0123", "2")]
+# each row's cells; "reusable" beside the lost tokens (session 46)
+ROWS = [("session-da27503b #0", "1", "?", "?", "", "?", "?", "?", "$?", "$?", "$?", "1"),
+        ("session-da27503b #1", "1", "7963", "0", "", "0", "0", "3", "$0.0012", "$0.0012", "$0.0012", ""),
+        ("session-da27503b #2", "1", "7993", "7936", "7936 ($0.0051)", "0", "0", "18", "$0.0053", "$0.0053",
+         "$0.0053", ""),
+        ("session-da27503b #3", "1", "103", "7936", "", "7936", "0", "14", "$0.0003", "$0.0053", "$0.0003", ""),
+        ("session-da27503b #4", "1", "1910", "7936", "1152 ($0.0007)", "6784", "0", "13", "$0.0014",
+         "$0.0058", "$0.0014", ""),
+        ("session-da27503b #5", "1", "178", "8576", "", "8640", "0", "25", "$0.0004", "$0.0059", "$0.0004", ""),
+        ("session-da27503b #6", "1", "306", "8192", "", "8000", "0", "2", "$0.0004", "$0.0055", "$0.0004", ""),
+        ("session-da27503b #7", "1", "2996", "7680", "2880 ($0.0018)", "4800", "0", "21", "$0.0021",
+         "$0.0052", "$0.0021", ""),
+        ("session-2b096b61 #0", "1", "?", "?", "", "?", "?", "?", "$?", "$?", "$?", "1"),
+        ("session-2b096b61 #1", "1", "7969", "0", "", "0", "0", "29", "$0.0012", "$0.0012", "$0.0012", ""),
+        ("session-2b096b61 #2", "1", "91", "7936", "", "7936", "0", "18", "$0.000048", "$0.0012", "$0.000048", ""),
+        ("total", "11", "29509", "56192", "11968 ($0.0076)", "44096", "0", "143", "≥$0.0123", "≥$0.0366",
+         "≥$0.0123", "2")]
 CAPTION = ("2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower "
            "bound (unpriced requests left out), $?: no request priced; tokens: sums over the 9 request(s) with usage "
            "logged (?: none logged); session ids: shortest unique prefix (--json for whole ids)")
@@ -48,7 +53,7 @@ CAPTION = ("2 session(s); USD per 1,000,000 tokens from the price table (package
 
 def _boxed(widths: list[int]) -> list[str]:
     """The rows of the boxed table at ``widths`` (the key and the lost tokens left-aligned)."""
-    return ["│ " + " │ ".join(cell.ljust(w) if at in (0, 3) else cell.rjust(w)
+    return ["│ " + " │ ".join(cell.ljust(w) if at in (0, 4) else cell.rjust(w)
                               for at, (cell, w) in enumerate(zip(row, widths))) + " │" for row in ROWS]
 
 
@@ -77,52 +82,54 @@ def test_usage_by_request_shortens_ids_and_keeps_each_row_on_one_line(monkeypatc
 
     # 80: ids shortened, then the columns with no value and the rest left out (the caption says which)
     assert usage(80) == [
-        "usage by request",
-        "                        cache",
-        "request                  miss  lost tokens (cost)       cost  no cache  unpriced",
+        'usage by request',
+        '                        cache',
+        'request                  miss  reusable  lost tokens (cost)       cost  unpriced',
         "─" * 80,
-        "session-da27503b #0         ?                             $?        $?         1",
-        "session-da27503b #1      7963                        $0.0012   $0.0012",
-        "session-da27503b #2      7993  7936 ($0.0051)        $0.0053   $0.0053",
-        "session-da27503b #3       103                        $0.0003   $0.0053",
-        "session-da27503b #4      1910  1152 ($0.0007)        $0.0014   $0.0058",
-        "session-da27503b #5       178                        $0.0004   $0.0059",
-        "session-da27503b #6       306                        $0.0004   $0.0055",
-        "session-da27503b #7      2996  2880 ($0.0018)        $0.0021   $0.0052",
-        "session-2b096b61 #0         ?                             $?        $?         1",
-        "session-2b096b61 #1      7969                        $0.0012   $0.0012",
-        "session-2b096b61 #2        91                      $0.000048   $0.0012",
-        "total                   29509  11968 ($0.0076)      ≥$0.0123  ≥$0.0366         2",
-        "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; tokens: sums over the 9 request(s) with usage logged (?: none logged);",
-        "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: cache write, off-peak, requests, output, cache read not shown",
-        "(widen it, or use --json)"]
-    # 140: the ids shortened before cache write is left out; every row one line, headers wrapped
-    widths = [19, 8, 8, 17, 7, 7, 6, 9, 8, 9, 8]
-    assert usage(140) == [
-        "usage by request",
-        "┏" + "┳".join("━" * (w + 2) for w in widths) + "┓",
-        "┃                     ┃          ┃    cache ┃ lost tokens       ┃   cache ┃   cache ┃        ┃           ┃"
-        "          ┃           ┃          ┃",
-        "┃ request             ┃ requests ┃     miss ┃ (cost)            ┃    read ┃   write ┃ output ┃      cost ┃"
-        " no cache ┃  off-peak ┃ unpriced ┃",
-        "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩",
-        *_boxed(widths),
-        "└" + "┴".join("─" * (w + 2) for w in widths) + "┘",
-        *_caption(140)]
-    # 150: every header whole too; before the fix every row wrapped its "#N" onto a line of its own
-    widths = [19, 8, 10, 18, 10, 11, 6, 9, 8, 9, 8]
+        'session-da27503b #0         ?         ?                             $?         1',
+        'session-da27503b #1      7963         0                        $0.0012',
+        'session-da27503b #2      7993      7936  7936 ($0.0051)        $0.0053',
+        'session-da27503b #3       103      7936                        $0.0003',
+        'session-da27503b #4      1910      7936  1152 ($0.0007)        $0.0014',
+        'session-da27503b #5       178      8576                        $0.0004',
+        'session-da27503b #6       306      8192                        $0.0004',
+        'session-da27503b #7      2996      7680  2880 ($0.0018)        $0.0021',
+        'session-2b096b61 #0         ?         ?                             $?         1',
+        'session-2b096b61 #1      7969         0                        $0.0012',
+        'session-2b096b61 #2        91      7936                      $0.000048',
+        'total                   29509     56192  11968 ($0.0076)      ≥$0.0123         2',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 9 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: cache write, off-peak, requests, output, cache read, no cache',
+        'not shown (widen it, or use --json)',
+    ]
+    # 150 (140 before "reusable", session 46): the ids shortened before cache write is left out; every
+    # row one line, headers wrapped
+    widths = [19, 8, 7, 8, 17, 7, 7, 6, 9, 8, 9, 8]
     assert usage(150) == [
         "usage by request",
         "┏" + "┳".join("━" * (w + 2) for w in widths) + "┓",
-        "┃ request             ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃"
+        "┃                     ┃          ┃   cache ┃          ┃ lost tokens       ┃   cache ┃   cache ┃        ┃"
+        "           ┃          ┃           ┃          ┃",
+        "┃ request             ┃ requests ┃    miss ┃ reusable ┃ (cost)            ┃    read ┃   write ┃ output ┃"
         "      cost ┃ no cache ┃  off-peak ┃ unpriced ┃",
         "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩",
         *_boxed(widths),
         "└" + "┴".join("─" * (w + 2) for w in widths) + "┘",
         *_caption(150)]
+    # 161 (150 before): every header whole too; before the fix every row wrapped its "#N" onto a line of its own
+    widths = [19, 8, 10, 8, 18, 10, 11, 6, 9, 8, 9, 8]
+    assert usage(161) == [
+        "usage by request",
+        "┏" + "┳".join("━" * (w + 2) for w in widths) + "┓",
+        "┃ request             ┃ requests ┃ cache miss ┃ reusable ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃"
+        " output ┃      cost ┃ no cache ┃  off-peak ┃ unpriced ┃",
+        "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩",
+        *_boxed(widths),
+        "└" + "┴".join("─" * (w + 2) for w in widths) + "┘",
+        *_caption(161)]
 
 
 def test_rows_fit_measures_the_table_print_table_draws(monkeypatch: pytest.MonkeyPatch,
@@ -175,7 +182,9 @@ def test_the_page_totals_are_usage_json_with_a_log_not_read(tmp_path: Path, monk
         usage[by] = json.loads(out)
     page = tmp_path / "team.html"
     code, _, _ = invoke(monkeypatch, capsys, "report", *logs, "-o", str(page))
-    assert code == 2 and page.is_file()  # a log not read: exit 2, the page made all the same
+    # a log DSH refuses (a seq gap): exit 1, as check's DSH801 (2 is for one that cannot be read); the page
+    # made all the same
+    assert code == 1 and page.is_file()
     found = re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>', page.read_text("utf-8"), re.S)
     assert found is not None
     totals = json.loads(found.group(1))["totals"]

@@ -155,22 +155,22 @@ def test_usage_by_request_table_has_a_tier_column_only_when_a_request_has_a_tier
     # a request's row ends with what it was priced by (issue 13: model, window, send time, billed-as
     # model, rate source, cache retention, write rate): the columns before it are compared here
     out = _without_details(out)
-    # --no-breaks measured no loss: the lost cells are empty, never 0 (session 36, D3); off-peak is
+    # --no-breaks measured no loss: the reusable and lost cells are empty, never 0 (session 36, D3); off-peak is
     # the cost (OpenAI has no peak window: session 43, issue 13)
     assert code == 0 and out == (
-        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,tier,"
+        "table,request,requests,cache miss,reusable,lost tokens,lost cost,cache read,cache write,output,cost,tier,"
         "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced\r\n"
-        "usage by request,tiers #0,1,20000,,,252000,0,1000,0.128,,0.05,0.063,0,0.015,0.695,0.128,0\r\n"
-        'usage by request,tiers #1,1,1000,,,271001,0,2000,0.1855005,">272,000",0.005,0.1355005,0,0.045,1.405005,'
+        "usage by request,tiers #0,1,20000,,,,252000,0,1000,0.128,,0.05,0.063,0,0.015,0.695,0.128,0\r\n"
+        'usage by request,tiers #1,1,1000,,,,271001,0,2000,0.1855005,">272,000",0.005,0.1355005,0,0.045,1.405005,'
         '0.1855005,0\r\n'
-        "usage by request,total,2,21000,,,523001,0,3000,0.3135005,,0.055,0.1985005,0,0.06,2.100005,0.3135005,0\r\n")
+        "usage by request,total,2,21000,,,,523001,0,3000,0.3135005,,0.055,0.1985005,0,0.06,2.100005,0.3135005,0\r\n")
     code, out, _ = run("usage", str(_base(tmp_path)), "--by", "request", "--no-breaks", "--format", "csv")
     out = _without_details(out)
     assert code == 0 and out == (
-        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,"
+        "table,request,requests,cache miss,reusable,lost tokens,lost cost,cache read,cache write,output,cost,"
         "cache miss cost,cache read cost,cache write cost,output cost,no cache,off-peak,unpriced\r\n"
-        "usage by request,base #0,1,20000,,,252000,0,1000,0.128,0.05,0.063,0,0.015,0.695,0.128,0\r\n"
-        "usage by request,total,1,20000,,,252000,0,1000,0.128,0.05,0.063,0,0.015,0.695,0.128,0\r\n")
+        "usage by request,base #0,1,20000,,,,252000,0,1000,0.128,0.05,0.063,0,0.015,0.695,0.128,0\r\n"
+        "usage by request,total,1,20000,,,,252000,0,1000,0.128,0.05,0.063,0,0.015,0.695,0.128,0\r\n")
 
 
 def _without_details(out: str) -> str:
@@ -185,10 +185,10 @@ def test_usage_by_request_terminal_table_and_caption_name_the_tier(tmp_path: Pat
     header = [cell.strip() for cell in tiered.splitlines()[2].split("┃")[1:-1]]
     # then each request's details, as many as the terminal holds (issue 13): model, window, sent, billed
     # as, for the room off-peak leaves (OpenAI bills one rate all day: off-peak is the cost, session 43)
-    assert code == 0 and header == ["request", "requests", "cache miss", "lost tokens (cost)", "cache read",
-                                    "cache write", "output", "cost", "tier", "no cache", "off-peak", "unpriced",
-                                    "model", "window", "sent"]
-    assert [line.split("│")[9].strip() for line in tiered.splitlines()[4:7]] == ["", ">272,000", ""]
+    assert code == 0 and header == ["request", "requests", "cache miss", "reusable", "lost tokens (cost)",
+                                    "cache read", "cache write", "output", "cost", "tier", "no cache", "off-peak",
+                                    "unpriced", "model", "window"]  # "reusable" (session 46): no room for "sent"
+    assert [line.split("│")[10].strip() for line in tiered.splitlines()[4:7]] == ["", ">272,000", ""]
     caption = " ".join(line.strip() for line in tiered.splitlines()[8:])
     assert caption.endswith("check your contract; tier: prompt tokens above which long-context rates priced the "
                             "whole request")

@@ -176,7 +176,7 @@ def test_check_and_report_since_leave_out_a_log_outside_the_window(tmp_path: Pat
     assert alone[0] == 0 and json.loads(out)["sessions"] == json.loads(alone[1])["sessions"]
     assert [s["path"] for s in json.loads(out)["sessions"]] == [late]
     code, out, err = _run("report", str(logs), "--until", "2026-12-03", "-o", "page.html")
-    assert (code, out) == (0, "wrote page.html: 1 log(s), 3 request(s), check passed\n")
+    assert (code, out) == (0, "wrote page.html: 1 log(s), 3 request(s), check passed: no breaks\n")
     assert err == ("note: --until 2026-12-04T00:00:00Z: 1 of 2 log(s) with no activity in that window (by the "
                    "logs' own timestamps) left out\n")
     assert "session-sample-chat" not in (tmp_path / "page.html").read_text(encoding="utf-8")

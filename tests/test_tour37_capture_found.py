@@ -193,7 +193,7 @@ def test_report_passes_the_sessions_a_found_capture_holds_nothing_of(
         home3: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "report", "home/sessions", "-o", "r.html")
     # the change session's title call is priced from the capture found beside it (its log holds no usage)
-    assert (code, out, err) == (0, "wrote r.html: 2 log(s), 11 request(s), check passed\n",
+    assert (code, out, err) == (0, "wrote r.html: 2 log(s), 11 request(s), check passed: 5 explained break(s)\n",
                                 ["note: 1 request(s) priced from the capture's usage (their log holds none)"])
     code, out, err = invoke(monkeypatch, capsys, "check", "home/sessions", "--json-report", "r.json")
     assert code == 0

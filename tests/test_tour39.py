@@ -60,18 +60,19 @@ def test_usage_shows_buckets_a_request_did_not_log_as_unknown_never_0(tmp_path: 
     assert code == 0
     assert [line.rstrip() for line in out.splitlines()] == [
         "usage by request",
-        "                      lost",
-        "               cache  tokens",
-        "request         miss  (cost)     output      cost  no cache   off-peak  unpriced",
+        "                               lost",
+        "              cache            tokens",
+        "request        miss  reusable  (cost)        cost  no cache   off-peak  unpriced",
         "─" * 80,
-        "s-unknown #0    2000                 10   $0.0006   $0.0006    $0.0003",
-        "s-unknown #1     100                 10   $0.0001   $0.0006  $0.000027",
-        "s-unknown #2       ?  0+? ($?)       10        $?        $?         $?         1",
-        "total          ≥2100  0+? ($?)       30  ≥$0.0007  ≥$0.0012   ≥$0.0003         1",
+        "s-unknown #0   2000         0             $0.0006   $0.0006    $0.0003",
+        "s-unknown #1    100      1920             $0.0001   $0.0006  $0.000027",
+        "s-unknown #2      ?         ?  0+? ($?)        $?        $?         $?         1",
+        "total         ≥2100      1920  0+? ($?)  ≥$0.0007  ≥$0.0012   ≥$0.0003         1",
         *_CAPTION,
-        # session 40: the tokens that cost the least left out first (the reads, then the output)
-        "narrow terminal: cache write, requests, cache read not shown (widen it, or use",
-        "--json)"]
+        # session 40: the tokens that cost the least left out first (the reads, then the output); "reusable"
+        # (unknown, "?", where the cache reads were not logged) stays beside the lost tokens (session 46)
+        "narrow terminal: cache write, requests, cache read, output not shown (widen it,",
+        "or use --json)"]
     code, out, _ = cli80("usage", "s-unknown/session.jsonl", "--by", "request", "--json")
     table = json.loads(out)
     assert code == 0
@@ -83,9 +84,9 @@ def test_usage_shows_buckets_a_request_did_not_log_as_unknown_never_0(tmp_path: 
     # CSV: the sum over the requests that logged a count (a lower bound), an unknown one empty
     code, out, _ = cli80("usage", "s-unknown/session.jsonl", "--by", "request", "--format", "csv")
     assert code == 0
-    assert [row.split(",")[:9] for row in out.splitlines()[3:5]] == [
-        ["usage by request", "s-unknown #2", "1", "", "0", "", "1", "", "0"],
-        ["usage by request", "total", "3", "2100", "0", "", "1", "1920", "0"]]
+    assert [row.split(",")[:10] for row in out.splitlines()[3:5]] == [  # "reusable" after "cache miss"
+        ["usage by request", "s-unknown #2", "1", "", "", "0", "", "1", "", "0"],
+        ["usage by request", "total", "3", "2100", "1920", "0", "", "1", "1920", "0"]]
 
 
 # -- 2. stats --help: what "cache breaks" counts ----------------------------------------------------
@@ -100,7 +101,9 @@ def test_stats_help_says_cache_breaks_count_every_break_whatever_its_reads(monke
         "a request at such a prefix change, or, with no attribution, one whose predicted cache read fell below its "
         "cached prefix), whatever their cache reads: one whose reads met the prediction (an older cached prefix "
         "still served it) counts and lost nothing, and one whose reads were not logged counts with an unknown "
-        'loss; "what cache losses cost, by cause"') in _one_line(out)
+        'loss; its "tokens lost" are what the breaks lost (a break that also went cold lost the rest under '
+        '"cold_ttl", a row with no break of its own), as the HTML report\'s breaks by cause says them; "what cache '
+        'losses cost, by cause" says what every request\'s tokens lost cost') in _one_line(out)  # session 46
 
 
 # -- 3. index: why unchanged logs are read again ----------------------------------------------------
@@ -160,7 +163,8 @@ def test_diff_with_another_sessions_capture_names_its_sessions_and_the_fix(
     monkeypatch.setenv("COLUMNS", "80")
     wire = str(LIVE / "c-change" / "wire.jsonl")
     code, out, err = invoke(monkeypatch, capsys, "diff", str(A_CHAT[0]), "--capture", wire)
-    assert out.splitlines()[-1] == "3 request(s): 0 identical, 3 unmatched; 0 capture(s) unexplained, 8 foreign: FAILED"
+    assert out.splitlines()[-2:] == ["3 request(s): 0 identical, 3 unmatched; 0 capture(s) unexplained, 8 foreign:",
+                                     "  FAILED"]  # wrapped at 80 columns, as a caption is
     assert (code, err) == (1, [
         f"note: no request matched: {wire} holds sends of session(s) {C_ID}, not {A_ID}: give the capture of its "
         f"run with --capture FILE (or diff the log of {C_ID})"])
@@ -190,7 +194,8 @@ def test_diff_with_a_capture_of_sends_naming_no_session_says_so_and_names_no_tab
         "─" * 54,
         "loop   unmatched  -             0 (line 1)  see note 4"]  # each reason said once, under the table
     assert not [line for line in lines if line.startswith("narrow terminal: #")]
-    assert lines[-1] == "11 request(s): 0 identical, 11 unmatched; 6 capture(s) unexplained, 0 foreign: FAILED"
+    assert lines[-2:] == ["11 request(s): 0 identical, 11 unmatched; 6 capture(s) unexplained, 0 foreign:",
+                          "  FAILED"]  # wrapped at 80 columns, as a caption is
 
 
 # -- 5. GITHUB_STEP_SUMMARY: the warning names the path ---------------------------------------------

@@ -47,18 +47,19 @@ def test_usage_at_80_columns_keeps_the_cache_writes_that_carry_the_cost(tmp_path
     code, out, err = cli80("usage", "--by", "session", C1.name)
     assert (code, err) == (0, [UNPRICED])
     assert _lines(out) == [
-        "usage by session",
-        "                            lost tokens      cache",
-        "session           requests  (cost)           write      cost  no cache  unpriced",
+        'usage by session',
+        '                                      lost tokens      cache',
+        'session           requests  reusable  (cost)           write      cost  unpriced',
         "─" * 80,
-        "session-514c4bc2        11  8927 ($0.0308)   18490  ≥$0.0935  ≥$0.2631         1",
-        "total                   11  8927 ($0.0308)   18490  ≥$0.0935  ≥$0.2631         1",
-        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; tokens: sums over the 10 request(s) with usage logged (?: none logged);",
-        "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: off-peak, cache miss, output, cache read not shown (widen it,",
-        "or use --json)"]  # off-peak: the cost (Anthropic bills one rate all day, session 43)
+        'session-514c4bc2        11     77372  8927 ($0.0308)   18490  ≥$0.0935         1',
+        'total                   11     77372  8927 ($0.0308)   18490  ≥$0.0935         1',
+        '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 10 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: off-peak, cache miss, output, cache read, no cache not shown',
+        '(widen it, or use --json)',
+    ]  # off-peak: the cost (Anthropic bills one rate all day, session 43)
 
 
 @needs_corpus
@@ -112,7 +113,8 @@ def test_check_at_80_columns_shows_the_capture_and_a_report_on_stdout_keeps_the_
         assert (_lines(out), err) == (_CHECK_80, [_NOTE])
     else:  # the report alone on stdout; what check says for people on stderr, as a table
         assert err == [_NOTE, *_CHECK_80]
-        assert out.startswith("## dsh-audit check: ✅ passed\n") if report[0] == "--markdown" else \
+        heading = "## dsh-audit check: ✅ passed: 1 explained break(s)\n"  # the page's words (session 46)
+        assert out.startswith(heading) if report[0] == "--markdown" else \
             json.loads(out)["version"] == "2.1.0"
 
 

@@ -57,7 +57,8 @@ OTHER_TABLE = "\n".join([
     *(FOREIGN.format("title" if at == 1 else "loop", at, at + 1) for at in range(8)),
     "note 4: 8 captures: 0, 1, 2, 3, 4, 5, 6, 7 are foreign: session",
     f"  {OTHER_ID} is not among the logs given",
-    "11 request(s): 0 identical, 11 unmatched; 0 capture(s) unexplained, 8 foreign: FAILED",
+    "11 request(s): 0 identical, 11 unmatched; 0 capture(s) unexplained, 8 foreign:",
+    "  FAILED",
     ""])
 
 

@@ -196,7 +196,8 @@ def test_check_markdown_shows_no_code_span_a_folder_name_makes(tmp_path: Path, m
 def test_report_gives_the_way_forward_check_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "report", str(C3), "-o", str(tmp_path / "page.html"))
-    assert code == 0 and out == f"wrote {tmp_path / 'page.html'}: 1 log(s), 6 request(s), 6 failing finding(s)\n"
+    assert code == 0 and out == (f"wrote {tmp_path / 'page.html'}: 1 log(s), 6 request(s), "
+                                 "check failed: 6 unrendered request(s)\n")
     assert err == ["note: 1 request(s) priced from the capture's usage (their log holds none)",
                    "note: 6 failing finding(s) (DSH815, 1 log(s)); hint: pass --routes FILE (DSH's llm-pi-ai route "
                    "configuration), or record the log in a DSH home (<home>/sessions/...) and declare the route in "

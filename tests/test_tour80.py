@@ -115,19 +115,19 @@ def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_
     assert (code, err) == (0, [])
     assert lines == [
         "3 session(s), newest first",
-        "when (UTC)        title                  reqs        cost  id",
+        "when (UTC)        title          reqs  breaks        cost  id",
         "─" * 80,
-        # a cost above 0 too small for 4 decimals: two significant digits (was "≥$0.0000")
-        "2027-01-15 08:20  Count the bullet          2  ≥$0.000049  402a1ae8",
-        "                  lines in the README",  # wrapped at a word, never a word a line
-        "2027-01-15 08:10  -                         1   $0.000049  session-86ef2d28-9b1c",
-        "2027-01-15 08:00  Fix the flaky test        2  ≥$0.000049  session-86ef2d28-6e7a",
-        "total                                       5    ≥$0.0001",  # issue 14 B1
-        "id: shortest unique prefix (--json for whole ids)",
+        # a cost above 0 too small for 4 decimals: two significant digits (was "≥$0.0000"); "breaks" kept,
+        # each title cut for it (session 46: was wrapped at a word, "breaks" and "hit" left out)
+        "2027-01-15 08:20  Count the…        2       0  ≥$0.000049  402a1ae8",
+        "2027-01-15 08:10  -                 1       0   $0.000049  session-86ef2d28-9b1c",
+        "2027-01-15 08:00  Fix the flak…     2       0  ≥$0.000049  session-86ef2d28-6e7a",
+        "total                               5       0    ≥$0.0001",  # issue 14 B1
+        "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
         # "reqs": "requests" would take the title's room; the lesser columns (issue 14 B1) left out first make
         # the caption too wide in the headers' own words: it says "hit"
-        "narrow terminal: format, first (UTC), tokens, project, hit, breaks not shown",
-        "(widen it, or use --json)"]
+        "narrow terminal: format, first (UTC), tokens, project, hit not shown (widen it,",
+        "or use --json)"]
     code, lines, err = at_80(monkeypatch, capsys, "explain", "session-86ef2d28-6e7a", "0", home=uuid_home)
     assert (code, err) == (0, [])
     assert lines[0] == "request 0 (loop, turn 1 step 1 attempt 1) of session"
@@ -179,7 +179,7 @@ def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_
     # the sessions newest first, as `sessions` lists them
     # "requests" kept at 80 columns (session 38: before, it went right after the empty columns);
     # "no cache" (the cost in every row: no cache read) goes first
-    assert lines == [  # compact below 100 columns
+    assert lines == [
         'usage by session',
         '                                 cache',
         'session                requests   miss  output        cost    off-peak  unpriced',
@@ -192,8 +192,9 @@ def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; tokens: sums over the 3 request(s) with usage logged (?: none logged);',
         'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: lost tokens (cost) (no values), cache read, cache write, no',
-        'cache not shown (widen it, or use --json)']
+        'narrow terminal: lost tokens (cost) (no values), reusable, cache read, cache',
+        'write, no cache not shown (widen it, or use --json)',
+    ]
 
 
 def test_usage_csv_keeps_whole_ids(monkeypatch, capsys, uuid_home: Path):

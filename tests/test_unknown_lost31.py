@@ -192,7 +192,7 @@ def test_index_stores_the_loss_unknown_and_stats_counts_it(tmp_path: Path, run: 
         "measure                                      value",
         "─" * 65,
         "sessions (refused)                           1 (0)",
-        "requests (cache reads logged)                3 (2)",
+        "requests (cache reads known)                 3 (2)",
         "prompt tokens                                ≥4020",  # a request logged no cache read
         "cache read actual / expected                 ≥1920 / ≥1920",  # over the requests that logged reads
         "hit ratio actual / expected                  47.8% / 47.8%",

@@ -98,19 +98,20 @@ def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monk
                                  "local-coder] table of cache_miss, cache_read and output rates)",
                                  "warning: 1 request(s) unpriced: usage not logged"]
     assert _lines(out) == [
-        "usage by session",
-        "                           cache",
-        "session          requests   miss  output      cost  no cache  off-peak  unpriced",
-        "────────────────────────────────────────────────────────────────────────────────",
-        "session-unknown         1   1000     100        $?        $?        $?         1",
-        "session-partial         2   1000     100  ≥$0.0004  ≥$0.0004  ≥$0.0002         1",
-        "session-priced          1   1000     100   $0.0004   $0.0004   $0.0002",
-        "total                   4   3000     300  ≥$0.0008  ≥$0.0008  ≥$0.0004         2",
-        "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; tokens: sums over the 3 request(s) with usage logged (?: none logged)",
-        "narrow terminal: lost tokens (cost) (no values), cache read, cache write not",
-        "shown (widen it, or use --json)"]
+        'usage by session',
+        '                           cache',
+        'session          requests   miss  output      cost  no cache  off-peak  unpriced',
+        "─" * 80,
+        'session-unknown         1   1000     100        $?        $?        $?         1',
+        'session-partial         2   1000     100  ≥$0.0004  ≥$0.0004  ≥$0.0002         1',
+        'session-priced          1   1000     100   $0.0004   $0.0004   $0.0002',
+        'total                   4   3000     300  ≥$0.0008  ≥$0.0008  ≥$0.0004         2',
+        '3 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 3 request(s) with usage logged (?: none logged)',
+        'narrow terminal: lost tokens (cost) (no values), reusable, cache read, cache',
+        'write not shown (widen it, or use --json)',
+    ]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json")
     table = json.loads(out)
     assert [(r["key"], r["cost_usd"] and r["cost_usd"]["total"], r["no_cache_cost_usd"], r["off_peak_cost_usd"],
@@ -185,7 +186,7 @@ def test_stats_on_the_index(home: Path, monkeypatch, capsys) -> None:
     lines = _lines(out)
     assert code == 0
     assert [line for line in lines if line.startswith("│ ") and ("$" in line or "unpriced" in line)][:7] == [
-        "│ cost lost (list prices)       │ $0.0000           │",
+        "│ cost lost (list prices)      │ $0.0000           │",  # beside "requests (cache reads known)" (session 46)
         "│ requests (unpriced)                            │ 4 (2)                                     │",
         "│ cost                                           │ ≥$0.0008                                  │",
         "│ cache miss / cache read / cache write / output │ ≥$0.0006 / ≥$0.0000 / ≥$0.0000 / ≥$0.0002 │",

@@ -103,12 +103,13 @@ def test_a_log_not_read_makes_the_total_a_lower_bound(failing_home: Path, monkey
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; 1 log(s) not read (error above): left out of every sum, the",
         "total's amounts are lower bounds (≥$)",
-        "narrow terminal: lost tokens (cost), unpriced (no values) not shown (widen it,",
-        "or use --json)"]
+        # "reusable" with nothing lost beside it goes first (session 46)
+        "narrow terminal: lost tokens (cost), unpriced (no values), reusable not shown",
+        "(widen it, or use --json)"]
     # what each bucket cost is a lower bound too, by the same rule as the cost (UsageRow.shown)
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--format", "markdown")
-    assert (code, out.splitlines()[-3]) == (2, "| total | 2 | 2100 |  | 1920 | 0 | 20 | ≥$0.0007 | ≥$0.0006 | "
-                                               "≥$0.000012 | ≥$0.0000 | ≥$0.000024 | ≥$0.0012 | ≥$0.0003 |  |")
+    assert (code, out.splitlines()[-3]) == (2, "| total | 2 | 2100 | 1920 |  | 1920 | 0 | 20 | ≥$0.0007 | "
+                                               "≥$0.0006 | ≥$0.000012 | ≥$0.0000 | ≥$0.000024 | ≥$0.0012 | ≥$0.0003 |  |")
     # every log read: exact, and logs_failed 0
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json", "sessions/--p--/s-good")
     found = json.loads(out)
@@ -155,8 +156,9 @@ def test_an_empty_window_sums_to_zero_tokens(tmp_path: Path, monkeypatch: pytest
         "total           0        0        0       0       0  $0.0000   $0.0000   $0.0000",
         "0 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract",
-        "narrow terminal: lost tokens (cost), unpriced (no values) not shown (widen it,",
-        "or use --json)"]
+        # "reusable" with nothing lost beside it goes first (session 46)
+        "narrow terminal: lost tokens (cost), unpriced (no values), reusable not shown",
+        "(widen it, or use --json)"]
     code, out, err = invoke(monkeypatch, capsys, "usage", "--since", "2028-01-01", "--json")
     total = json.loads(out)["totals"]
     assert (code, total["requests"], total["usage_unknown_requests"], total["cost_complete"]) == (0, 0, 0, True)
@@ -183,8 +185,8 @@ def test_a_narrow_table_shortens_ids_before_it_leaves_out_a_column(tmp_path: Pat
         "total                    1         131       8  $0.000049  $0.000049  $0.000024",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: lost tokens (cost), unpriced (no values), cache read, cache",
-        "write not shown (widen it, or use --json)"]
+        "narrow terminal: lost tokens (cost), unpriced (no values), reusable, cache read,",
+        "cache write not shown (widen it, or use --json)"]
 
 
 def test_a_narrow_deepseek_table_leaves_out_the_empty_columns_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -194,23 +196,24 @@ def test_a_narrow_deepseek_table_leaves_out_the_empty_columns_first(tmp_path: Pa
     assert code == 0
     # cache write (0 in every row) goes first, then requests (no money), then the tokens, the
     # cheapest first (session 40), the misses, which cost the most, last; the what-ifs stay (was:
-    # cache write, off-peak, no cache, output left out)
+    # cache write, off-peak, no cache, output left out); "reusable", what the lost tokens are measured
+    # from, stays beside them after off-peak goes (session 46)
     assert _lines(out) == [
         "usage by request",
-        "               cache  lost tokens",
-        "request         miss  (cost)                 cost  no cache   off-peak  unpriced",
+        "                cache            lost tokens",
+        "request          miss  reusable  (cost)                 cost  no cache  unpriced",
         "─" * 80,
-        "s-mixed #0      2000                      $0.0006   $0.0006    $0.0003",
-        "s-mixed #1       100                      $0.0001   $0.0006  $0.000027",
-        "s-mixed #2      2100  1920 ($0.0006)      $0.0006   $0.0006    $0.0003",
-        "s-mixed #3         ?                           $?        $?         $?         1",
-        "s-mixed #4       100                           $?        $?         $?         1",
-        "total           4300  1920 ($0.0006)     ≥$0.0013  ≥$0.0019   ≥$0.0007         2",
+        "s-mixed #0       2000         0                      $0.0006   $0.0006",
+        "s-mixed #1        100      1920                      $0.0001   $0.0006",
+        "s-mixed #2       2100      1920  1920 ($0.0006)      $0.0006   $0.0006",
+        "s-mixed #3          ?         ?                           $?        $?         1",
+        "s-mixed #4        100      2048                           $?        $?         1",
+        "total            4300      5888  1920 ($0.0006)     ≥$0.0013  ≥$0.0019         2",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 4 request(s) with usage logged (?: none logged)",
-        "narrow terminal: cache write, requests, cache read, output not shown (widen it,",
-        "or use --json)"]
+        "narrow terminal: cache write, requests, cache read, output, off-peak not shown",
+        "(widen it, or use --json)"]
 
 
 def test_the_unpriced_warning_names_the_provider_and_the_prices_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -252,35 +255,37 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
     # sessions are newest first by their logs' last activity, as `sessions` lists them (c3 ran last).
     assert _lines(out) == [
         "usage by request",
-        "                                             cache",
-        "request               lost tokens (cost)     write      cost  no cache  unpriced",
+        "                                                       cache",
+        "request               reusable  lost tokens (cost)     write      cost  unpriced",
         "─" * 80,
-        "session-e7611f7a #0                              ?        $?        $?         1",
-        "session-e7611f7a #1                              0        $?        $?         1",
-        "session-e7611f7a #2                              0        $?        $?         1",
-        "session-e7611f7a #3                              0        $?        $?         1",
-        "session-e7611f7a #4                              0        $?        $?         1",
-        "session-e7611f7a #5                              0        $?        $?         1",
-        "session-514c4bc2 #0                              ?        $?        $?         1",
-        "session-514c4bc2 #1                           8019   $0.0304   $0.0244",
-        "session-514c4bc2 #2                            310   $0.0039   $0.0249",
-        "session-514c4bc2 #3                            187   $0.0039   $0.0257",
-        "session-514c4bc2 #4                            258   $0.0037   $0.0258",
-        "session-514c4bc2 #5                            157   $0.0038   $0.0266",
-        "session-514c4bc2 #6                            189   $0.0037   $0.0269",
-        "session-514c4bc2 #7                            152   $0.0036   $0.0271",
-        "session-514c4bc2 #8                            132   $0.0033   $0.0272",
-        "session-514c4bc2 #9   8927 ($0.0308)          8917   $0.0337   $0.0270",
-        "session-514c4bc2 #10                           169   $0.0035   $0.0274",
-        "total                 8927 ($0.0308)         18490  ≥$0.0935  ≥$0.2631         7",
+        "session-e7611f7a #0          ?                             ?        $?         1",
+        "session-e7611f7a #1          0                             0        $?         1",
+        "session-e7611f7a #2       8064                             0        $?         1",
+        "session-e7611f7a #3       8192                             0        $?         1",
+        "session-e7611f7a #4       8320                             0        $?         1",
+        "session-e7611f7a #5       8448                             0        $?         1",
+        "session-514c4bc2 #0          ?                             ?        $?         1",
+        "session-514c4bc2 #1          0                          8019   $0.0304",
+        "session-514c4bc2 #2       8029                           310   $0.0039",
+        "session-514c4bc2 #3       8192                           187   $0.0039",
+        "session-514c4bc2 #4       8325                           258   $0.0037",
+        "session-514c4bc2 #5       8524                           157   $0.0038",
+        "session-514c4bc2 #6       8679                           189   $0.0037",
+        "session-514c4bc2 #7       8839                           152   $0.0036",
+        "session-514c4bc2 #8       8930                           132   $0.0033",
+        "session-514c4bc2 #9       8927  8927 ($0.0308)          8917   $0.0337",
+        "session-514c4bc2 #10      8927                           169   $0.0035",
+        "total                   110396  8927 ($0.0308)         18490  ≥$0.0935         7",
         "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 15 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: off-peak, requests, cache miss, output, cache read not shown",
-        "(widen it, or use --json)"]  # off-peak: the cost in every row (one rate all day, session 43)
-    monkeypatch.setenv("COLUMNS", "100")  # every token column: only off-peak (the cost), requests left out
+        "narrow terminal: off-peak, requests, cache miss, output, cache read, no cache",
+        "not shown (widen it, or use --json)"]  # off-peak: the cost in every row (one rate all day, session 43)
+    # "reusable" (what the lost tokens are measured from) kept beside them before "no cache" (session 46)
+    monkeypatch.setenv("COLUMNS", "100")  # off-peak (the cost), requests and the cheapest tokens left out
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request", str(C1), str(C3))
-    assert out.splitlines()[2].rstrip() == ("request                 miss  (cost)              read   write  output"
+    assert out.splitlines()[2].rstrip() == ("request               reusable  (cost)             read  write  output"
                                             "      cost  no cache  unpriced")
-    assert out.splitlines()[-1].rstrip() == "narrow terminal: off-peak, requests not shown (widen it, or use --json)"
+    assert out.splitlines()[-1].rstrip() == ("narrow terminal: off-peak, requests, cache miss not shown (widen it, or "
+                                             "use --json)")

@@ -350,9 +350,9 @@ def test_a_folded_run_loses_no_line_to_check_or_sarif(tmp_path: Path, monkeypatc
     keeps lines 4-7 (they were folded into it and lost); SARIF marks the folded run's every line."""
     path = tmp_path / "session.jsonl"
     path.write_text(_BRACE5)
-    from dsh_audit.cli import _validate
+    from dsh_audit.cli import _logs
     guarded: list[tuple[str, ...]] = []  # review B 45: the logs found again only to guard a --sarif output
-    monkeypatch.setattr(_validate, "evidence_logs", lambda paths: guarded.append(tuple(paths)) or [path])
+    monkeypatch.setattr(_logs, "evidence_logs", lambda paths: guarded.append(tuple(paths)) or [path])
     code, out, _err = invoke(monkeypatch, capsys, "validate", "--json", str(path))
     found = [json.loads(line) for line in out.splitlines()[:-1]]
     assert code == 1 and guarded == []

@@ -118,8 +118,8 @@ def test_stats_ranks_sessions_and_breaks_by_what_they_lost(fleet: Path, monkeypa
         # s-calm lost nothing: no session whose losses cost the most, counted (session 41)
         "ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens; 1",
         "session(s) whose cache losses cost nothing (no token lost, or at $0) left out",
-        "narrow terminal: path, reads logged, expected, cache read not shown (widen it,",
-        "or use --json)",
+        "narrow terminal: path, reads known, expected, cache read not shown (widen it, or",
+        "use --json)",
         "costliest cache breaks",
         "                                                                   lost",
         "session   request  model              cause          reusable    tokens   lost $",

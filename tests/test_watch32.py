@@ -68,11 +68,12 @@ def test_a_look_for_new_logs_opens_no_file_that_did_not_change(tmp_path: Path) -
     opens = {os.path.basename(path): n for path, n in found["opens"].items()}
     # each export: discovery's peek at its first bytes, its header read for its session id (exports
     # of one size, and those beside them, as every other command groups them: fuzz round 23, the
-    # watch follows the file they read) and its follower, then one more peek when the late file was
-    # written (discovery ran again); the late file: its peek and a look at its format while it was
-    # empty, its peek once written, its header and its follower. Never once per look (some 25
-    # looks; before, each export was opened at each: 25 times)
-    assert opens == {**{log.name: 4 for log in logs}, "late.jsonl": 5}, opens
+    # watch follows the file they read) and its follower; the late file, a log while empty too (as
+    # every command takes an empty *.jsonl, session 46): its peek, its follower, and a look at its
+    # header once written, one more when a look for new logs came while it was written. Never once
+    # per look (some 25 looks; before, each export was opened at each: 25 times)
+    late_opens = opens.pop("late.jsonl")
+    assert opens == {log.name: 3 for log in logs} and late_opens in (3, 4), (opens, late_opens)
 
 
 def test_a_copy_replaced_by_another_session_is_followed_as_that_session(tmp_path: Path) -> None:

@@ -110,9 +110,9 @@ def test_lines_show_amounts_as_usage_does(mixed: Path, monkeypatch: pytest.Monke
     assert code == 0
     rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| s-mixed \\#")]
     # a Markdown "$?" is "\\$?" (fix W: no "$" that could close math left bare), shown as "$?"
-    assert shown == [row[7].replace("\\$", "$") for row in rows] == ["$0.0006", "$0.0001", "$0.0006", "$?", "$?"]
+    assert shown == [row[8].replace("\\$", "$") for row in rows]  # after "reusable" (session 46) == ["$0.0006", "$0.0001", "$0.0006", "$?", "$?"]
     total = next(line.split(" | ") for line in table.splitlines() if line.startswith("| total |"))
-    assert err[-1].split(", ")[-1].split(" ")[0] == total[7] == "≥$0.0013"
+    assert err[-1].split(", ")[-1].split(" ")[0] == total[8] == "≥$0.0013"
 
 
 @pytest.mark.parametrize(("model", "json_cost", "shown"), [
@@ -140,7 +140,7 @@ def test_a_tiny_or_unknown_amount_is_never_zero(tmp_path: Path, monkeypatch: pyt
         "" if json_cost else " (1 unpriced)")
     code, table, _ = invoke(monkeypatch, capsys, "usage", "--format", "markdown")
     assert code == 0
-    assert [line.split(" | ")[7].replace("\\$", "$") for line in table.splitlines()
+    assert [line.split(" | ")[8].replace("\\$", "$") for line in table.splitlines()
             if line.startswith("| total |")] == [shown]  # "\\$?" in Markdown (fix W)
 
 

@@ -24,8 +24,9 @@ from dsh_audit.testing import LogBuilder, tool_schema
 from dsh_audit.wire._anthropic import AnthropicRenderer
 from dsh_audit.wire._openai import OpenAIRenderer
 from dsh_audit.wire._piai_facts import PiModel
-from dsh_audit.wire._piai_routes import parse_routes
 from dsh_audit.wire._responses import ResponsesRenderer
+
+from test_routes46 import routes_as_given
 
 READ = tool_schema("read", "Read a file.", {"path": {"type": "string"}})
 ABSENT = object()
@@ -109,7 +110,8 @@ def test_copilot_headers_take_a_profile_override_in_place_and_no_anthropic_affin
     path = tmp_path / "session.jsonl"
     path.write_text("".join(line + "\n" for line in record["log"]), "utf-8")
     session = open_session(path)
-    session.use_routes(parse_routes({"providers": {"github-copilot": {
+    # sendSessionAffinityHeaders: withheld from DSH's route files (test_routes46.py), laid on the models
+    session.use_routes(routes_as_given({"providers": {"github-copilot": {
         "compat": {"sendSessionAffinityHeaders": True}, "headers": {"X-Initiator": "mine", "x-b": "b"}}}}))
     images = {key: base64.b64decode(data) for key, data in record["images"].items()}
     wires = [session.bodies._renderer(session.route(r).adapter).render(r, images=images) for r in session.requests[:6]]

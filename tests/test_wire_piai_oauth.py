@@ -24,6 +24,7 @@ from dsh_audit.wire._anthropic_oauth import (CLAUDE_CODE_IDENTITY, KeyedRoutePro
 from dsh_audit.wire._piai_routes import parse_routes
 
 from _cli import invoke
+from test_routes46 import routes_as_given
 from test_wire_piai_oracle import _diff, opened, options_for, pi_requests
 
 ORACLE = Path(__file__).parent / "data" / "piai_oracle" / "oauth"
@@ -195,7 +196,7 @@ def test_a_render_for_a_given_key_type_is_pi_ais(case: str, tmp_path: Path) -> N
         del route["dshAudit"]
     session = opened(record, tmp_path)
     run = route_renderer([session])
-    models = parse_routes(record["routes"]).models
+    models = routes_as_given(record["routes"]).models  # oauth-retention-long: a route file DSH refuses
     keyed = make_renderer("anthropic", models=models, key_type="oauth")
     for request, expected in zip(pi_requests(session), record["requests"]):
         theirs = expected["body"].encode("utf-8")

@@ -240,9 +240,6 @@ def compare(prev: Request, cur: Request, pair: Pair, digests: MessageDigests) ->
             evidence.extend(rep.evidence)
         causes.extend(r.cause for r in touching if r not in explaining)
     causes = _dedupe(causes)
-    for rep in touching:
-        evidence.extend(e for e in rep.evidence if e not in evidence)
-    evidence.extend(e for e in _boundary_evidence(pair, window) if e not in evidence)
     if causes:
         verdict, cause = "break", causes[0]
     elif pair.relation in ("retry", "resume", "fork"):
@@ -251,9 +248,13 @@ def compare(prev: Request, cur: Request, pair: Pair, digests: MessageDigests) ->
         verdict, cause = "cache_safe_change", "header_change"
     else:
         verdict, cause = "extension", None
-    extra = list(pair.extra_evidence)
-    if verdict == "extension" and pair.relation != "compaction_call":
+    if verdict == "extension" and pair.relation != "compaction_call":  # an extension quotes no evidence
         evidence, extra = [], []
+    else:
+        for rep in touching:
+            evidence.extend(e for e in rep.evidence if e not in evidence)
+        evidence.extend(e for e in _boundary_evidence(pair, window) if e not in evidence)
+        extra = list(pair.extra_evidence)
     divergence = None
     if verdict == "break":
         divergence = _divergence(fields, prev_h, cur_h, prev, cur, k, digests)

@@ -150,6 +150,8 @@ def diff_headers(a: dict[str, Any] | None, b: dict[str, Any] | None) -> tuple[Fi
         ...                                {"config": {"provider": "p", "model": "b"}})]
         ['model']
     """
+    if a is b:  # replay shares one header between the requests it governs: nothing can differ
+        return ()
     a, b = a or {}, b or {}
     changes = _config_changes(a.get("config") or {}, b.get("config") or {})
     changes += _marker_changes(a.get("adapterDefaults"), b.get("adapterDefaults"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._frozen import fast_frozen_init
 from ..session import Evidence
 
 __all__ = [
@@ -104,6 +105,7 @@ class Divergence:
 _NO_DATA: dict[str, Any] = {}
 
 
+@fast_frozen_init  # one is made per request, by attribution's several makers
 @dataclass(frozen=True, slots=True)
 class Transition:
     """How one request relates to the request its provider cache could reuse.

@@ -23,7 +23,7 @@ if typing.TYPE_CHECKING:
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
     from ._logged_usage import USAGE_BUCKETS, entry_usage
-    from ._money import Priced, Rates, Tokens, usd_cost, usd_total
+    from ._money import Priced, Rates, Tokens, nanos_usd, usd_cost, usd_nanos, usd_total
     from ._price_window import OFF_PEAK, PEAK, STANDARD
     from ._prices import PriceBook, Quote, load_price_files, load_prices, no_price
     from ._rule_data import load_rules, rule_for
@@ -95,6 +95,7 @@ __all__ = [
     "load_prices",
     "load_rules",
     "make_counter",
+    "nanos_usd",
     "newest_first",
     "no_price",
     "parse_instant",
@@ -113,6 +114,7 @@ __all__ = [
     "usage_tables",
     "usage_tokens",
     "usd_cost",
+    "usd_nanos",
     "usd_total",
 ]
 
@@ -173,6 +175,7 @@ _LAZY = {
     "load_prices": "._prices",
     "load_rules": "._rule_data",
     "make_counter": "._tokens",
+    "nanos_usd": "._money",
     "newest_first": "._summary",
     "no_price": "._prices",
     "parse_instant": "._usage",
@@ -191,6 +194,7 @@ _LAZY = {
     "usage_tables": "._usage",
     "usage_tokens": "._response_usage",
     "usd_cost": "._money",
+    "usd_nanos": "._money",
     "usd_total": "._money",
 }
 

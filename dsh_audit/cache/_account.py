@@ -41,7 +41,7 @@ from ._breakpoints import breakpoint_levels, written_marks
 from ._causes import attribution_causes, classify, judged_usage
 from ._earlier import (_add_run, _Best, _chain, _drop_runs, _Level, _logged_prompt, _model, _nearest, _pool, _Pool,
                        _rounded, _Run, _runs, _Seen)
-from ._ledger import logged_tokens, lost_costs, priced_prompt, request_route_model
+from ._ledger import Quoted, logged_tokens, lost_costs, priced_prompt, request_route_model
 from ._money import Tokens
 from ._prices import PriceBook, Quote, load_prices
 from ._prompt import Prompt, prefix_tokens
@@ -90,7 +90,7 @@ class _Analyzer:
         self.runs: dict[_Pool, list[_Run]] = {}  # the same, in runs (:func:`_nearest`)
         # the request last priced from its logged usage, that usage and its quote: what its ledger
         # entry is priced from too (:meth:`CacheAccount.quoted`), not read and quoted again
-        self.quoted: tuple[Request, Tokens | None, tuple[str, ...], Quote | str] | None = None
+        self.quoted: tuple[Request, Quoted] | None = None
 
     def predecessor(self, request: Request) -> _Seen | None:
         """The conversation's previous request: the last title call for a title call, else the
@@ -130,8 +130,9 @@ class _Analyzer:
         logged = _logged_prompt(request) if stand_in is None else stand_in.prompt
         size = logged if logged is not None else prompt.tokens
         now = self.times.get(request.index)
-        same = self.by_route.setdefault(_pool(provider, rule, model), [])
-        runs = self.runs.setdefault(_pool(provider, rule, model), [])
+        pool = _pool(provider, rule, model)
+        same = self.by_route.setdefault(pool, [])
+        runs = self.runs.setdefault(pool, [])
         marks, points = self._breakpoints(request, rule, model, prompt, same=same, logged=logged, size=size,
                                           now=now, count=count, ttl=ttl)
         best: dict[str, _Best] = {}
@@ -140,8 +141,13 @@ class _Analyzer:
             best = _nearest(prompt, runs if len(candidates) == len(same) else _runs(candidates), now,
                             rule.write_lag_seconds)
         if marks is None:
-            expected_any, expected, landed_level = (_level(best, name, rule, model, size=size, logged=logged,
-                                                           count=count) for name in ("any", "warm", "landed"))
+            # a request found at several levels is one entry of ``best`` (:func:`_nearest`): measured once
+            found_any, found_warm, found_landed = best.get("any"), best.get("warm"), best.get("landed")
+            expected_any = _level(best, "any", rule, model, size=size, logged=logged, count=count)
+            expected = expected_any if found_warm is found_any else \
+                _level(best, "warm", rule, model, size=size, logged=logged, count=count)
+            landed_level = expected if found_landed is found_warm else expected_any if found_landed is found_any \
+                else _level(best, "landed", rule, model, size=size, logged=logged, count=count)
         else:
             expected_any, expected, landed_level = (points[name][0] if name in points else 0
                                                     for name in ("any", "warm", "landed"))
@@ -200,7 +206,7 @@ class _Analyzer:
         # at the rate its ledger entry is priced at: a tier prices the whole request
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
                                   prompt_tokens=priced_prompt(usage, unlogged))
-        self.quoted = (request, usage, unlogged, price) if stand_in is None else None
+        self.quoted = (request, (usage, unlogged, price, billed, billed_model)) if stand_in is None else None
         # a break whose cache reads were not logged lost an unknown amount: no cost, never $0.
         # Priced here once: the request's ledger entry takes the cost (price_entry). Its lost
         # tokens were billed as its cache writes first (lost_split).
@@ -326,13 +332,14 @@ class CacheAccount:
         self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept
         self.totals = CacheTotals()  # what report() sums up, kept or not
 
-    def quoted(self, request: Request) -> tuple[Tokens | None, tuple[str, ...], Quote | str] | None:
-        """The logged usage (:func:`logged_tokens`) and quote the verdict of ``request``, the request
-        last judged, was priced at (:func:`~dsh_audit.cache.price_entry`'s ``quoted``: the ledger
-        entry of a request judged with its send time prices it at them); None when it was judged
-        from a captured usage, or is not the request last judged."""
+    def quoted(self, request: Request) -> Quoted | None:
+        """The logged usage (:func:`logged_tokens`), quote, provider and model (:func:`request_route_model`)
+        the verdict of ``request``, the request last judged, was priced at
+        (:func:`~dsh_audit.cache.price_entry`'s ``quoted``: the ledger entry of a request judged with
+        its send time prices it at them); None when it was judged from a captured usage, or is not
+        the request last judged."""
         last = self.analyzer.quoted
-        return last[1:] if last is not None and last[0] is request else None
+        return last[1] if last is not None and last[0] is request else None
 
     def add(self, request: Request, time: RequestTime | None) -> CacheVerdict:
         """Judge the next request (``time``: its send/answer time; None: TTL and write lag are not

@@ -101,7 +101,7 @@ def classify(causes: dict[int, str] | None, rule: CacheRule, model: str | None, 
         return (*known_break, {}) if known_break else ("below_minimum", None, {})
     miss = "write_not_landed" if landed < expected - rule.tolerance(expected) else "best_effort_miss"
     steps = [("cold_ttl", "cold_ttl", expected), (miss, miss, actual)]
-    breaking = break_cause(causes, index)
+    breaking = known_break if causes is not None else break_cause(causes, index)
     if breaking is not None:
         steps.insert(0, (*breaking, expected_any))
     remaining, first = potential, known_break

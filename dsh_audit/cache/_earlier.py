@@ -4,6 +4,7 @@ longest prefix with it (:func:`_nearest`): what :mod:`._account` compares each r
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,10 @@ def _run_key(prompt: Prompt) -> tuple[str, Any]:
     return prompt.source, prompt.track
 
 
+def _size(seen: _Seen) -> int:
+    return seen.prompt.size
+
+
 def _alike_runs(runs: Sequence[_Run], source: str) -> Iterator[tuple[bool, Any, list[_Seen]]]:
     """``runs`` latest first, as (whether their prompts are of ``source``, the track they lie on
     in the projection compared, their requests): a run of another source split into runs of its
@@ -164,7 +169,9 @@ def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag:
     prompt is looked up once (:func:`~dsh_audit.cache._prefix.common_prefix`: its tracks' common
     prefix, or all of the shorter prompt's), and a request's is then the smaller of it and its
     size. Runs are read latest first, and one whose longest possible prefix is no longer than each
-    level found so far is passed over whole: only a longer prefix can replace a later find.
+    level found so far is passed over whole: only a longer prefix can replace a later find. Within a
+    run of this prompt's source, once each level found holds the run's common prefix, its requests
+    longer than that prefix are passed over at once (by bisection: their sizes grew in run order).
     """
     found_any: _Best | None = None
     found_warm: _Best | None = None
@@ -175,6 +182,12 @@ def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag:
     for alike, track, seens in _alike_runs(runs, prompt.source):
         mine, commons = (prompt, own) if alike else (prompt.json or prompt, other)
         whole = mine.size
+        if alike and found_landed is not None:
+            # none of the run shares more than its latest (largest) prompt, measured at best: passed
+            # over as below, without comparing the tracks
+            last = seens[-1].prompt.size
+            if (last if last < whole else whole, 0, 2) <= found_landed[0]:
+                continue
         if track is mine.track:
             chars = 0
         else:
@@ -186,12 +199,14 @@ def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag:
             else:
                 chars = 0
         # No request of the run shares more than (whole, chars), measured at best: none can replace
-        # what a later one found when that is as good.
-        if found_landed is not None and found_warm is not None and found_any is not None:
-            bound = (whole, chars, 2)
-            if bound <= found_landed[0] and bound <= found_warm[0] and bound <= found_any[0]:
-                continue
-        for seen in reversed(seens):
+        # what a later one found when that is as good. Each landed request is warm and each warm one
+        # is any: the landed find is found last and is the least of the three, the one to beat.
+        if found_landed is not None and (whole, chars, 2) <= found_landed[0]:
+            continue
+        at = len(seens)
+        while at:  # latest first
+            at -= 1
+            seen = seens[at]
             if seen.ttl is None:
                 continue  # it wrote nothing
             theirs = seen.prompt if alike else seen.prompt.json or seen.prompt
@@ -201,23 +216,29 @@ def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag:
                 # A run's prompts are its tracks' first segments as they grew: read latest first,
                 # none shares more than this one could. When each level found holds that, none
                 # of the rest can replace a find.
-                if found_landed is not None and found_warm is not None and found_any is not None:
-                    bound = (n, 0, 2)
-                    if bound <= found_landed[0] and bound <= found_warm[0] and bound <= found_any[0]:
-                        break
+                if found_landed is not None and (n, 0, 2) <= found_landed[0]:
+                    break
                 shared = (n, 0, 2 if seen.logged and n == size else 0 if n == size else 1)
             else:
                 shared = (whole, chars, 1)
+                if found_landed is not None and alike and shared <= found_landed[0]:
+                    # Nor can any earlier one of the run that is longer than the common prefix (it shares
+                    # just as much): a run's own prompts grew in the order they were made, so those are
+                    # the ones after the last of at most ``whole`` segments.
+                    at = bisect_right(seens, whole, 0, at, key=_size)
+                    continue
+            # latest first: only a strictly better one replaces a find (of equals, the latest wins)
+            entry = None
+            if found_any is None or shared > found_any[0]:
+                entry = found_any = (shared, seen, mine, theirs)
+            elif found_landed is not None and shared <= found_landed[0]:
+                continue  # nor a warm or landed find, which are no better than the landed one
             time = seen.time
             if sent is None or time is None:
                 warm = landed = True
             else:
                 warm = sent - time.sent <= seen.ttl
                 landed = warm and time.done is not None and time.done <= sent and sent - time.sent >= lag
-            # latest first: only a strictly better one replaces a find (of equals, the latest wins)
-            entry = None
-            if found_any is None or shared > found_any[0]:
-                entry = found_any = (shared, seen, mine, theirs)
             if warm:
                 if found_warm is None or shared > found_warm[0]:
                     entry = found_warm = entry or (shared, seen, mine, theirs)

@@ -46,13 +46,18 @@ from typing import TYPE_CHECKING, Any
 from ..replay import Request
 from ..session import Session, open_session
 from ._logged_usage import entry_usage, logged_tokens, priced_prompt, request_route_model, unpriced_usage
-from ._money import Tokens, usd_cost, usd_total, write_rate
+from ._money import Tokens, cost_nanos, nanos_usd, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 from ._sums import CostSums, Costs
 
 __all__ = ["LedgerEntry", "LedgerTotals", "SessionLedger", "entry_usage", "logged_tokens", "lost_cost", "lost_split",
            "lost_costs", "price_entry", "priced_prompt", "request_route_model", "session_ledger"]
+
+#: A request's logged usage (:func:`logged_tokens`), its quote, and the provider and model it is billed under
+#: (:func:`request_route_model`), as its cache verdict was priced (:meth:`~dsh_audit.cache.CacheAccount.quoted`).
+Quoted = tuple[Tokens | None, tuple[str, ...], Quote | str, str | None, str | None]
+
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
@@ -151,26 +156,27 @@ class LedgerEntry:
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
                 sent: float | None = None, route: str | None = None, captured: Tokens | None = None,
-                quoted: tuple[Tokens | None, tuple[str, ...], Quote | str] | None = None) -> LedgerEntry:
+                quoted: Quoted | None = None) -> LedgerEntry:
     """Price one request (``verdict``: its cache verdict, whose lost tokens are priced too;
     ``sent``: its send time when the request carries none, as an importer's session gives;
     ``route``: the wire API it went out by; ``captured``: the tokens the captured response to its
     send reports, which price it when its log holds no usage: :func:`entry_usage`; ``quoted``: its
-    logged usage (:func:`logged_tokens`) and its quote from ``book`` at its send time, as its cache
-    verdict was priced (:meth:`~dsh_audit.cache.CacheAccount.quoted`; with no ``captured`` only),
-    so they are read and quoted once a request).
+    logged usage (:func:`logged_tokens`), its quote from ``book`` at its send time and its provider
+    and model (:func:`request_route_model`), as its cache verdict was priced
+    (:meth:`~dsh_audit.cache.CacheAccount.quoted`; with no ``captured`` only), so they are read and
+    quoted once a request).
 
     What the request lost is priced once, by its cache verdict (:attr:`CacheVerdict.lost_cost_by_cause`,
     :func:`lost_costs`), and taken from it when the verdict was priced at the rate this entry is
     (the same table, model, send time, window and tier: always, in the pipeline); else (a verdict
     judged without send times, or with another table) it is priced here at the entry's rate."""
-    provider, model = request_route_model(request)
     sent = request.time.sent if request.time is not None else sent
     quote: Quote | str
     if quoted is not None and captured is None:  # entry_usage's answer with nothing captured
-        tokens, unlogged, quote = quoted
+        tokens, unlogged, quote, provider, model = quoted
         source, differs = None if tokens is None and not unlogged else "log", False
     else:
+        provider, model = request_route_model(request)
         tokens, unlogged, source, differs = entry_usage(request, captured)
         quote = book.quote(provider, model, sent, prompt_tokens=priced_prompt(tokens, unlogged))
     whole = tokens is not None and not unlogged
@@ -187,15 +193,20 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                            unlogged=unlogged, lost_unknown=lost_unknown, usage_source=source, usage_differs=differs,
                            reusable=reusable)
     # Made whole at once (not by a copy per field group): one entry per request.
-    judged = verdict.lost_cost_by_cause if verdict is not None and verdict.rate == quote else None
+    judged = verdict.lost_cost_by_cause if verdict is not None and (verdict.rate is quote or verdict.rate == quote) \
+        else None  # the same quote object in the pipeline (CacheAccount.quoted): not compared field by field
     cost = no_cache_cost = off_peak_cost = None
     if tokens is not None and whole:
-        cost = Costs.of(tokens, quote.rates, quote.per, retention=retention)
-        no_cache_cost = Costs.of(Tokens(tokens.prompt, output=tokens.output), quote.rates, quote.per).total
+        rates, per = quote.rates, quote.per
+        nanos = Costs.nanos_of(tokens, rates, per, retention=retention)
+        cost = Costs(nanos=nanos)
+        # every cache read and write billed as a miss
+        prompt = tokens.prompt
+        no_cache_cost = nanos_usd((cost_nanos(prompt, rates.cache_miss, per) if prompt else 0) + nanos[3])
         # off-peak rates that are the rates themselves (an off-peak request, a provider without
         # windows) cost what the request did
-        off_peak_cost = cost.total if quote.off_peak is quote.rates else \
-            Costs.of(tokens, quote.off_peak, quote.per, retention=retention).total
+        off_peak_cost = cost.total if quote.off_peak is rates else \
+            nanos_usd(sum(Costs.nanos_of(tokens, quote.off_peak, per, retention=retention)))
     return LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
                        attempt=request.attempt, sent=sent, provider=provider, model=model, window=quote.window,
                        tokens=tokens, cost=cost, route=route, classification=classification, lost=lost,

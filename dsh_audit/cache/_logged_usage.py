@@ -7,6 +7,9 @@ that selects its long-context tier.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from .._usage_rule import (MAX_TOKENS, NATIVE_DEEPSEEK, PRICED_FIELDS, js_integer, logged_counts, reasoning_excess,
                            usage_of)
 from ..replay import Request
@@ -22,10 +25,17 @@ def request_route_model(request: Request) -> tuple[str | None, str | None]:
     """The DSH provider id and model a request was billed under: an auxiliary call's own logged
     route (compaction, title, search) first, else the header's config."""
     config = (request.header or {}).get("config") or {}
-    sources = (request.extra, config) if request.kind != "loop" else (config, request.extra)
-    provider = next((v for s in sources if isinstance(v := s.get("provider"), str)), None)
-    model = next((v for s in sources if isinstance(v := s.get("model"), str)), None)
-    return provider, model
+    first, then = (request.extra, config) if request.kind != "loop" else (config, request.extra)
+    return _string(first, then, "provider"), _string(first, then, "model")
+
+
+def _string(first: Mapping[str, Any], then: Mapping[str, Any], key: str) -> str | None:
+    """``key``'s value in ``first``, else in ``then``, when it is a string (None: in neither)."""
+    value = first.get(key)
+    if isinstance(value, str):
+        return value
+    value = then.get(key)
+    return value if isinstance(value, str) else None
 
 
 def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:

@@ -4,8 +4,11 @@ the ledger the index stored with these alone).
 
 Money has one representation: USD as a float holding a whole number of nano-dollars. A bucket's
 cost is worked out in decimal (tokens x the rate as the table writes it) and rounded to the nano-dollar
-(:func:`usd_cost`); every sum goes through :func:`usd_total`, so a total is the same number
-whichever way its requests are grouped (by session, turn, day, model, in ``stats``' SQL).
+(:func:`usd_cost`); every sum is kept as an integer count of nano-dollars (:func:`usd_nanos` in,
+:func:`nanos_usd` out, once, when the sum is read: :func:`usd_total`, :class:`Priced`, the sums of
+:mod:`._sums`), so a total is exact whatever its size and the same number whichever way its
+requests are grouped (by session, turn, day, model, in ``stats``' SQL): a million requests sum to
+what their tokens together are priced at.
 
 An amount summed over requests some of which have no price follows one rule in every view, kept
 in one place: :class:`Priced` (never ``$0`` for unknown: ``$?`` or a lower bound ``≥$x``). Sums of
@@ -17,19 +20,30 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from .._usage_rule import count_of
 
-__all__ = ["Priced", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_text", "usd_total", "write_rate"]
+__all__ = ["Priced", "Rates", "Tokens", "cost_nanos", "group_unpriced", "nanos_usd", "usd_cost", "usd_nanos",
+           "usd_text", "usd_total", "write_rate"]
 
 _DIGITS = 9  # nano-dollars
+_NANO = 1_000_000_000  # 10 ** _DIGITS
+#: Below this many USD an amount times 1e9 is within 1/16 of its exact product (the fast path of :func:`usd_nanos`).
+_FAST = 2.0**20
 #: Each positive rate as the decimal :func:`usd_cost` reads it (``Decimal(repr(rate))``), made once:
 #: a table has a few dozen; emptied whole past :data:`_RATES_LIMIT`.
 _RATES: dict[float, Decimal] = {}
 _RATES_LIMIT = 1024
+#: (rate, per) -> :func:`cost_nanos`' integer form of it (:func:`_exact_rate`), made once; emptied as :data:`_RATES`.
+_EXACT: dict[tuple[float, int], tuple[int, int, int, int] | None] = {}
+_UNSEEN = (0, 0, 0, 0)  # not in _EXACT yet (compared by identity)
+#: :func:`usd_cost`'s decimal product of tokens and a rate is exact below this (28 digits).
+_PRODUCT = 10**28
+#: Nano-dollar counts below this are what the float of their USD reads back as (:func:`usd_nanos`).
+_WHOLE = 2**52
 _BUCKETS = ("cache_miss", "cache_read", "output", "cache_write_5m", "cache_write_1h")
 
 
@@ -78,15 +92,96 @@ def usd_cost(tokens: int, rate: float | Decimal, per: int) -> float:
             return float(round(exact, _DIGITS))
 
 
+def cost_nanos(tokens: int, rate: float, per: int) -> int:
+    """:func:`usd_cost` in whole nano-dollars (``usd_nanos(usd_cost(tokens, rate, per))``), worked out
+    in integers where that is the same exact decimal (a table's rate, ``per`` a power of ten, a
+    product of at most 28 digits, an amount a float holds to the nano-dollar), else as that.
+
+    Example:
+        >>> cost_nanos(3, 0.1, 1), cost_nanos(1000, 0.3, 1_000_000), cost_nanos(1, 2.5e-09, 1), cost_nanos(3, 1.0, 7)
+        (300000000, 300000, 2, 428571429)
+    """
+    exact = _EXACT.get((rate, per), _UNSEEN) if type(rate) is float else None
+    if exact is _UNSEEN:
+        exact = _exact_rate(rate, per)
+    if exact is None:
+        return usd_nanos(usd_cost(tokens, rate, per))
+    per_token, below, digits, shift = exact
+    if 0 <= tokens < below:  # most counts: a whole number of nano-dollars per token, well in range
+        return tokens * per_token
+    product = tokens * digits
+    if not -_PRODUCT < product < _PRODUCT:
+        return usd_nanos(usd_cost(tokens, rate, per))
+    if shift >= 0:
+        nanos = product * 10**shift
+    else:
+        unit = 10**-shift
+        nanos, rest = divmod(product, unit)
+        nanos += 2 * rest > unit or (2 * rest == unit and nanos % 2 == 1)
+    return nanos if -_WHOLE < nanos < _WHOLE else usd_nanos(nanos_usd(nanos))
+
+
+def _exact_rate(rate: float, per: int) -> tuple[int, int, int, int] | None:
+    """``rate`` per ``per`` tokens as ``(per_token, below, digits, shift)``: nano-dollars per token
+    ``digits x 10**shift``, the decimal :func:`usd_cost` reads (``Decimal(repr(rate))``), and when
+    that is a whole number (``shift`` not negative) that number and the token counts below which
+    :func:`cost_nanos` is their product (0, 0 else); None where it does not use it (not a table's
+    rate, ``per`` not a power of ten). Kept in :data:`_EXACT`."""
+    found: tuple[int, int, int, int] | None = None
+    places = len(str(per)) - 1 if type(per) is int and per > 0 else -1
+    if 0.0 < rate < math.inf and places >= 0 and per == 10**places:
+        _sign, digits, exponent = Decimal(repr(rate)).as_tuple()
+        if isinstance(exponent, int):  # a finite rate (always, here): for mypy
+            number, shift = int("".join(map(str, digits))), exponent + _DIGITS - places
+            per_token = number * 10**shift if shift >= 0 else 0
+            # the product within usd_cost's 28 digits and the amount within a float's nano-dollars
+            below = min(-(-_PRODUCT // number), -(-_WHOLE // per_token)) if per_token else 0
+            found = (per_token, below, number, shift)
+    if len(_EXACT) >= _RATES_LIMIT:
+        _EXACT.clear()
+    _EXACT[(rate, per)] = found
+    return found
+
+
+def usd_nanos(usd: float) -> int:
+    """``usd`` (a finite amount) in whole nano-dollars: the nearest, half to even, as ``round(usd, 9)``
+    rounds; of an amount that is a whole number of nano-dollars (every amount :func:`usd_cost` gives),
+    that number exactly. Every sum of money adds these (:func:`usd_total`).
+
+    Example:
+        >>> usd_nanos(0.1), usd_nanos(2703701.73), usd_nanos(2.0 ** -10), usd_nanos(-1e-9)
+        (100000000, 2703701730000000, 976562, -1)
+    """
+    scaled = usd * 1e9
+    whole = round(scaled)
+    if -_FAST < usd < _FAST and -0.25 < scaled - whole < 0.25:  # no tie near: the exact product rounds alike
+        return whole
+    numerator, denominator = usd.as_integer_ratio()
+    whole, rest = divmod(numerator * _NANO, denominator)
+    return whole + (2 * rest > denominator or (2 * rest == denominator and whole % 2 == 1))
+
+
+def nanos_usd(nanos: int) -> float:
+    """``nanos`` nano-dollars in USD: the float nearest the exact amount (the one rounding a sum of
+    money has, when it is read; :func:`usd_total`).
+
+    Example:
+        >>> nanos_usd(300000000), nanos_usd(12345678901234567)
+        (0.3, 12345678.901234567)
+    """
+    return nanos / _NANO  # int / int: correctly rounded
+
+
 def usd_total(values: Iterable[float]) -> float:
-    """The sum of amounts in USD, rounded to the nano-dollar: of amounts that are whole nano-dollars,
-    the exact sum whatever their order or grouping.
+    """The sum of amounts in USD, each taken to the nano-dollar (:func:`usd_nanos`) and added exactly,
+    rounded once (:func:`nanos_usd`): of amounts that are whole nano-dollars, the exact sum whatever
+    their size, order or grouping.
 
     Example:
         >>> usd_total([0.1, 0.2]), 0.1 + 0.2
         (0.3, 0.30000000000000004)
     """
-    return round(math.fsum(values), _DIGITS)
+    return nanos_usd(sum(map(usd_nanos, values)))
 
 
 def usd_text(usd: float, digits: int = 4) -> str:
@@ -130,6 +225,8 @@ class Priced:
         requests, unpriced: the group's requests, and how many of them were not priced.
         owing, owing_unpriced: the requests that owe the amount, and how many of them have no price
             for it.
+        nanos: the sum in whole nano-dollars, kept exact as the sum grows (:func:`usd_nanos`; given
+            alone, ``usd`` is made from it): ``usd`` is its one rounding.
 
     Example:
         >>> lost = Priced().add(0.0, priced=True, owes=False).add(None, priced=False, owes=True)
@@ -144,28 +241,40 @@ class Priced:
     unpriced: int = 0
     owing: int = 0
     owing_unpriced: int = 0
+    nanos: int | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.nanos is None:
+            object.__setattr__(self, "nanos", usd_nanos(self.usd))
+        else:
+            object.__setattr__(self, "usd", nanos_usd(self.nanos))
+
+    @property
+    def _nanos(self) -> int:
+        return self.nanos if self.nanos is not None else usd_nanos(self.usd)  # always set: for mypy
 
     def add(self, amount: float | None, *, priced: bool, owes: bool = True) -> Priced:
         """The sum with one more request: ``amount`` what it owes (None: no price for it),
         ``priced`` whether the request was priced, ``owes`` whether it owes anything here."""
-        return Priced(self.usd if amount is None else usd_total((self.usd, amount)), self.requests + 1,
-                      self.unpriced + (not priced), self.owing + owes, self.owing_unpriced + (owes and amount is None))
+        return Priced(0.0, self.requests + 1, self.unpriced + (not priced), self.owing + owes,
+                      self.owing_unpriced + (owes and amount is None),
+                      self._nanos + (0 if amount is None else usd_nanos(amount)))
 
     def __add__(self, other: Priced) -> Priced:
-        return Priced(usd_total((self.usd, other.usd)), self.requests + other.requests, self.unpriced + other.unpriced,
-                      self.owing + other.owing, self.owing_unpriced + other.owing_unpriced)
+        return Priced(0.0, self.requests + other.requests, self.unpriced + other.unpriced, self.owing + other.owing,
+                      self.owing_unpriced + other.owing_unpriced, self._nanos + other._nanos)
 
     @classmethod
     def of_many(cls, items: Iterable[Priced]) -> Priced:
-        """The sum of ``items``, their amounts summed at once (:func:`usd_total`).
+        """The sum of ``items``, their amounts summed exactly (:attr:`nanos`).
 
         Example:
             >>> Priced.of_many([Priced(0.1, 1, 0, 1, 0), Priced(0.2, 2, 1, 1, 1)])
             Priced(usd=0.3, requests=3, unpriced=1, owing=2, owing_unpriced=1)
         """
         given = list(items)
-        return cls(usd_total(p.usd for p in given), sum(p.requests for p in given), sum(p.unpriced for p in given),
-                   sum(p.owing for p in given), sum(p.owing_unpriced for p in given))
+        return cls(0.0, sum(p.requests for p in given), sum(p.unpriced for p in given), sum(p.owing for p in given),
+                   sum(p.owing_unpriced for p in given), sum(p._nanos for p in given))
 
     @property
     def known(self) -> float | None:

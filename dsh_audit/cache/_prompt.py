@@ -8,8 +8,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, count, islice
-from operator import is_not
+from itertools import accumulate, chain, compress, count, islice
+from operator import is_not, itemgetter
 from typing import Any
 from weakref import WeakKeyDictionary, ref
 
@@ -114,17 +114,22 @@ class _Memo:
     def __init__(self) -> None:
         self.old: dict[Hashable, tuple[Any, _Part, int]] = {}
         self.new: dict[Hashable, tuple[Any, _Part, int]] = {}
-        self.weight = 0  # of ``old``
+        self.weight = 0  # of ``old`` and ``new`` (an entry moves from one to the other when used)
 
     def get(self, key: Hashable, owner: Any, make: Callable[[], _Part]) -> _Part:
         """The value for ``key`` (``owner`` is kept alive with it and must be the same object, or
         a tuple of the same objects)."""
         found = self.new.get(key)
         if found is None or not _same(found[0], owner):
-            found = self.old.get(key)
+            if found is not None:
+                self.weight -= found[2]  # replaced
+            found = self.old.pop(key, None)  # used now: the most recent, or replaced
             if found is None or not _same(found[0], owner):
+                if found is not None:
+                    self.weight -= found[2]
                 value = make()
                 found = (owner, value, sum(map(len, value[0])) + self.ENTRY)
+                self.weight += found[2]
             self.new[key] = found
         return found[1]
 
@@ -133,12 +138,7 @@ class _Memo:
         it is (that request's prompt holds it anyway: dropping a huge part would only make the
         next request serialise it again, a second copy of it)."""
         old, used = self.old, len(self.new)
-        for key, entry in self.new.items():
-            gone = old.pop(key, None)
-            if gone is not None:
-                self.weight -= gone[2]
-            self.weight += entry[2]
-        old.update(self.new)
+        old.update(self.new)  # none of its keys is in ``old`` (:meth:`get` took them out)
         self.new = {}
         while self.weight > self.LIMIT and len(old) > used:
             self.weight -= old.pop(next(iter(old)))[2]
@@ -242,9 +242,15 @@ class _Track:
         """How many leading segments this track and ``other`` are known to share as the same
         objects, from the forks that made them (0: no track both come from)."""
         mine = self._lineage()
-        for track, shared in other._lineage().items():
+        track, shared = other, len(other.segments)
+        for _ in range(self.DEPTH + 1):  # ``other``'s lineage, walked only as far as the first track of this one's
             if track in mine:
                 return min(shared, mine[track])
+            base = track.base
+            parent = base[0]() if base is not None else None
+            if base is None or parent is None:
+                break
+            track, shared = parent, min(shared, base[1])
         return 0
 
     def _offset(self, message: int) -> int:
@@ -272,16 +278,14 @@ class _Track:
         if not made:
             return
         first = len(self.parts)
-        segments: list[str] = []
-        counts: list[int] = []
-        for k, (part_segments, part_counts) in enumerate(made):
-            if len(part_segments) != 1:
+        segments = list(map(itemgetter(0), made))  # each part's segments
+        sizes = list(map(len, segments))
+        if sizes.count(1) != len(sizes):  # the few parts of more or fewer segments than one, found at C speed
+            for k in compress(count(), map((1).__ne__, sizes)):
                 self.wide.append(first + k)
-                self.spread.append((self.spread[-1] if self.spread else 0) + len(part_segments) - 1)
-            segments += part_segments
-            counts += part_counts
+                self.spread.append((self.spread[-1] if self.spread else 0) + sizes[k] - 1)
         self.parts += made
-        self._add(segments, counts)
+        self._add(list(chain.from_iterable(segments)), list(chain.from_iterable(map(itemgetter(1), made))))
 
     def _copy(self, source: _Track, start: int, stop: int) -> None:
         """Add ``source``'s messages ``start:stop`` as they are (a C-speed copy; only the few

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._money import Priced, Tokens
+from ._money import Priced, Tokens, usd_nanos
 from ._rule_data import load_rules
 
 if TYPE_CHECKING:
@@ -174,7 +174,9 @@ class CacheTotals:
         self._classes: Counter[str] = Counter()
         self._causes: Counter[str] = Counter()
         self._lost_cause: Counter[str] = Counter()
-        self._lost = Priced()  # what the lost tokens cost, by the one rule for unpriced requests
+        # what the lost tokens cost, by the one rule for unpriced requests (:class:`Priced`), summed in
+        # place as Priced.add sums it: [nano-dollars, requests, unpriced, owing, owing_unpriced] (:attr:`_priced_lost`)
+        self._lost = [0, 0, 0, 0, 0]
         self._minimums: dict[str, dict[str, int]] = {}  # family -> model -> its minimum cacheable prefix
 
     def _add_minimum(self, verdict: CacheVerdict) -> None:
@@ -206,14 +208,22 @@ class CacheTotals:
         if verdict.classification in BREAKS:
             self.break_count += 1
             self._causes[verdict.cause or "?"] += 1
-        self._lost_cause.update(verdict.lost)
+        if verdict.lost:  # most requests lost nothing
+            self._lost_cause.update(verdict.lost)
         unknown = verdict.lost_unknown
         self.lost_unknown += unknown
         # owed only by a request that lost tokens (or may have: a break whose reads were not
         # logged, whose amount is unknown); priced when its rate is known
-        self._lost = self._lost.add(None if unknown else verdict.lost_cost,
-                                    priced=verdict.lost_cost is not None and not unknown,
-                                    owes=unknown or any(verdict.lost.values()))
+        cost = None if unknown else verdict.lost_cost
+        sums = self._lost
+        sums[1] += 1
+        if cost is None:
+            sums[2] += 1
+        else:
+            sums[0] += usd_nanos(cost)
+        if unknown or (any(verdict.lost.values()) if verdict.lost else False):
+            sums[3] += 1
+            sums[4] += cost is None
 
     @classmethod
     def of(cls, verdicts: Iterable[CacheVerdict]) -> CacheTotals:
@@ -266,14 +276,21 @@ class CacheTotals:
         (:class:`~dsh_audit.cache._money.Priced`) or there is no request at all (nothing was
         accounted), else the sum over the priced ones: 0 when no request lost a token, whatever
         their prices."""
-        known = self._lost.known if self._lost.requests else None
+        lost = self._priced_lost
+        known = lost.known if lost.requests else None
         return None if known is None else known + 0  # no -0.0
 
     @property
     def lost_owing(self) -> tuple[int, int]:
         """The requests that owe what the lost tokens cost (they lost tokens, or are a break whose
         loss is unknown), and how many of them have no known cost for it (:class:`Priced`)."""
-        return self._lost.owing, self._lost.owing_unpriced
+        return self._lost[3], self._lost[4]
+
+    @property
+    def _priced_lost(self) -> Priced:
+        """What the lost tokens cost, as its :class:`Priced` sum."""
+        nanos, requests, unpriced, owing, owing_unpriced = self._lost
+        return Priced(0.0, requests, unpriced, owing, owing_unpriced, nanos)
 
 
 @dataclass(frozen=True, slots=True)

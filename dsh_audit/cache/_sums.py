@@ -6,13 +6,13 @@ the one rule of :class:`~dsh_audit.cache._money.Priced`; no I/O and nothing of t
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from ._money import _DIGITS, Priced, Rates, Tokens, group_unpriced, usd_cost, usd_text, usd_total, write_rate
+from ._money import (Priced, Rates, Tokens, cost_nanos, group_unpriced, nanos_usd, usd_nanos, usd_text, usd_total,
+                     write_rate)
 
 __all__ = ["CostSums", "Costs", "ExactSum"]
 
@@ -29,7 +29,8 @@ _WINDOWED = frozenset({"peak", "off-peak"})
 
 @dataclass(frozen=True, slots=True)
 class Costs:
-    """USD by billing bucket."""
+    """USD by billing bucket; ``nanos``: each in whole nano-dollars (:func:`usd_nanos`; given alone,
+    the amounts are made from them), which its total and every sum of costs add exactly."""
 
     #: How a view shows an amount that does not apply (:data:`NOT_APPLICABLE`, for ``stats``).
     NOT_APPLICABLE = NOT_APPLICABLE
@@ -38,34 +39,72 @@ class Costs:
     cache_read: float = 0.0
     cache_write: float = 0.0
     output: float = 0.0
+    nanos: tuple[int, int, int, int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        nanos = self.nanos
+        if nanos is None:
+            object.__setattr__(self, "nanos", tuple(map(usd_nanos, self._values())))
+        else:  # one request's costs are made so (:meth:`of`): unrolled
+            miss, read, write, output = nanos
+            object.__setattr__(self, "cache_miss", nanos_usd(miss))
+            object.__setattr__(self, "cache_read", nanos_usd(read))
+            object.__setattr__(self, "cache_write", nanos_usd(write))
+            object.__setattr__(self, "output", nanos_usd(output))
 
     @property
     def total(self) -> float:
-        return usd_total(self._values())
+        return nanos_usd(self.total_nanos)
+
+    @property
+    def total_nanos(self) -> int:
+        """The total in whole nano-dollars, exact (what a sum of costs adds: :class:`ExactSum`)."""
+        return sum(self._nanos())
 
     def _values(self) -> tuple[float, float, float, float]:
         return (self.cache_miss, self.cache_read, self.cache_write, self.output)
 
+    def _nanos(self) -> tuple[int, int, int, int]:
+        return self.nanos if self.nanos is not None else (0, 0, 0, 0)  # always set (__post_init__): for mypy
+
     def __add__(self, other: Costs) -> Costs:
-        return Costs(*(usd_total(pair) for pair in zip(self._values(), other._values())))
+        mine, theirs = self._nanos(), other._nanos()
+        return Costs(nanos=(mine[0] + theirs[0], mine[1] + theirs[1], mine[2] + theirs[2], mine[3] + theirs[3]))
 
     @classmethod
     def of(cls, tokens: Tokens, rates: Rates, per: int, *, retention: str | None = None) -> Costs:
-        """``tokens`` at ``rates``; cache writes at the rate of ``retention`` (:func:`write_rate`)."""
-        return cls(usd_cost(tokens.cache_miss, rates.cache_miss, per), usd_cost(tokens.cache_read, rates.cache_read, per),
-                   usd_cost(tokens.cache_write, write_rate(rates, retention)[1], per),
-                   usd_cost(tokens.output, rates.output, per))
+        """``tokens`` at ``rates``; cache writes at the rate of ``retention`` (:func:`write_rate`):
+        each bucket :func:`~dsh_audit.cache._money.usd_cost`, to the nano-dollar (:meth:`nanos_of`).
+
+        Example:
+            >>> Costs.of(Tokens(1000, 2000, 300, 40), Rates(3.0, 0.3, 15.0, cache_write_5m=3.75), 1_000_000)
+            Costs(cache_miss=0.003, cache_read=0.0006, cache_write=0.001125, output=0.0006)
+        """
+        return cls(nanos=cls.nanos_of(tokens, rates, per, retention=retention))
+
+    @staticmethod
+    def nanos_of(tokens: Tokens, rates: Rates, per: int, *, retention: str | None = None
+                 ) -> tuple[int, int, int, int]:
+        """The buckets of :meth:`of` in whole nano-dollars (:func:`cost_nanos`), with no :class:`Costs`
+        made: what a total adds (``sum(Costs.nanos_of(...))`` is ``Costs.of(...).total_nanos``)."""
+        miss, read, write, output = tokens.cache_miss, tokens.cache_read, tokens.cache_write, tokens.output
+        return (cost_nanos(miss, rates.cache_miss, per) if miss else 0,
+                cost_nanos(read, rates.cache_read, per) if read else 0,
+                cost_nanos(write, write_rate(rates, retention)[1], per) if write else 0,
+                cost_nanos(output, rates.output, per) if output else 0)
 
     @classmethod
     def of_many(cls, items: Iterable[Costs]) -> Costs:
-        """The bucket-wise :func:`usd_total` of ``items``."""
-        rows = [c._values() for c in items]
-        return cls(*(usd_total(column) for column in zip(*rows))) if rows else cls()
+        """The bucket-wise exact sum of ``items`` (:func:`~dsh_audit.cache._money.usd_total`)."""
+        miss = read = write = output = 0
+        for costs in items:
+            nanos = costs._nanos()
+            miss, read, write, output = miss + nanos[0], read + nanos[1], write + nanos[2], output + nanos[3]
+        return cls(nanos=(miss, read, write, output))
 
     def to_json(self) -> dict[str, float]:
-        return {"cache_miss": round(self.cache_miss, _DIGITS), "cache_read": round(self.cache_read, _DIGITS),
-                "cache_write": round(self.cache_write, _DIGITS), "output": round(self.output, _DIGITS),
-                "total": self.total}
+        """The buckets and their ``total``, each to the nano-dollar."""
+        return {**{bucket: nanos_usd(nanos) for bucket, nanos in zip(_BUCKETS, self._nanos())}, "total": self.total}
 
     @staticmethod
     def sums() -> CostSums:
@@ -121,9 +160,9 @@ class Costs:
 
 
 class ExactSum:
-    """A running sum of floats kept exact (as non-overlapping partial sums, Shewchuk's algorithm,
-    which :func:`math.fsum` uses): :meth:`usd` is :func:`usd_total` of every value added, in any
-    order, without keeping them.
+    """A running sum of amounts in USD kept exact, as whole nano-dollars (:func:`usd_nanos`, the
+    one representation of a sum of money): :meth:`usd` is
+    :func:`~dsh_audit.cache._money.usd_total` of every value added, in any order, without keeping them.
 
     Example:
         >>> total = ExactSum()
@@ -133,26 +172,16 @@ class ExactSum:
         True
     """
 
-    __slots__ = ("_partials",)
+    __slots__ = ("nanos",)
 
     def __init__(self) -> None:
-        self._partials: list[float] = []
+        self.nanos = 0
 
     def add(self, value: float) -> None:
-        partials, at = self._partials, 0
-        for other in partials:
-            if abs(value) < abs(other):
-                value, other = other, value
-            high = value + other
-            low = other - (high - value)
-            if low:
-                partials[at] = low
-                at += 1
-            value = high
-        partials[at:] = [value]
+        self.nanos += usd_nanos(value)
 
     def usd(self) -> float:
-        return usd_total(self._partials)
+        return nanos_usd(self.nanos)
 
 
 class CostSums:
@@ -176,8 +205,8 @@ class CostSums:
         ('≥$0.5000', '$?', None, {'no price': 1})
     """
 
-    __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "lost_unknown",
-                 "requests", "tokens", "usage_differs", "usage_from_capture", "usage_unknown", "windowed")
+    __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_tokens", "_unpriced",
+                 "lost_unknown", "requests", "usage_differs", "usage_from_capture", "usage_unknown", "windowed")
 
     #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
     #: what the lost cache reads cost and what the breaks' lost cache reads cost.
@@ -185,16 +214,16 @@ class CostSums:
 
     def __init__(self) -> None:
         self.requests = 0
-        self.tokens = Tokens()
+        self._tokens = [0, 0, 0, 0, 0]  # by bucket, as Tokens orders them: summed in place (:attr:`tokens`)
         self.usage_unknown = 0  # requests with no usage logged: ``tokens`` sums the others
         self.lost_unknown = 0  # requests that lost an unknown amount (breaks whose cache reads were not logged)
         self.usage_from_capture = 0  # requests whose log holds no usage, priced from a captured response's
         self.usage_differs = 0  # requests whose logged usage a captured response contradicts (the log's kept)
         self.windowed = 0  # requests priced where their provider has a peak window in force (peak, off-peak)
         self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
-        # name -> [usd, requests, unpriced, owing, owing_unpriced]: a :class:`Priced` summed in place
-        # (:meth:`priced`), not a new value per request and amount
-        self._amounts: dict[str, list[Any]] = {name: [0.0, 0, 0, 0, 0] for name in self.AMOUNTS}
+        # name -> [nano-dollars, requests, unpriced, owing, owing_unpriced]: a :class:`Priced` summed in
+        # place (:meth:`priced`), not a new value per request and amount
+        self._amounts: dict[str, list[int]] = {name: [0, 0, 0, 0, 0] for name in self.AMOUNTS}
         self._lost_tokens: Counter[str] = Counter()
         self._by_cause: dict[str, tuple[Priced, Priced]] = {}  # cause -> (lost, of which in breaks)
         self._priced_causes: set[str] = set()  # the causes a priced request lost tokens to
@@ -236,32 +265,64 @@ class CostSums:
         self.usage_from_capture += from_capture
         self.usage_differs += usage_differs
         if tokens is not None:
-            self.tokens = self.tokens + tokens
+            counts = self._tokens
+            counts[0] += tokens.cache_miss
+            counts[1] += tokens.cache_read
+            counts[2] += tokens.cache_write
+            counts[3] += tokens.output
+            counts[4] += tokens.reasoning
         else:
             self.usage_unknown += 1
+        total_nanos = None
         if cost is not None:
-            if self._costs is None:
-                self._costs = [ExactSum() for _ in cost._values()]
-            for bucket, value in zip(self._costs, cost._values()):
-                bucket.add(value)
-        priced = unpriced is None
-        lost_usd = None if lost_cost is None or lost_unknown else usd_total(lost_cost.values())
-        losing = lost_unknown or any(lost.values())
+            buckets = self._costs
+            if buckets is None:
+                buckets = self._costs = [ExactSum() for _ in _BUCKETS]
+            miss, read, write, output = cost._nanos()
+            buckets[0].nanos += miss
+            buckets[1].nanos += read
+            buckets[2].nanos += write
+            buckets[3].nanos += output
+            total_nanos = miss + read + write + output
+        unpriced_one = unpriced is not None
+        lost_nanos = None if lost_cost is None or lost_unknown else \
+            sum(map(usd_nanos, lost_cost.values())) if lost_cost else 0
+        losing = lost_unknown or (any(lost.values()) if lost else False)
         self.lost_unknown += lost_unknown
+        # each amount as Priced.add sums it, in nano-dollars, in place: [nanos, requests, unpriced,
+        # owing, owing_unpriced]; every request owes the first three
         amounts = self._amounts
-        for name, amount, owes in (("cost", None if cost is None else cost.total, True), ("no_cache", no_cache, True),
-                                   ("off_peak", off_peak, True), ("lost", lost_usd, losing),
-                                   ("break", lost_usd if is_break else 0.0, is_break and losing)):
-            sums = amounts[name]  # as Priced.add sums it
-            if amount is not None:
-                sums[0] = round(math.fsum((sums[0], amount)), _DIGITS)
+        for sums, amount in ((amounts["cost"], total_nanos),
+                             (amounts["no_cache"], None if no_cache is None else usd_nanos(no_cache)),
+                             (amounts["off_peak"], None if off_peak is None else usd_nanos(off_peak))):
+            if amount is None:
+                sums[4] += 1
+            else:
+                sums[0] += amount
             sums[1] += 1
-            sums[2] += not priced
-            sums[3] += owes
-            sums[4] += owes and amount is None
-        self._lost_tokens.update(lost)
+            sums[2] += unpriced_one
+            sums[3] += 1
+        sums = amounts["lost"]
+        if lost_nanos is not None:
+            sums[0] += lost_nanos
+        sums[1] += 1
+        sums[2] += unpriced_one
+        if losing:
+            sums[3] += 1
+            sums[4] += lost_nanos is None
+        sums = amounts["break"]
+        if is_break and lost_nanos is not None:
+            sums[0] += lost_nanos
+        sums[1] += 1
+        sums[2] += unpriced_one
+        if is_break and losing:
+            sums[3] += 1
+            sums[4] += lost_nanos is None
+        if lost:
+            self._lost_tokens.update(lost)
         if lost_cost is not None:
             self._priced_causes.update(lost_cost)
+        priced = not unpriced_one
         for cause, count in lost.items():
             cause_cost = None if lost_cost is None else lost_cost.get(cause, 0.0)
             cause_lost, cause_breaks = self._by_cause.get(cause, (Priced(), Priced()))
@@ -293,17 +354,15 @@ class CostSums:
         self.usage_differs += other.usage_differs
         self.usage_unknown += other.usage_unknown
         self.lost_unknown += other.lost_unknown
-        self.tokens = self.tokens + other.tokens
+        self._tokens = [mine + theirs for mine, theirs in zip(self._tokens, other._tokens)]
         if other._costs is not None:
             if self._costs is None:
                 self._costs = [ExactSum() for _ in other._costs]
             for bucket, given in zip(self._costs, other._costs):
-                for partial in given._partials:
-                    bucket.add(partial)
+                bucket.nanos += given.nanos
         for name, sums in self._amounts.items():
             given_sums = other._amounts[name]
-            sums[0] = round(math.fsum((sums[0], given_sums[0])), _DIGITS)
-            for at in range(1, 5):
+            for at in range(5):
                 sums[at] += given_sums[at]
         self._lost_tokens.update(other._lost_tokens)
         self._priced_causes.update(other._priced_causes)
@@ -340,21 +399,31 @@ class CostSums:
             ('≥$0.2500', 0.0, '≥$0.7500')
         """
         if amount in _BUCKETS:
-            return replace(self.priced("cost"), usd=getattr(self.cost, amount))
-        usd, requests, unpriced, owing, owing_unpriced = self._amounts[amount]
-        return Priced(usd, requests, unpriced, owing, owing_unpriced)
+            cost = self.priced("cost")
+            bucket = 0 if self._costs is None else self._costs[_BUCKETS.index(amount)].nanos
+            return Priced(0.0, cost.requests, cost.unpriced, cost.owing, cost.owing_unpriced, bucket)
+        nanos, requests, unpriced, owing, owing_unpriced = self._amounts[amount]
+        return Priced(0.0, requests, unpriced, owing, owing_unpriced, nanos)
+
+    @property
+    def tokens(self) -> Tokens:
+        """The tokens of the requests with a usage, by bucket."""
+        return Tokens(*self._tokens)
 
     @property
     def cost(self) -> Costs:
-        return Costs() if self._costs is None else Costs(*(bucket.usd() for bucket in self._costs))
+        if self._costs is None:
+            return Costs()
+        miss, read, write, output = (bucket.nanos for bucket in self._costs)
+        return Costs(nanos=(miss, read, write, output))
 
     @property
     def no_cache_cost(self) -> float:
-        return float(self._amounts["no_cache"][0])
+        return nanos_usd(self._amounts["no_cache"][0])
 
     @property
     def off_peak_cost(self) -> float:
-        return float(self._amounts["off_peak"][0])
+        return nanos_usd(self._amounts["off_peak"][0])
 
     @property
     def lost_tokens(self) -> int:
@@ -364,7 +433,7 @@ class CostSums:
     @property
     def lost_cost(self) -> float:
         """Cost of the tokens lost, all causes, over the priced requests (:meth:`known`: ``lost``)."""
-        return float(self._amounts["lost"][0])
+        return nanos_usd(self._amounts["lost"][0])
 
     @property
     def lost_tokens_by_cause(self) -> dict[str, int]:
@@ -391,7 +460,7 @@ class CostSums:
     @property
     def break_cost(self) -> float:
         """Cost of the tokens the breaks lost (requests classified as a break)."""
-        return float(self._amounts["break"][0])
+        return nanos_usd(self._amounts["break"][0])
 
     @property
     def unpriced(self) -> dict[str, int]:

@@ -123,6 +123,19 @@ class UsageRow:
         return self.totals.lost_unknown
 
     @property
+    def reusable_cache_read(self) -> int | None:
+        """The reusable cache reads the row's lost tokens are measured from (``--json``'s
+        ``reusable_cache_read``), by ``stats``' rule: summed over the requests that have them, None
+        (unknown, never 0) when none of the row's requests logged its cache reads; 0 for a row of no
+        request (a total of an empty window).
+
+        Example:
+            >>> usage_table([]).total.reusable_cache_read
+            0
+        """
+        return self.reusable["tokens"] if self.reusable["requests"] or not self.requests else None
+
+    @property
     def unpriced(self) -> int:
         """The requests of the row not priced."""
         return self.totals.unpriced_requests
@@ -236,9 +249,7 @@ class UsageRow:
             >>> usage_table([]).total.to_json(losses=False)["lost_tokens"] is None
             True
         """
-        # the base of the lost tokens, by stats' rule: unknown when no request of the row logged its cache reads
-        reusable = self.reusable["tokens"] if self.reusable["requests"] or not self.requests else None
-        lost = {"reusable_cache_read": reusable, "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
+        lost = {"reusable_cache_read": self.reusable_cache_read, "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
                 "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown}
         models = {"logged_models": list(self.logged_models)} if self.models is not None else {}
         return {"key": self.key, **dict(self.joins), **models, "requests": self.requests,

@@ -75,6 +75,15 @@ class RequestDiff:
     seq: int | None = None
     line: int | None = None
 
+    @classmethod
+    def refused(cls, pairing: Pairing, refusal: DshAuditError) -> RequestDiff:
+        """The ``unrendered`` row of a request the renderer refused (``refusal``): its message as the
+        note, its hint, and the place it names in the request's log (a line of another file, one the
+        raiser names, is not). Every view shows it alike: a capture's comparison, and ``check``'s
+        requests pi-ai sends nothing for with no capture (:meth:`dsh_audit.session.Bodies.header_refusal`)."""
+        return cls(pairing, "unrendered", note=f"cannot render: {refusal.message}", hint=refusal.hint,
+                   seq=refusal.seq, line=refusal.line if refusal.path is None else None)
+
     @property
     def said(self) -> str | None:
         """The note as a person reads it: with its hint, when it has one."""
@@ -216,10 +225,8 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
             if key_type is not None:
                 expected, note = renderer(request, {**options, "key_type": key_type}), _noted(note, KEY_NOTES[key_type])
         except DshAuditError as exc:
-            # the hint names what would settle it (--routes FILE, --attachments DIR): every view shows it
-            # and the place it is about, in the request's log (a line of another file, one the raiser names, is not)
-            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}", hint=exc.hint,
-                                       seq=exc.seq, line=exc.line if exc.path is None else None))
+            # the hint names what would settle it (--routes FILE, --attachments DIR)
+            results.append(RequestDiff.refused(pairing, exc))
             continue
         body = diff_bodies(expected, sent)
         # a key type the renderer could not take from the capture: name the route setting that renders it

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+from .._capture_place import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_folders
 from .._stamp import file_stamp
 from ..errors import DshAuditError
 
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "NO_CAPTURE_ENV", "capture_folders", "capture_for", "capture_state",
            "captures_ignored", "find_capture", "held_sessions"]
 
-CAPTURE_NAME = "wire.jsonl"
-CAPTURE_SEARCH_LEVELS = 4
 #: Set by ``--no-capture``: no capture is looked for beside a log. Read as click reads a flag's
 #: variable (``DSH_AUDIT_<COMMAND>_NO_CAPTURE``): empty, 0, false, no, off (any case) leave captures on.
 NO_CAPTURE_ENV = "DSH_AUDIT_NO_CAPTURE"
@@ -75,23 +74,6 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
                 return _as_typed(log_path, level, candidate)
     level, candidate = found[0]  # the nearest, when every one holds none (it is said as the one found)
     return _as_typed(log_path, level, candidate)
-
-
-def capture_folders(log_path: str | os.PathLike[str]) -> Iterator[Path]:
-    """The folders :func:`find_capture` looks in for ``log_path``'s capture, nearest first: the folder of the log's
-    resolved path and up to :data:`CAPTURE_SEARCH_LEVELS` above it, never past the root (one rule, which
-    ``redact`` reads too: where it may write a ``wire.jsonl`` that the original log's views would take).
-
-    Example:
-        >>> [os.fspath(folder) for folder in capture_folders("/a/b/log.jsonl")]
-        ['/a/b', '/a', '/']
-    """
-    folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
-    for _ in range(CAPTURE_SEARCH_LEVELS + 1):
-        yield folder
-        if folder.parent == folder:
-            return
-        folder = folder.parent
 
 
 def captures_ignored() -> bool:

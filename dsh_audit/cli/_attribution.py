@@ -226,7 +226,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     (cause unexplained or unrecorded_mutation, as --fail-on unexplained counts them); with --accounting
     also "reusable_cache_read" and "actual_cache_read" (what the loss is measured from, as `cache
     --json` names them), "uncounted_tokens" and "uncounted_reason" (the part of the drop from
-    reusable to actual not counted as lost, and why: "tolerance" or "below_minimum", else null),
+    reusable to actual not counted as lost, and why: "tolerance", else null),
     "lost_tokens", "lost_cost_usd" (null when not known) and "unpriced_reason" (why they are not
     known, else null).
 

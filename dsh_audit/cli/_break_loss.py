@@ -59,7 +59,9 @@ class _Lost:
         owed = (1, unpriced, owes, owes * unpriced)
         cost = cache.Costs.known(verdict.lost_cost or 0.0, **_counts(owed))
         uncounted = max(0, verdict.potential - (verdict.actual or 0) - tokens) if verdict.actual is not None else None
-        reason = None if not uncounted else "below_minimum" if verdict.classification == "below_minimum" else "tolerance"
+        # the one reason: a prompt under the rule's minimum has nothing reusable (cache cuts every reusable
+        # level to the prompt and counts 0 below the minimum), so no drop of its goes uncounted
+        reason = "tolerance" if uncounted else None
         return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it", owed,
                    verdict.potential, verdict.actual, uncounted, reason)
 
@@ -129,8 +131,7 @@ class _Lost:
 
 #: Why a drop from the reusable cache reads to the actual ones is not counted as lost, in words
 #: (:attr:`_Lost.uncounted_reason`; docs/cache-accounting.md, Classifications).
-_UNCOUNTED = {"tolerance": "within the rule's tolerance",
-              "below_minimum": "under the rule's minimum cacheable prompt"}
+_UNCOUNTED = {"tolerance": "within the rule's tolerance"}
 
 
 def _total(losses: Sequence[_Lost]) -> _Lost:

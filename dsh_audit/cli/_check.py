@@ -25,12 +25,12 @@ from ._check_options import (_baseline, _baseline_options, _one_baseline, _polic
                              _session_options, _typed_adapter, _with_baseline)
 from ._check_table import print_check
 from ._priced import echo_capture_use
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_wrote,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_caveats, echo_error, echo_note,
                       echo_warning,
                       warned_of)
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
 from ._options import capture_option, listing_options, stated_zdr
-from ._output import STDOUT, output_help, stdout_target, write_output
+from ._output import STDOUT, echo_written, output_help, stdout_target, write_output
 from ._output_guard import guard_output
 
 if TYPE_CHECKING:
@@ -170,8 +170,10 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
-    does, 2 on bad input or usage (a log that cannot be read too: its row fails, every report is
-    written), and when there is nothing to check (no log under PATHS, or none
+    does (a log DSH refuses, such as one with a bad header, is finding DSH801, which fails under the
+    default policy), 2 on bad input or usage (a log that cannot be opened or read at all too, such
+    as a FIFO or a file without read permission: its row fails, every report is written), and when
+    there is nothing to check (no log under PATHS, or none
     in the --since/--until window: a gate that checked nothing does not pass). The last line says
     PASSED, FAILED, or INCOMPLETE when none fails but a Claude Code or Codex log found in a folder
     was not checked, or a log could not be read (its DSH801 passing: fail-on-refusal = false)
@@ -307,15 +309,11 @@ def _print_check_on_stderr(result: CheckResult, *, after: str = "") -> None:
 
 
 def _verdict(result: CheckResult) -> str:
-    """What ``report`` says the check of its page found, in check's words and counts (``check
-    passed``, ``1 failing finding(s)``, ``check incomplete`` when logs of another agent were left
-    out or logs could not be read, and with a baseline ``, 3 baselined``)."""
-    if not result.sessions:
-        return "no log to check"
-    counts = result.counts()
-    baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
-    said = {"PASSED": "check passed", "INCOMPLETE": "check incomplete"}
-    return said.get(result.verdict, f"{counts['failing']} failing finding(s)") + baselined
+    """What ``report`` says the check of its page found: the page's headline, word for word
+    (``check passed: 5 explained break(s)``, ``check failed: 1 unreadable log(s)``, ``check
+    incomplete: no breaks; 1 log(s) could not be read (exit 2)``, ``no log to check``), as the
+    Markdown summary's heading says it: no line says ``passed`` over breaks it does not name."""
+    return reports.verdict_words(result)
 
 
 #: The most hints ``report`` says of its failing findings (:func:`_echo_hints`); `check` says every one.
@@ -368,10 +366,13 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     request: its cost, messages, header, the diff against the previous request and against the
     captured body. PAGE.html#request-N and #break-N open request N. Findings are judged as `check`
     judges them: by the policy and its baseline (--baseline, --no-baseline), the findings the
-    baseline accepts shown as baselined. Exit 0 when written (use
+    baseline accepts shown as baselined. Exit 0 when written, however many findings fail (use
     `check` to gate; a folder or --since/--until window with no log gives a page with none, and a
-    note), 2 on bad input or when a log cannot be read (the page is still written, with that
-    log's error in it, and the error is printed). After the line that says what was written, a
+    note), 1 when DSH refuses a log (a bad header: its DSH801, a finding as in check), 2 on bad
+    input or usage, a log that cannot be opened or read at all too (a FIFO, a file without read
+    permission); such a log is an error entry of the page, which is still written, and its error
+    is printed. The line that says what was written ends with the page's verdict in its words
+    ("check passed: 5 explained break(s)"). After it, a
     note on stderr gives each hint `check` gives the failing findings (a route the log does not
     describe: --routes FILE), with how many findings it settles.
 
@@ -399,18 +400,26 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     # the table the check priced with (its caveats on the page)
     _write(output, iter_html(result, prices=prices), what="HTML report")
     echo_caveats(prices)
-    said = (f": {len(result.sessions)} log(s), "
-            f"{result.request_count} request(s), {_verdict(result)}{result.not_checked_said()}")
-    if output == STDOUT:
-        echo(f"wrote stdout{said}", err=True)
-    else:  # on a terminal, wrapped at spaces, the path whole (even one holding spaces)
-        echo_wrote(str(output), said)
+    said = f": {len(result.sessions)} log(s), {result.request_count} request(s), {_verdict(result)}"
+    echo_written(output, said)  # said on stderr when the page went to stdout; a file's path whole
     _echo_hints(result)
-    unread = [c.error for c in result.sessions if c.error is not None]
-    for error in unread:  # on the page as an error entry; said here as every describing command says it
-        echo_error(error)
+    for check in result.sessions:  # on the page as an error entry; said here as every describing command says it
+        if check.error is not None:
+            echo_error(check.error)
     _echo_refused(refused)
-    return EXIT_BAD_INPUT if unread or refused else EXIT_OK
+    return _report_exit(result, others=bool(refused))
+
+
+def _report_exit(result: CheckResult, *, others: bool) -> int:
+    """``report``'s exit code, by check's rule (docs/ci.md): 2 when a log could not be opened or
+    read at all (:attr:`~dsh_audit.gate.CheckResult.unreadable`: a FIFO, no read permission) or
+    another agent's log was left out (``others``), as check exits 2; else 1 when DSH refuses a log
+    (a bad header, a log that cannot be replayed: its ``DSH801``/``DSH802``, an error entry of the
+    page), a finding as in check, whatever the policy (the page cannot describe it); else 0, however
+    many findings fail (``check`` gates on those)."""
+    if result.unreadable or others:
+        return EXIT_BAD_INPUT
+    return EXIT_FINDINGS if any(check.error is not None for check in result.sessions) else EXIT_OK
 
 
 COMMANDS = [check_command, report_command]

@@ -95,6 +95,20 @@ def echo_fit(text: object) -> None:
         echo(part)
 
 
+def echo_summary(text: str, *, err: bool = False) -> None:
+    """A run's summary line (``diff``'s, ``validate``'s) on stdout (stderr with ``err``), wrapped at
+    spaces as a table's caption is (:func:`~dsh_audit.report.terminal.fit_lines`: to the terminal's
+    width, ``COLUMNS`` when piped; a word never cut), each line after the first indented two spaces.
+    With ``err``, as a note is (:func:`echo_status`): wrapped at spaces on a terminal, one line piped."""
+    if err:
+        echo_status(text)
+        return
+    from ..report.terminal import fit_lines  # not at import: --version loads no library code
+
+    for line in fit_lines(text):
+        echo(line)
+
+
 def echo_wrote(path: str, said: str) -> None:
     """``wrote PATH`` and ``said`` (what it holds: `` (format v0, plain): ...``, ``: 1 log(s) ...``)
     on stdout, wrapped at spaces on a terminal as :func:`echo_fit` wraps a line, but the path never

@@ -21,7 +21,7 @@ from ..session import Failure, Session, read_session, route_apis, route_renderer
 from ..report import dumps_line
 from ..report.terminal import (About, fit_lines, listing_format, long_words_cut, print_table, progress_callback,
                                terminal_text, title_width)
-from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_summary, echo_warning
 from ._diff_captures import (_captures, _found_note, _foreign_note, _nothing_compared, _nothing_matched,
                              _unread_note)
 from ._logs import file_size, log_progress, selected_logs, session_paths
@@ -309,7 +309,7 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
         for capture, found, sessions in compared:
             noted = _print_tables(found, sessions, capture, named=len(compared) > 1, noted=noted)
         _details(rows)
-        echo(_summary(rows, ok=ok and not bad))  # a log it could not read is not OK (its error said, exit 2)
+        echo_summary(_summary(rows, ok=ok and not bad))  # a log it could not read is not OK (its error said, exit 2)
     if bad:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_FINDINGS

@@ -218,8 +218,10 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     at such a prefix change, or, with no attribution, one whose predicted cache read fell below its
     cached prefix), whatever their cache reads: one whose reads met the prediction (an older cached
     prefix still served it) counts and lost nothing, and one whose reads were not logged counts
-    with an unknown loss; "what cache losses cost, by cause" says what the tokens lost cost, "of
-    which breaks" the part of it owed by breaks (the rest by other shortfalls). "cost by model":
+    with an unknown loss; its "tokens lost" are what the breaks lost (a break that also went cold
+    lost the rest under "cold_ttl", a row with no break of its own), as the HTML report's breaks by
+    cause says them; "what cache losses cost, by cause" says what every request's tokens lost cost,
+    "of which breaks" the part of it owed by breaks (the rest by other shortfalls). "cost by model":
     "cache miss $", "cache read $", "cache write $" and "output $" what each bucket of a model's
     requests cost, "total $" their sum, "no cache $" and "off-peak $" what the same requests would
     have cost with no cache and all off-peak, "breaks $" what its cache breaks cost, "unpriced"
@@ -228,15 +230,20 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     model it is billed as; an unpriced request, or one of a log indexed without a ledger, under the
     model it logged), with the other names its requests logged: "MODEL (also A)", or "MODEL (logged
     as A)" when none logged MODEL (a table too narrow for them says them in its caption; --json:
-    "logged_models"). The rankings: "session" the session id, "path" its log. "reads
-    logged" the requests whose usage records cache reads, and "prompt" their
-    prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
+    "logged_models", every name logged; --format csv: the model alone and a "logged models"
+    column). The rankings: "session" the session id, "path" its log. "reads known" (the totals:
+    "requests (cache reads known)") the requests whose cache reads and prompt size are known, as
+    `cache` counts them: logged, or, for a request whose log holds none (a title call), the
+    capture's usage `index --capture` (or a wire.jsonl found beside the log) paired with it (`cache`
+    says how many "by the capture"; the index does not tell the two apart); "prompt" their prompt
+    tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
     cached tokens lost and what they cost, beside "reusable", the cache reads they are measured
     from (lost <= reusable - cache read: a drop counts only past the rule's tolerance, see
     docs/cache-accounting.md; summed over the requests whose cache reads were logged, as `cache`
-    sums its "of N reusable"; by cause, the reusable of the requests that lost tokens to it, a
-    request that lost to two causes under both, so that column adds up to no total; "?" when
+    sums its "of N reusable"; by cause, the reusable of the requests that lost tokens to it (in
+    "breaks by cause", of the breaks that did: 0 when its breaks lost nothing), a request that
+    lost to two causes under both, so that column adds up to no total; "?" when
     no request logged its cache reads, "≥N" when a log an older dsh-audit indexed was not read
     again (by cause: "?"); the totals: "tokens lost N (of R reusable)"; --json:
     reusable_cache_read, and reusable_unknown_requests counts the requests without it);

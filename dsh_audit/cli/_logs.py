@@ -215,11 +215,12 @@ def evidence_logs(paths: Sequence[str]) -> list[Path]:
 
 
 def guard_evidence(paths: Sequence[str], target: str | None, *, what: str, option: str | None = None,
-                   report: bool = True) -> None:
+                   report: bool = True, settings: bool = True) -> None:
     """Refuse to write ``target`` (the ``what`` a command's ``option`` writes, a ``report`` or
     not; None or empty: nothing is written) over any of :func:`evidence_logs`, or where it cannot
     be written (:func:`~dsh_audit.cli._output_guard.guard_output`); with no ``option``, only where
-    :meth:`~dsh_audit.log.ProtectedInputs.guard` refuses it.
+    :meth:`~dsh_audit.log.ProtectedInputs.guard` refuses it. ``settings``: as
+    :meth:`~dsh_audit.log.ProtectedInputs.of` takes it (False: a command that reads no ``pyproject.toml``).
 
     Raises:
         UsageError: it is one of them, or cannot be written.
@@ -229,7 +230,7 @@ def guard_evidence(paths: Sequence[str], target: str | None, *, what: str, optio
 
     if not target:
         return
-    protected = ProtectedInputs.of(evidence_logs(paths))
+    protected = ProtectedInputs.of(evidence_logs(paths), settings=settings)
     if option is None:
         protected.guard(target, what=what)
     else:

@@ -12,10 +12,23 @@ from ..errors import UsageError
 from ..report.terminal import Amount
 
 __all__ = ["CAPTURED_MARK", "CAPTURED_NOTE", "COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT",
-           "output_help", "session_heading", "place_text", "captured_count", "session_title", "stdout_target", "write_output"]
+           "echo_written", "output_help", "session_heading", "place_text", "captured_count", "session_title",
+           "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
+
+
+def echo_written(path: str, said: str, *, piped: bool = False) -> None:
+    """``wrote PATH`` and ``said`` (what it holds) as :func:`~dsh_audit.cli._common.echo_wrote` says them,
+    or, when stdout holds an output (``path`` is :data:`STDOUT`, said ``stdout``; or ``piped``: another
+    output went there), in one line on stderr, where it cannot mix with that output."""
+    from ._common import echo, echo_wrote
+
+    if path == STDOUT or piped:
+        echo(f"wrote {'stdout' if path == STDOUT else path}{said}", err=True)
+    else:  # on a terminal, wrapped at spaces, the path whole
+        echo_wrote(path, said)
 
 
 #: The header of the column of :func:`place_text` in every table, its short header (a table's short

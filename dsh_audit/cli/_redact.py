@@ -14,7 +14,7 @@ from ..errors import UsageError
 from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_command, echo_fit, echo_note, echo_warning, echo_wrote
 from ._logs import log_progress, one_log
 from ._options import lenient_option
-from ._output import STDOUT, output_help, write_output
+from ._output import STDOUT, echo_written, output_help, write_output
 from ._output_guard import no_stdout
 
 if TYPE_CHECKING:
@@ -233,19 +233,13 @@ def _written(result: Redaction, piped: bool) -> None:
     counted = (f"{result.strings} content string(s) replaced" if result.capture is None else
                f"{result.strings} content string(s) replaced in the log, {result.capture_strings} more in the capture")
     written = f" (format v{result.format_version}, {'zstd' if result.compressed else 'plain'}): {counted}"
-    if piped:
-        echo(f"wrote stdout{written}", err=True)
-    else:  # on a terminal, wrapped at spaces, the path whole
-        echo_wrote(str(result.output), written)
+    echo_written(STDOUT if piped else str(result.output), written)
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
         named = ("; identifying headers pseudonymised: " + ", ".join(result.identity_headers)
                  if result.identity_headers else "")
         said = f": auth headers dropped: {dropped}{named}"
-        if piped:
-            echo(f"wrote {result.capture}{said}", err=True)
-        else:
-            echo_wrote(str(result.capture), said)
+        echo_written(str(result.capture), said, piped=piped)
     if result.route_file is not None and not piped:
         echo_wrote(str(result.route_file), ": the route configuration, hosts and credentials redacted")
     if piped:

@@ -210,9 +210,11 @@ def _header_block(method: str, path: str, headers: tuple[tuple[str, str], ...], 
     render's output (a header value from the log, a session id, must not add lines or act on a terminal).
 
     A pipe gets the bytes the wire carries: fetch sends a header value one byte per character
-    (a ByteString, U+0080 to U+00FF as one byte each), so they are written as latin-1, not UTF-8;
-    a terminal gets the characters as text. A character no wire carries (past U+00FF: pi-ai refuses
-    such a request) is written as its escape."""
+    (a ByteString, U+00A0 to U+00FF as one byte each), so they are written as latin-1, not UTF-8;
+    a terminal gets the characters as text. The C1 controls (U+0080 to U+009F, which fetch sends as
+    one byte each too) are written as their escapes on both, as every control from a log is
+    (docs/hostile-inputs.md): a pipe is often read on a terminal. A character no wire carries (past
+    U+00FF: pi-ai refuses such a request) is written as its escape."""
     text = "\n".join([terminal_text(f"{method} {path}"),
                       *(terminal_text(f"{name}: {value}") for name, value in headers)]) + "\n\n"
     return text if terminal else text.encode("latin-1", "backslashreplace")

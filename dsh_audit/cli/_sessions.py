@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group
-from ..errors import DshAuditError
-from ..log import copy_name, copy_notes, is_fixture_token, preferred, read_once
+from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group, usd_total
+from ..errors import DshAuditError, UnreadableError
+from ..log import copy_name, copy_notes, is_fixture_token, open_regular, preferred, read_once, read_share
 from ..report import dumps_line
 from ..report.terminal import Amount, listing_format, print_table, progress_callback
-from ..session import Failure, routes_from, run_groups
+from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
 from ._output import COUNT_SHORT
@@ -36,6 +36,15 @@ _CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "tokens", "hit rat
                 "first (UTC)", "format", "id")
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
+# The part of a session's work that reading its log is, with cache accounting (measured on long generated
+# logs: reading a third, replaying and judging its requests the rest): the progress bar of one long session
+# moves with its reads to this share, and reaches its end when the session's row is made, not once its last
+# line is read (then it would stand full, its clock stopped, while the accounting runs).
+_READ_SHARE = 1 / 3
+# What is said of a log file that holds no byte, or blank lines only, in the place of its row.
+_EMPTY_NOTE = "empty: DSH lists no session for it"
+# How much of a log that could not be read is looked at, at a time, for a byte that is not blank.
+_BLANK_CHUNK = 1 << 16
 
 
 def _ratio(summary: SessionSummary) -> Amount:
@@ -86,6 +95,30 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
             id_text(summary, copies=copies))
 
 
+def _summaries(paths: Sequence[str], *, accounting: bool, **options: Any) -> GroupResult[SessionSummary]:
+    """:func:`~dsh_audit.cache.summary_group` (the task of every row), with the bytes it reads a
+    :data:`_READ_SHARE` of its work on the progress bar when it accounts (all of it else). A
+    module-level function: a worker process takes it pickled."""
+    with read_share(_READ_SHARE if accounting else 1):
+        return summary_group(paths, accounting=accounting, **options)
+
+
+def _empty(path: str) -> bool:
+    """Whether the log at ``path`` (one that could not be read) is empty: no byte, or blank lines
+    only, as folder discovery takes it for a log all the same. DSH's session list passes such a file
+    over (``session-persistence-jsonl`` ``listArtifacts``: "empty/half-written file"; a session DSH
+    is creating), so `sessions` lists the others, where every other command refuses it. A file that
+    cannot be opened is not empty: its error stands."""
+    try:
+        with open_regular(path) as handle:
+            while chunk := handle.read(_BLANK_CHUNK):
+                if chunk.strip():
+                    return False
+    except (OSError, UnreadableError):
+        return False
+    return True
+
+
 def _minute(moment: float | None) -> str | None:
     """A log's own time as a table shows it, to the minute, UTC (``2026-12-05 19:46``)."""
     shown = iso_utc(moment)
@@ -113,7 +146,7 @@ def _total(summaries: Sequence[SessionSummary], *, csv: bool) -> tuple[object, .
                            else {"total": tokens}, hit_ratio=sum(s.cache_read_tokens or 0 for s in read) / prompt if prompt else None,
                            breaks=summed([s.breaks for s in summaries]),
                            prompt_tokens=summed([s.prompt_tokens for s in summaries]),
-                           cost_usd=round(math.fsum(costs), 9) if costs else None,  # to the nano-dollar, as --json
+                           cost_usd=usd_total(costs) if costs else None,  # to the nano-dollar, as --json
                            unpriced=summed([s.unpriced for s in summaries]))
     row = list(_row(whole, csv=csv))
     row[0], row[1:3], row[-3:] = "total", ["", ""], ["", "", ""]
@@ -170,8 +203,10 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     row, then "project"; a title then gives way before a number: it wraps between its words in
     20 columns or more, else is cut at its end with "…" (the caption says so; --json and a wider
     terminal show it whole), down to 8 columns. Only a terminal that has no room for every number
-    even so leaves out "hit ratio", "breaks" and "requests", in this order, as few as keep each
-    title 20 columns wide. A date, a number or an id is never split over lines. --json prints
+    even so leaves out "hit ratio" too, and cuts a title down to its header's 5 columns; one with no
+    room even so shows a block of lines a row of the essential fields alone: "when (UTC)", "title"
+    (wrapped between its words), "requests", "breaks", "cost" and "id" ("requests" and "breaks" are
+    never left out). A date, a number or an id is never split over lines. --json prints
     one object per session, with first_activity_at and the whole id. A session found in several
     files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
     one holds the other's and more (the file DSH reads, else the longer); copies that differ are
@@ -186,7 +221,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     finds it) is compared with what was sent too, and OpenAI's default cache retention follows
     --openai-zdr; a note says what --capture did to the costs, in the words of `cache` and `usage`
     ("N request(s) priced from the capture's usage"). A price, route or capture file that cannot
-    be used is one error, exit 2.
+    be used is one error, exit 2. A log file that is empty (no byte, or blank lines only: a session
+    DSH is writing) has no row, as DSH's own list has none: a note names it ("empty: DSH lists no
+    session for it"), and the others are listed.
 
     --since and --until keep the sessions active in that window, by the log's own timestamps (a
     session whose last activity is at or after --since and whose first is before --until), and
@@ -209,12 +246,14 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=accounting, prices=prices,
+    task = partial(_summaries, lenient=lenient, max_version=max_version, accounting=accounting, prices=prices,
                    routes=routes, capture=capture, zero_data_retention=zdr)
     status = EXIT_OK
     summaries: list[SessionSummary] = []
     said: set[str] = set()
-    with progress_callback(len(logs), label="sessions") as report:
+    # with accounting the bar's bytes are a weighted share of the work (_READ_SHARE), not the bytes read: it shows
+    # the percentage and the time alone
+    with progress_callback(len(logs), label="sessions", share=accounting) as report:
         found = run_groups(logs, task, jobs=jobs, progress=report) if prices is None else \
             run_priced(logs, task, prices=prices, jobs=jobs, progress=report)
         for item in found:
@@ -228,7 +267,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                     echo_warning(warning if warning.startswith(f"{item.path}:") else f"{item.path}: {warning}")
             for note in () if isinstance(item, Failure) else item.notes:
                 echo_note(f"{item.path}: {note}")
-            if isinstance(item, Failure):
+            if isinstance(item, Failure) and _empty(item.path):  # passed over, as DSH's own list does
+                echo_note(f"{item.path}: {_EMPTY_NOTE}")
+            elif isinstance(item, Failure):
                 echo_error(item.error)
                 status = EXIT_BAD_INPUT
             else:
@@ -258,6 +299,8 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         wrap_last = False
         if listing_format() == "table":
             wide = rows
+            left_out: Sequence[str] = ()
+            empty: Sequence[str] = ()
             if not whole_fit([*rows, total]):  # the lesser columns out, and the others' cells shortened
                 rows, droppable, least, captions = narrowed(without(rows, LESSER)[1], [s for s, _ in listed], copies)
                 short = short_headers(droppable)
@@ -266,19 +309,18 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                     # value) out before, whatever room a style leaves (compact, where narrowed() measured boxed)
                     least = {**least, "project": widest(row[2] for row in rows)}  # as narrowed() cut it
                     empty = empty_columns([*rows, total])
-                    gone = (*LESSER, *empty)
-                    (columns, rows), total = without(rows, gone), without([total], gone)[1][0]
-                    captions = [*captions, lesser_note([c for c in LESSER if c not in empty], empty)]
+                    left_out = [c for c in LESSER if c not in empty]
             else:  # every other cell whole on its line: a lesser column goes before a title or path wraps
                 droppable, short = (), None
                 least = {"title": widest(row[1] for row in rows), "project": widest(row[2] for row in rows)}
                 left_out, empty = boxed_lesser([*rows, total])  # and before the table's boxes do
-                if left_out or empty:
-                    gone = (*left_out, *empty)
-                    (columns, rows), total = without(rows, gone), without([total], gone)[1][0]
-                    captions = [lesser_note(left_out, empty)]
-            # left out first, named in the caption; before a cell wraps where no other column may go
-            droppable, wrap_last = (*LESSER, *droppable), not droppable
+            if left_out or empty:  # out before print_table lays the table out, named in one caption
+                gone = (*left_out, *empty)
+                (columns, rows), total = without(rows, gone), without([total], gone)[1][0]
+                captions = [*captions, lesser_note(left_out, empty)]
+            # left out first, named in the caption, before any cell wraps: a narrower terminal never shows a
+            # column a wider one left out, and a block of lines a row holds the essential fields alone
+            droppable, wrap_last = (*LESSER, *droppable), True
             least = {**least, "id": id_room(rows, [s for s, _ in listed], copies)}  # never cut itself
         if not csv:  # CSV holds the JSON's rows, and the JSON has no total (as `requests`): a consumer sums
             rows = [*rows, total]

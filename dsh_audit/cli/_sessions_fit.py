@@ -28,8 +28,9 @@ _SHORT_NOTE = id_caption("id")
 # The columns a narrow terminal leaves out, in this order, after those with no value in any row, when
 # not even a title cut to _TITLE_CUT leaves room for every number (ids that cannot be shortened, a
 # terminal narrower than 80 columns); else "project" alone (_KEPT_NUMBERS): a title gives way before a
-# number does (:func:`narrowed`).
-DROPPABLE = ("project", "hit ratio", "breaks", "requests")
+# number does (:func:`narrowed`). The essential fields (the time, title, requests, breaks, cost and id)
+# are never left out: a terminal with no room for them in a table shows a block of lines a row of them.
+DROPPABLE = ("project", "hit ratio")
 _KEPT_NUMBERS = ("project",)
 # The narrowest "project" is shown when it is kept for ids shortened (:func:`narrowed`): a path is cut
 # in its middle below its width, and this keeps its start and its end readable.
@@ -39,6 +40,10 @@ PROJECT_MIN = 20
 TITLE_MIN = 20
 # The narrowest a title is cut to (with its "…") before a number column is left out for it.
 _TITLE_CUT = 8
+# The narrowest a title is cut to once "project" and "hit ratio" are out (:data:`DROPPABLE`): its header's
+# width, the narrowest title column a table has; no room even so, and no table holds the essential
+# fields (print_table draws a block of lines a row of them, where a title wraps between its words).
+_TITLE_LEAST = len("title")
 # How many terminal widths of a title's start are measured and cut (:func:`_bounded`): more than any room
 # a layout tries can take (a title that fits is narrower than the terminal; one cut after a word keeps
 # two thirds of its room at least).
@@ -166,9 +171,13 @@ def narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], c
         whole = rows
         rows, captions = prefixed()
         room = _title_room(rows, titles, widths, min(longest, _TITLE_CUT))
+        if room is None:  # no room for every number beside a title: the lesser ones out for it
+            room = _title_room(rows, titles, widths, min(longest, _TITLE_LEAST), spare=DROPPABLE)
+            if room is not None:
+                return _titled(rows, titles, room, captions, DROPPABLE, bound)
         if room is None and not _tabled(rows):  # a block a row: an id has a line's room
             rows, captions = _with_ids(whole, listed, copies, id_names((s.session_id for s in listed), short_ids))
-    if room is None:  # no room for every number beside a title: columns are left out for the title
+    if room is None:  # no table holds the essential fields: a block of lines a row, of them alone
         return rows, DROPPABLE, {"title": TITLE_MIN}, captions
     return _titled(rows, titles, room, captions, _KEPT_NUMBERS, bound)
 
@@ -306,21 +315,20 @@ def _words_fit(rows: Sequence[tuple[object, ...]], titles: Sequence[str], width:
 
 
 def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], widths: Sequence[int], least: int, *,
-                whole: bool = False) -> int | None:
+                whole: bool = False, spare: tuple[str, ...] = _KEPT_NUMBERS) -> int | None:
     """The widest the titles of ``rows`` (``titles``, as shown) may be, cut with :func:`_title_cut` to a width from
     ``least`` up to the widest title, for every row to fit on one line with every column but
     "project" (:func:`rows_fit`): that width; None when not even ``least`` leaves that room.
     Halving the range (a title cut narrower never needs more room), first over a few rows that
     hold each column's widest cell and the longest titles (:func:`_probe`), then checked over
     every row (each look at every row measures them all). With ``whole``, "project" and every
-    header's own words (no :data:`COUNT_SHORT` form) are kept too."""
+    header's own words (no :data:`COUNT_SHORT` form) are kept too; else the columns of ``spare`` may go."""
     def fits(width: int, among: Sequence[int]) -> bool:
         cut = [(rows[k][0], _title_cut(titles[k], width), *rows[k][2:]) for k in among]
         if whole:  # "project" kept, PROJECT_MIN columns of it at least (a path is cut in its middle)
             kept = [(*row[:2], "x" * min(cell_len(_shown(row[2])), PROJECT_MIN), *row[3:]) for row in cut]
             return rows_fit(COLUMNS, kept, spare=())
-        return rows_fit(COLUMNS, cut, droppable=_KEPT_NUMBERS, spare=_KEPT_NUMBERS, short=COUNT_SHORT,
-                        short_first=True)
+        return rows_fit(COLUMNS, cut, droppable=spare, spare=spare, short=COUNT_SHORT, short_first=True)
 
     def widest_fit(low: int, high: int, among: Sequence[int]) -> int | None:
         if low > high or not fits(low, among):

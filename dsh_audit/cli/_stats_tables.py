@@ -13,13 +13,16 @@ from ..cache import Costs
 from ..fleet import FleetStats, connect_index, shown
 from ..report.terminal import Amount, id_prefixes, listing_format, print_table, rows_fit, table_cell
 from ._table_ids import id_caption, id_cell, id_names
-from ._table_rules import bucket_drop_order, model_keyed, whole_keyed
+from ._table_rules import bucket_drop_order, logged_column, model_keyed, whole_keyed
 
 __all__ = ["print_stats"]
 
 # "reusable": what "lost tokens" is measured from (lost <= reusable - cache read, a drop within the rule's
 # tolerance not counted; issue 11), beside it.
-_MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "reusable",
+# "reads known": the requests whose cache read and prompt size are known (logged, or the capture's for one
+# whose log holds none: the index does not tell them apart), those "prompt" and "hit ratio" are over, as
+# `cache` counts them.
+_MEASURE_COLUMNS = ("requests", "reads known", "prompt", "cache read", "hit ratio", "expected", "reusable",
                     "lost tokens", "lost $")
 # In CSV the expected ratio's column says what it is (a table's "expected" stands beside "hit ratio").
 _CSV_MEASURE_COLUMNS = tuple("expected hit ratio" if c == "expected" else c for c in _MEASURE_COLUMNS)
@@ -30,7 +33,7 @@ _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "o
 # with no value in any row, the one that cost the least first, the what-ifs before the costliest).
 _BUCKET_COLUMNS = {"output $": "output", "cache read $": "cache_read", "cache write $": "cache_write",
                    "cache miss $": "cache_miss"}
-_MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
+_MEASURE_DROPPABLE = ("path", "reads known", "expected", "cache read")
 # The session rankings leave out more, in this order, before a table too wide to be drawn in the run's
 # style takes the other one (a run's tables share one style: docs/cli.md).
 _RANK_DROPPABLE = (*_MEASURE_DROPPABLE, "prompt", "hit ratio", "requests", "lost tokens", "reusable")
@@ -124,6 +127,24 @@ def _models(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Sequence[str]]]:
     return [(r["model"] or _UNKNOWN, r.get("logged_models") or ()) for r in rows]
 
 
+def _by_model(columns: Sequence[str], models: Sequence[tuple[str, Sequence[str]]], rows: Sequence[tuple[Any, ...]],
+              whole: bool, *, csv: bool) -> tuple[tuple[str, ...], list[tuple[Any, ...]], str | None]:
+    """A table by model's columns (``columns`` after its key), its rows (``rows``, their key cell left
+    out) keyed as :func:`_keyed` keys them, and the caption's note; in CSV (``csv``) the key the billed
+    model alone and the names its requests logged in a ``logged models`` column of their own
+    (:func:`logged_column`, as ``--json``'s ``model`` and ``logged_models`` and ``usage --by model
+    --format csv`` give them), not a table's one cell ``deepseek-flash (logged as ...)``.
+
+    Example:
+        >>> _by_model(("requests",), [("deepseek-flash", ["deepseek-v4-flash"])], [(2,)], True, csv=True)
+        (('model', 'logged models', 'requests'), [('deepseek-flash', 'deepseek-v4-flash', 2)], None)
+    """
+    if csv:
+        return (*logged_column("model", columns, models, rows), None)
+    keyed, note = _keyed(models, rows, whole)
+    return ("model", *columns), keyed, note
+
+
 def _cost_droppable(columns: Sequence[str], rows: list[dict[str, Any]]) -> tuple[str, ...]:
     """The cost columns a narrow terminal may leave out, in order: the buckets, the one that cost
     the least over ``rows`` first (one all $0.0000 or $?, as a DeepSeek fleet's cache writes, the
@@ -209,8 +230,9 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     print_table(f"{stats.db}: fleet totals", ("measure", "value"), [
         *_measure("sessions (refused)", (totals["sessions"], totals["sessions_refused"]), csv=csv,
                   names=("sessions", "sessions refused"), form="{} ({})"),
-        *_measure("requests (cache reads logged)", (totals["requests"], totals["usage_known"]), csv=csv,
-                  names=("requests", "requests with cache reads logged"), form="{} ({})"),
+        # known: logged, or the capture's for a request whose log holds none (index --capture), as `cache` counts them
+        *_measure("requests (cache reads known)", (totals["requests"], totals["usage_known"]), csv=csv,
+                  names=("requests", "requests with cache reads known"), form="{} ({})"),
         ("prompt tokens", _logged(totals, "prompt_tokens")),
         *_measure("cache read actual / expected",
                   (_logged(totals, "actual_cache_read"), _logged(totals, "expected_cache_read")),
@@ -259,17 +281,19 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
     measured, measured_models = [_measures(r) for r in stats.by_model], _models(stats.by_model)
     whole = (_fits_whole(models, columns, costs, droppable)
              and _fits_whole(measured_models, ("model", *measures), measured, _MEASURE_DROPPABLE))
-    rows, note = _keyed(models, costs, whole)
-    print_table("cost by model", columns, rows, droppable=droppable, caption=note)
+    keyed, rows, note = _by_model(_COST_COLUMNS, models, costs, whole, csv=csv)
+    print_table("cost by model", keyed, rows, droppable=droppable, caption=note)
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "reusable", "tokens lost", "cost", "of which breaks"),
                 ((r["cause"], Amount.tokens(r["reusable_cache_read"], lacking=False), r["lost_tokens"],
                   _priced({**cost, **r}, r["lost_cost_usd"], "lost"), _priced({**cost, **r}, r["break_cost_usd"], "break"))
                  for r in stats.cost_by_cause))
-    rows, note = _keyed(measured_models, measured, whole)
-    print_table("by model", ("model", *measures), rows, droppable=_MEASURE_DROPPABLE, caption=note)
+    keyed, rows, note = _by_model(measures, measured_models, measured, whole, csv=csv)
+    print_table("by model", keyed, rows, droppable=_MEASURE_DROPPABLE, caption=note)
     print_table("by day (UTC, request time)", ("day", *measures),
                 ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
+    # what the breaks lost to each cause (a break that went cold too: the rest under cold_ttl), beside the reusable
+    # reads of the breaks that lost tokens to it, what the report's breaks by cause says (0: its breaks lost nothing)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "reusable", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], Amount.tokens(r["reusable_cache_read"], lacking=False),
                   r["lost_tokens"]) for r in stats.by_cause))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from .._listing import billed_model_text
 from ..report.terminal import listing_format
 
-__all__ = ["bucket_drop_order", "model_keyed", "whole_keyed"]
+__all__ = ["bucket_drop_order", "logged_column", "model_keyed", "whole_keyed"]
 
 #: Each row's billed model and the models its requests logged.
 Models = Sequence[tuple[str, Sequence[str]]]
@@ -43,14 +43,32 @@ def whole_keyed(models: Models, rows: Sequence[Row]) -> list[Row]:
     return [(key, *row) for key, row in zip(_whole_keys(models), rows)]
 
 
+def logged_column(key: str, columns: Sequence[str], models: Models, rows: Sequence[Row]
+                  ) -> tuple[tuple[str, ...], list[Row]]:
+    """A CSV table by model's columns (``key``'s, a ``logged models`` column, then ``columns``) and
+    its ``rows`` (their key cell left out): each keyed by the model the price table bills alone
+    (``models``: each row's, with the names its requests logged), those names in the column of
+    their own, ``; ``-separated (as ``--json``'s ``logged_models``), not a table's one cell
+    ``deepseek-flash (logged as ...)``: a pivot on the model gets plain keys (README: a cell a table
+    combines is separate columns in CSV). The one rule of `stats` and `usage --by model`.
+
+    Example:
+        >>> logged_column("model", ("requests",), [("deepseek-flash", ["deepseek-v4-flash"]), ("total", ())],
+        ...               [(2,), (2,)])
+        (('model', 'logged models', 'requests'), [('deepseek-flash', 'deepseek-v4-flash', 2), ('total', '', 2)])
+    """
+    return ((key, "logged models", *columns),
+            [(model, "; ".join(logged), *row) for (model, logged), row in zip(models, rows, strict=True)])
+
+
 def model_keyed(models: Models, rows: Sequence[Row], fits: Callable[[list[Row]], bool]) -> tuple[list[Row], str | None]:
     """``rows`` (their key cell left out) keyed by the model the price table bills (``models``:
     each row's, with the models its requests logged), and the caption's note on the keys (None: no
-    note). Each key names the logged models too (:func:`whole_keyed`), as --format csv and
-    markdown always show it, and a table when it ``fits`` the rows so keyed (the layout the table
-    would draw has each key on one line, leaving out only lesser columns); else a key would wrap,
-    which the tables' rule keeps for last (README, listings): the billed names alone, and the note
-    says the others.
+    note). Each key names the logged models too (:func:`whole_keyed`), as --format markdown always
+    shows it (CSV: the names in a column of their own, :func:`logged_column`), and a table when it
+    ``fits`` the rows so keyed (the layout the table would draw has each key on one line, leaving
+    out only lesser columns); else a key would wrap, which the tables' rule keeps for last (README,
+    listings): the billed names alone, and the note says the others.
 
     Example:
         >>> model_keyed([("deepseek-flash", ["deepseek-v4-flash"]), ("x", ["x"])], [(1,), (2,)], lambda rows: False)

@@ -23,15 +23,17 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
 from ._priced import capture_notes, run_priced
 from ._unpriced import unpriced_warnings
 from ._table_ids import id_cell
-from ._table_rules import model_keyed
+from ._table_rules import logged_column, model_keyed
 from ._usage_table import BUCKET_COSTS, BY_SESSION, REQUEST, REQUEST_TABLE, print_usage_table
 from ._views import sort_option
 from ._when import request_window_options, window_text
 
 __all__ = ["usage_command"]
 
-_COLUMNS = ("{by}", "requests", "cache miss", "lost tokens (cost)", "cache read", "cache write", "output", "cost",
-            "no cache", "off-peak", "unpriced")
+# "reusable": the cache reads "lost tokens (cost)" is measured from (lost <= reusable - cache read), beside it
+# as `cache` and `stats` show it (--json: reusable_cache_read).
+_COLUMNS = ("{by}", "requests", "cache miss", "reusable", "lost tokens (cost)", "cache read", "cache write", "output",
+            "cost", "no cache", "off-peak", "unpriced")
 # In CSV the lost tokens and what they cost are two plain columns (a number each a spreadsheet can sum),
 # then (only when a break lost an unknown amount, as the tier column) the count of such breaks
 # (--json: lost_unknown_requests).
@@ -41,7 +43,7 @@ _CSV_UNKNOWN = "lost unknown"
 # in each key by model (:func:`_model_keys`): the tokens, the what-ifs, "requests", and "unpriced"
 # when no request is.
 _LESSER = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache",
-           "requests")
+           "reusable", "requests")
 # The token buckets of the table, in its order (:func:`_tokens`).
 _BUCKETS = tuple(bucket for _, bucket in USAGE_BUCKETS)
 
@@ -150,19 +152,12 @@ def _model_keys(columns: list[str], rows: list[tuple[object, ...]], table: Usage
         shown = [tuple(row[at] for at in kept) for row in whole]
         return rows_fit([columns[at] for at in kept], shown, droppable=lesser, spare=lesser)
 
-    return model_keyed([*((r.key, r.logged_models) for r in table.rows), ("total", ())], [row[1:] for row in rows],
-                       fits)
+    return model_keyed(_models(table), [row[1:] for row in rows], fits)
 
 
-def _logged_column(columns: list[str], rows: list[tuple[object, ...]], table: UsageTable
-                   ) -> tuple[list[str], list[tuple[object, ...]]]:
-    """CSV by model: the key the billed model alone and the names its requests logged in a column of
-    their own (``logged models``, ``; ``-separated, as ``--json``'s ``key`` and ``logged_models``),
-    not a table's one cell ``claude-sonnet-4-5 (also ...)``: a pivot on the model gets plain keys
-    (README: a cell a table combines is separate columns in CSV)."""
-    keys = [*((r.key, "; ".join(r.logged_models)) for r in table.rows), (rows[-1][0], "")]
-    return ([columns[0], "logged models", *columns[1:]],
-            [(key, logged, *row[1:]) for (key, logged), row in zip(keys, rows, strict=True)])
+def _models(table: UsageTable) -> list[tuple[str, tuple[str, ...]]]:
+    """By model, each row's key (the model billed) and the models its requests logged, the total's last."""
+    return [*((r.key, r.logged_models) for r in table.rows), (table.total.key, ())]
 
 
 def _off_peak_caption(total: UsageRow) -> str:
@@ -184,17 +179,20 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
     of such breaks, which a table's cell shows as ``+?`` after the tokens (``N+? ($x)``); the
     unpriced count is empty in a table when 0; rows by request (``request``) end with the
     request's details (:func:`_details`); ``bound``: every amount is a lower bound
-    (:meth:`UsageRow.shown`); without ``losses`` (--no-accounting: nothing lost was measured) the
-    lost cells are empty, in CSV too, never 0 (:attr:`dsh_audit.cache.UsageTable.losses`)."""
+    (:meth:`UsageRow.shown`); the reusable cache reads the lost tokens are measured from stand
+    before them (``?``, empty in CSV, when no request of the row logged its cache reads: --json's
+    ``reusable_cache_read`` null); without ``losses`` (--no-accounting: nothing lost was measured) the
+    reusable and lost cells are empty, in CSV too, never 0 (:attr:`dsh_audit.cache.UsageTable.losses`)."""
     miss, read, write, output = _tokens(row)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
     # lost tokens as --json gives them: a request with no usage measured no loss (0, at $0)
     # and a break whose cache reads were not logged lost an unknown amount: "+?", never 0
     unknowns = (row.lost_unknown,) if unknown else ()
-    lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost", bound=bound), *unknowns) if csv else
-                                (f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} "
+    reusable = Amount.tokens(row.reusable_cache_read, lacking=False)  # --json's, by its one rule
+    lost: tuple[object, ...] = ((reusable, row.lost_tokens, _amount(row, "lost", bound=bound), *unknowns) if csv else
+                                (reusable, f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} "
                                  f"({row.shown('lost', bound=bound)})" if row.lost_tokens or row.lost_unknown
-                                 else "",))
+                                 else ""))
     if not losses:  # not measured: unknown, an empty cell
         lost = (Amount(None, ""),) * len(lost)
     details = _details(row, csv=csv) if request else ()
@@ -245,7 +243,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     ones, logged with turn null); a compaction inside a turn counts in that turn.
 
     Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache,
-    nor written to it); "lost tokens (cost)" the prompt tokens the cache analysis expected to be
+    nor written to it); "reusable" the cache reads the conversation's previous requests left in the
+    cache, what the lost tokens are measured from (lost <= reusable - cache read; "?" when no request
+    of the row logged its cache reads, never 0; --json: reusable_cache_read; as `cache` and `stats`
+    show it); "lost tokens (cost)" the prompt tokens the cache analysis expected to be
     read from the cache and were not (breaks and other shortfalls: the breaks `breaks` lists, a
     log compared with its capture too, --capture or the wire.jsonl found beside it as `check`
     finds it; none with --no-accounting), and what that cost over cache reads: a provider that
@@ -289,11 +290,11 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     shows session ids as their shortest unique prefix, as `sessions` shows them (session-86ef2d28,
     session-sample-co…: `show` takes either; --json and --format csv keep them whole),
     then leaves out, as few as it needs (the caption names them): a column with no value in any row
-    (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then off-peak or no cache where
-    it equals cost in every row (by request, requests too), then the token columns
+    (every cell 0, ? or empty: a DeepSeek fleet's cache writes; reusable first where nothing was
+    lost), then off-peak or no cache where it equals cost in every row (by request, requests too), then the token columns
     whose tokens cost the least (output, cache read, cache write, cache miss: the cheapest first), then
-    off-peak and no cache, then the costliest token column (where the money went: an Anthropic
-    session's cache writes, a DeepSeek one's misses), and last requests (lost tokens (cost), cost, and
+    off-peak and no cache, then reusable, then the costliest token column (where the money went: an
+    Anthropic session's cache writes, a DeepSeek one's misses), and last requests (lost tokens (cost), cost, and
     unpriced while a request is unpriced, are never left out for room). A session found in two files whose
     lines differ is a row of each, "ID (PATH)". With --capture, a request whose log holds no usage
     (a title call) is priced from the provider's usage in the captured response to its send (each
@@ -389,8 +390,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     if failed:
         caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
                     "amounts are lower bounds (≥$)")
-    if by == "model" and csv:
-        columns, rows = _logged_column(columns, rows, table)
+    if by == "model" and csv:  # the model billed alone, the names logged in a column of their own
+        keyed, rows = logged_column(columns[0], columns[1:], _models(table), [row[1:] for row in rows])
+        columns = list(keyed)
     elif by == "model":  # a key that would wrap: the billed model alone, and the caption says what was logged
         rows, note = _model_keys(columns, rows, table)
         caption += f"; {note}" if note else ""

@@ -23,16 +23,19 @@ REQUEST_TABLE = REQUEST[:4]
 # --format csv keep), in this order, but a column with no value in any row first and a what-if
 # that says what "cost" says in every row next (:func:`_droppable`): the tokens, those
 # that cost the least first (:data:`_TOKEN_COLUMNS`), then what the same requests would have cost
-# all off-peak and with no cache, the README's headline figures, then the tokens that cost the
-# most (an Anthropic session's cache writes, a DeepSeek one's misses: where the money went), and
-# "requests" last: the count that tells an expensive session of many requests from one of a few
-# large ones ("lost tokens (cost)", "cost" and "unpriced" while a request is unpriced are never
-# left out). This tuple: the columns, and the tokens' order when they cost the same.
-_DROPPABLE = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache", "requests")
+# all off-peak and with no cache, the README's headline figures, then "reusable" (what "lost tokens
+# (cost)" is measured from: beside it while there is room), then the tokens that cost the most (an
+# Anthropic session's cache writes, a DeepSeek one's misses: where the money went), and "requests"
+# last: the count that tells an expensive session of many requests from one of a few large ones
+# ("lost tokens (cost)", "cost" and "unpriced" while a request is unpriced are never left out). This
+# tuple: the columns, and the tokens' order when they cost the same.
+_DROPPABLE = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache", "reusable",
+              "requests")
 # Each token column and the bucket of :class:`Costs` that prices it (ties: in :data:`_DROPPABLE`'s order).
 _TOKEN_COLUMNS = {"output": "output", "cache read": "cache_read", "cache write": "cache_write",
                   "cache miss": "cache_miss"}
 _WHAT_IF = ("off-peak", "no cache")
+_LOST = "lost tokens (cost)"
 #: What each token bucket cost (``usage --json``'s ``cost_usd`` by bucket), after "cost": in CSV and
 #: Markdown always, in a table only when it has the room (:func:`_bucket_costs_fit`): a narrow one
 #: leaves them out first, before a request's details, a session id's tail or any other column.
@@ -105,8 +108,11 @@ def _carries(cell: object) -> bool:
 
 
 def _blank(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> list[str]:
-    """The columns no cell of which says something (:func:`_carries`): every value 0, unknown or none."""
-    return [column for at, column in enumerate(columns) if not any(_carries(row[at]) for row in rows if at < len(row))]
+    """The columns no cell of which says something (:func:`_carries`): every value 0, unknown or none;
+    and "reusable" when "lost tokens (cost)" is such a column (no break lost a token: the base of no
+    lost figure, which a narrow terminal leaves out with the columns that say nothing)."""
+    blank = [column for at, column in enumerate(columns) if not any(_carries(row[at]) for row in rows if at < len(row))]
+    return [*blank, "reusable"] if _LOST in blank and "reusable" in columns and "reusable" not in blank else blank
 
 
 def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total: UsageRow, *,
@@ -118,8 +124,9 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
     cost), then the others in :data:`_DROPPABLE`'s order: no column that
     carries money is left out before one that says nothing, the tokens go before the money, those
     whose tokens cost the least over all the rows (``total``'s costs) first, but the costliest
-    bucket only after the what-ifs, so that where the money went stays in sight (an Anthropic
-    session's cache writes, a DeepSeek one's cache misses), and "requests" last (by request, with
+    bucket only after the what-ifs and "reusable" (what the lost tokens are measured from, first
+    among the columns that say nothing when nothing was lost), so that where the money went stays in
+    sight (an Anthropic session's cache writes, a DeepSeek one's cache misses), and "requests" last (by request, with
     the what-ifs: 1 in every row). Never "unpriced" when a request is, since it says which amounts
     are lower bounds or unknown. What each bucket cost (:data:`BUCKET_COSTS`) goes before all of them
     (the cost and the token columns say the same in sum), but after every other column that says
@@ -129,11 +136,14 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
     same = {c for c in _WHAT_IF if c in columns and all(
         table_cell(row[columns.index(c)]) == shown for row, shown in zip(rows, cost))}
     spent = {column: getattr(total.cost, bucket) for column, bucket in _TOKEN_COLUMNS.items()}
-    order = ("unpriced", *bucket_drop_order(spent, _WHAT_IF), "requests")
+    # "reusable" after the what-ifs, before the costliest bucket: beside the lost tokens, where the money went kept
+    order = ("unpriced", *bucket_drop_order(spent, (*_WHAT_IF, "reusable")), "requests")
     kept = [c for c in order if c in columns and (c != "unpriced" or not total.unpriced)]
     # by request, "requests" is 1 in every row but the total's: it goes with the what-ifs that repeat "cost"
     same |= {"requests"} if request else set()
-    ordered = sorted(kept, key=lambda c: 0 if c in blank else 1 if c in same else 2)
+    # "reusable" with nothing lost beside it first: the base of no lost figure says less than a 0 does
+    ordered = sorted(kept, key=lambda c: -1 if c == "reusable" and c in blank else 0 if c in blank else 1 if c in same
+                     else 2)
     buckets = [c for c in BUCKET_COSTS if c in columns]
     return (*(c for c in ordered if c in blank), *buckets, *(reversed(REQUEST_TABLE) if request else ()),
             *(c for c in ordered if c not in blank))

@@ -10,15 +10,13 @@ import click
 
 from .._version import __version__
 from ..errors import MalformedRecordError, UsageError
-from ..log import ProtectedInputs
 from ..report import dumps_line, dumps_pretty, validation_sarif
 from ..report.terminal import listing_format, print_table, progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
-from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_lines
-from ._logs import evidence_logs, selected_logs, session_paths
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_lines, echo_summary
+from ._logs import guard_evidence, selected_logs, session_paths
 from ._options import engine_options, jobs_option, lenient_option, listing_options
 from ._output import STDOUT, output_help, write_output
-from ._output_guard import guard_output
 from ._when import time_options
 
 __all__ = ["validate_command"]
@@ -70,8 +68,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     logs = selected_logs(paths, since, until)
     if sarif_path is not None:  # the logs found again only for an output to guard (review B 45)
         # never a log it reads; it reads no pyproject.toml, so its report may replace one
-        guard_output(ProtectedInputs.of(evidence_logs(paths), settings=False), sarif_path, option="--sarif",
-                     what="SARIF report")
+        guard_evidence(paths, sarif_path, option="--sarif", what="SARIF report", settings=False)
     with progress_callback(len(logs), label="validate") as report_progress:
         # the rules --rule chooses (only their checks run), selected below: --ignore counts what
         # it hides, and DSH202 finds another agent's log, refused whatever --rule says
@@ -100,9 +97,9 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         elif sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
             echo_lines(format_text(findings))
         if files or not refused:  # every file refused as bad input: its error says all, no "0 file(s)" summary
-            echo(format_summary(findings, files=files), err=True)
+            echo_summary(format_summary(findings, files=files), err=True)
             if ignored:
-                echo(_hidden_text(hidden), err=True)
+                echo_summary(_hidden_text(hidden), err=True)
     if sarif_path is not None:
         # written as `check --sarif` writes its report (report.format_sarif): one JSON writer
         write_output(sarif_path, dumps_pretty(validation_sarif(findings, tool_version=__version__)) + "\n",

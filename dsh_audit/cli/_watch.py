@@ -14,7 +14,7 @@ import click
 from ..cache import Costs, iso_utc, load_prices
 from ..errors import DshAuditError, UsageError
 from ..report import dumps_line
-from ..report.terminal import cell_len, fit_lines, output_width, terminal_text
+from ..report.terminal import cell_len, fit_lines, output_width, terminal_text, value_cut
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_status,
@@ -121,15 +121,18 @@ def _folded(item: WatchRequest, short_id: str | None, relation: str | None, widt
     folded between fields, a label with its value (``fields model,system``, ``lost 8927
     ($0.0308)``), every field where the one-line form and the legend put it (the cost after the
     cache reads: one order for every line); a field longer than a line (a long title) wraps at its
-    own spaces. The lines after the first are indented two spaces."""
+    own spaces, and the session id, one token, is cut at its end with "…" (:func:`value_cut`), never
+    split. The lines after the first are indented two spaces."""
     room = output_width() if width is None else width
     fields = _fields(item, short_id, relation)
     whole = fit_lines("".join(space + field for space, field in fields), room)  # format_watch_line's text
     if len(whole) == 1:
         return whole
     lines: list[str] = []
-    for space, field in fields:
-        shown = fit_lines(field, room - 2, hanging=0) or [""]  # escaped already: one line, wrapped at spaces
+    for at, (space, field) in enumerate(fields):
+        # escaped already: one line, wrapped at spaces; the session id (the second field) is one token,
+        # never split: longer than a line, it is cut at its end with "…" (its prefix, which `show` takes)
+        shown = [value_cut(field, room - 2)] if at == 1 else fit_lines(field, room - 2, hanging=0) or [""]
         if lines and len(shown) == 1 and cell_len(lines[-1] + space + shown[0]) <= room:
             lines[-1] += space + shown[0]
         else:

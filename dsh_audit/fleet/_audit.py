@@ -109,6 +109,10 @@ def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bo
             + f";code={code_fingerprint()}")
 
 
+# _request_row reads the four buckets by name, in this order
+assert tuple(bucket for _, bucket in USAGE_BUCKETS) == ("cache_miss", "cache_read", "cache_write", "output")
+
+
 def _request_row(path: str, request: Request, sent: float | None, entry: LedgerEntry,
                  verdict: CacheVerdict | None = None) -> RequestRow:
     """A request's row; its token columns are the tokens its ledger ``entry`` was priced from (its
@@ -117,10 +121,14 @@ def _request_row(path: str, request: Request, sent: float | None, entry: LedgerE
     one rule (:meth:`dsh_audit.cache.UsageRow.add`). With its cache ``verdict`` (when the cache was
     accounted), its cache columns are the verdict's, else its prompt and cache read are those
     tokens'."""
-    tokens = entry.tokens
-    counts = {bucket: None if tokens is None or name in entry.unlogged else getattr(tokens, bucket)
-              for name, bucket in USAGE_BUCKETS}
-    inputs, read, write, output = (counts[bucket] for bucket in ("cache_miss", "cache_read", "cache_write", "output"))
+    tokens, unlogged = entry.tokens, entry.unlogged
+    if tokens is None:
+        inputs = read = write = output = None
+    elif not unlogged:  # the common case: every count logged (USAGE_BUCKETS' buckets, in its order)
+        inputs, read, write, output = tokens.cache_miss, tokens.cache_read, tokens.cache_write, tokens.output
+    else:
+        inputs, read, write, output = [None if name in unlogged else getattr(tokens, bucket)
+                                       for name, bucket in USAGE_BUCKETS]
     config = (request.header or {}).get("config") or {}
     if verdict is None:
         prompt = None if inputs is None or read is None or write is None else inputs + read + write

@@ -9,7 +9,7 @@ import json
 import sqlite3
 from typing import Any
 
-from ..cache import Costs, Tokens, usd_total
+from ..cache import Costs, ExactSum, Tokens
 from ._stored import shown
 
 __all__ = ["Ledger", "cost_by_cause", "cost_by_model", "fleet_cost", "ledgers", "session_cost"]
@@ -41,13 +41,13 @@ class Ledger:
     and the models its requests logged (``models``: in a group by the model the price table bills,
     a dated snapshot and its alias are one group)."""
 
-    __slots__ = ("models", "sums", "tier_costs", "tier_requests")
+    __slots__ = ("models", "sums", "tier_cost", "tier_requests")
 
     def __init__(self) -> None:
         self.models: set[str] = set()
         self.sums = Costs.sums()
         self.tier_requests = 0
-        self.tier_costs: list[float] = []
+        self.tier_cost = ExactSum()  # what they cost, summed exactly
 
     def add(self, row: tuple[Any, ...], lost: dict[str, int], lost_cost: dict[str, float] | None,
             lost_unknown: bool = False) -> None:
@@ -64,7 +64,7 @@ class Ledger:
         if tier is not None:
             self.tier_requests += 1
             if cost is not None:
-                self.tier_costs.append(cost.total)
+                self.tier_cost.nanos += cost.total_nanos
 
     def to_json(self) -> dict[str, Any]:
         """The group's ``cost`` object: the ledger summary's amounts (sums over the priced
@@ -83,7 +83,7 @@ class Ledger:
                 **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced",
                                            "lost_unknown_requests")},
                 "tier_requests": self.tier_requests,
-                "tier_cost_usd": usd_total(self.tier_costs), "unpriced": summary["unpriced"]}
+                "tier_cost_usd": self.tier_cost.usd(), "unpriced": summary["unpriced"]}
 
 
 def ledgers(connection: sqlite3.Connection) -> tuple[Ledger, dict[str | None, Ledger], dict[str | None, Ledger]]:

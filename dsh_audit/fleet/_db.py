@@ -392,7 +392,9 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
 #: The SQLite storage classes each declared column type may hold (``NULL`` in all of them).
 _STORED = {"TEXT": ("text",), "INTEGER": ("integer", "real"), "REAL": ("real", "integer")}
 #: The largest number a column may hold: far past any count or cost, and summed over any number of
-#: rows still a finite double (``math.fsum`` of 1e308s overflows).
+#: rows still a finite double. Money is summed exactly, in whole nano-dollars (``cache/_money.py``:
+#: ``usd_nanos`` of each amount, added as integers, read once by ``nanos_usd``: ``usd_total``), an
+#: integer that never overflows but reads back as a float only below 1.8e308 USD: amounts of 1e308 would not.
 _MAX_REAL = 1e200
 #: The JSON columns ``stats`` sums the values of (``json_each``): objects of numbers.
 _JSON_NUMBERS = (("requests", "lost"), ("costs", "lost_cost_by_cause"))

@@ -25,7 +25,7 @@ from ._caveats import stats_caveats
 from ._costs import cost_by_cause, cost_by_model, fleet_cost, ledgers
 from ._db import check_values, connect_index, index_error, window_views
 from ._price_meta import price_sources
-from ._measures import BREAKS, LOGGED, MEASURES, TOKEN_COLUMNS, UsdSum, iso, lost_by_cause, measures
+from ._measures import BREAKS, LOGGED, MEASURES, TOKEN_COLUMNS, CauseLosses, UsdSum, iso, lost_by_cause, measures
 from ._ranks import costliest_breaks, top_sessions
 from ._stored import shown
 
@@ -41,7 +41,9 @@ class FleetStats:
     """The answers of ``dsh-audit stats``; each list is a JSON-ready row per group.
 
     Attributes:
-        totals: sessions (and refused), requests, the logged token sums of every indexed request
+        totals: sessions (and refused), requests (``usage_known``: those whose cache read and prompt
+            size are known, logged or, for one whose log holds none, the capture's, as ``cache``
+            counts them), the logged token sums of every indexed request
             by billing bucket (``tokens``: ``cache_miss``, ``cache_read``, ``cache_write``,
             ``output`` and their ``total``, as every command names them, over the requests that
             logged a count of each: ``usage_unknown_requests`` counts those that logged no usage,
@@ -60,8 +62,11 @@ class FleetStats:
             ``cost_by_model`` keys them, with ``logged_models``), most prompt tokens first.
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
-            attribution, and tokens lost to that cause, beside the reusable cache reads of the
-            requests that lost them (``reusable_cache_read``: what they are measured from).
+            attribution, and the tokens the breaks lost to that cause, beside the reusable cache
+            reads of the breaks that lost them (``reusable_cache_read``: what they are measured
+            from; 0 for a cause whose breaks lost nothing), as the HTML report's breaks by cause
+            says them; a break that also went cold lost the rest to ``cold_ttl``, a row of no
+            break of its own (``cost_by_cause`` gives every request's losses).
         top_sessions: the sessions ranked by ``sort``: by default those whose cache losses cost
             the most (``lost_cost_usd``), costliest first, then those whose losses have no known
             price (null), most lost tokens first (tokens do not compare across providers:
@@ -175,7 +180,11 @@ def _by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
                  for row in rows)
 
 
-def _by_cause(connection: sqlite3.Connection, lost: dict[str, tuple[int, int | None]]) -> tuple[dict[str, Any], ...]:
+def _by_cause(connection: sqlite3.Connection, lost: CauseLosses) -> tuple[dict[str, Any], ...]:
+    """The breaks by cause: how many the cache analysis and attribution count, and what the breaks
+    lost to each cause (``lost``: :func:`lost_by_cause`'s over the breaks; a break that also went
+    cold lost the rest to ``cold_ttl``, a row with no break of its own) beside the reusable cache
+    reads of the breaks that lost tokens to it, what the report's breaks by cause says."""
     causes: dict[str, dict[str, Any]] = {}
 
     def entry(cause: str) -> dict[str, Any]:
@@ -221,10 +230,10 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
         check_values(connection, os.fspath(db))
         window_views(connection, since, until)
         total, by_model, by_path = ledgers(connection)
-        lost = lost_by_cause(connection)  # one pass over every request's losses, for both cause tables
+        lost, break_lost = lost_by_cause(connection)  # one pass over every request's losses, for both cause tables
         stats = FleetStats(db=os.fspath(db), totals=_totals(connection),
                            by_model=_by_model(connection),
-                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection, lost),
+                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection, break_lost),
                            top_sessions=top_sessions(connection, top, by_path, sort), cost=fleet_cost(connection, total),
                            cost_by_model=cost_by_model(by_model), cost_by_cause=cost_by_cause(total, lost),
                            prices=price_sources(connection), sort=sort, since=since, until=until,

@@ -11,9 +11,9 @@ from typing import Any
 
 from .._listing import listed
 from .._shell import shell_word
-from ..capture import captures_ignored
+from ..capture import Pairing, RequestDiff, captures_ignored
 from ..session import EventLines, Failure, routes_hint
-from ..errors import InputError
+from ..errors import InputError, RenderError
 from ..replay import Request
 from ._model import Finding, Hint, SessionCheck
 from ._policy import Policy
@@ -314,19 +314,26 @@ class Judge:
 
     def session(self, path: str, session_id: str, *, lines: EventLines, seqs: Mapping[int, int | None],
                 rows: Sequence[Any], transitions: Sequence[Any], cache: Any, capture: Path | None,
-                other: Path | None, validation: Sequence[Any], unread: bool = False) -> list[Finding]:
+                other: Path | None, validation: Sequence[Any], unread: bool = False,
+                unsent: Sequence[tuple[Any, RenderError]] = ()) -> list[Finding]:
         """Every finding of one log that replayed: ``lines`` maps its events' seqs to lines (recorded
         in the session's one pass: no second read for a finding's line), ``seqs`` a request index to
         the seq of its first chunk or step start (at least for each break's request). With no
         ``capture``, ``other`` is the capture found beside the log that its comparison read and
         found to hold none of its requests, or (``unread``) could not read (its own DSH802 says why)
         (:meth:`dsh_audit.gate._compare.CaptureCompare.compare`'s others), None when none was found
-        or found ones are ignored: what the comparison saw, not a second look for a capture."""
+        or found ones are ignored: what the comparison saw, not a second look for a capture.
+        ``unsent``: with no capture, each request (or its outline) pi-ai sends nothing for because of its headers
+        (:meth:`dsh_audit.session.Bodies.header_refusal`) and that refusal: unrendered, ``DSH815``,
+        as a capture's comparison says it of the same request, so a log fails the gate alike with and
+        without its capture (the log and the route configuration prove it: no capture is needed)."""
         out = self._validation(validation, session_id)
         if capture is None:
             message, hint = _no_capture(other, unread=unread,
                                         holds=None if other is None else self.holds.get(os.fspath(other)))
             out.append(self.finding("DSH810", message, path=path, session_id=session_id, hint=hint))
+            out += self._captures(path, [RequestDiff.refused(Pairing(request, None), refusal)
+                                         for request, refusal in unsent], lines, None)
         else:
             out += self._captures(path, rows, lines, capture)
         out += self._breaks(path, transitions, lines, seqs)
@@ -338,7 +345,8 @@ class Judge:
         describe), as :func:`dsh_audit.session.routes_hint` completes it for ``render`` and ``diff``
         (a redacted bundle's route file, else the patch layer of the DSH home the log was recorded
         in; the manifest is read once while it stays the same, by that function). Any other hint,
-        or one while check already renders with a ``--routes`` file, is left as it is.
+        or one while check already renders with a ``--routes`` file, is left as it is; a route profile
+        header's names the DSH home's layers it is in, as that function says it.
 
         Example:
             >>> judge = Judge(Policy())
@@ -362,7 +370,7 @@ class Judge:
         command = diff_command(log, capture, adapter=self.policy.adapter, routes=self.routes)
         return Hint(f"run `{command}` {purpose}", (command,))
 
-    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines, capture: Path) -> list[Finding]:
+    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines, capture: Path | None) -> list[Finding]:
         out = []
         for row in rows:
             rule = _VERDICT_RULE.get(row.verdict)
@@ -382,7 +390,7 @@ class Judge:
             if row.verdict != "unrendered" and (row.verdict == "unmatched" or row.diff is None):
                 # why alignment left the request alone (its route and model), as `diff` says it
                 note = row.pairing.note
-            if hint is None and rule in _DIFF_PURPOSE:
+            if hint is None and rule in _DIFF_PURPOSE and capture is not None:
                 hint = self.diff_hint(path, capture, _DIFF_PURPOSE[rule])
             text = f"{request.kind} request {request.index} is {row.verdict}{where}{detail}"
             said = f": {note}" if note else ""

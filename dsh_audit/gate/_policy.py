@@ -37,7 +37,9 @@ min-cache-hit-ratio``): each error names the key's dotted name, with the closest
 ``--policy`` file is either a plain policy (keys at top level, ``[check]`` its one sub-table besides
 the tables of pyproject.toml's own specifications, such as ``[tool.ruff]``) or pyproject-style (a
 ``[tool.dsh-audit]`` table): keys at top level beside that table would be ignored, so they are an
-error too.
+error too. A ``--policy`` file holding neither (empty, or only other tools' tables) is an error as
+well (an empty ``[tool.dsh-audit]`` table states the defaults); a ``pyproject.toml`` found, not
+named, may hold no table (the defaults apply).
 """
 
 from __future__ import annotations
@@ -226,6 +228,12 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
         source = os.fspath(path)
         document = _read_toml(Path(path))
         tool = tool_table(document, source=source)
+        if tool is None and all(isinstance(value, dict) and key in _PYPROJECT_TABLES
+                                for key, value in document.items()):
+            # named, yet holding nothing dsh-audit reads (empty, or only [tool.black]): never the defaults in silence
+            raise UsageError("has no [tool.dsh-audit] table (nor a policy key at its top level)", path=source,
+                             hint="give the policy file meant, or write its keys under [tool.dsh-audit] (an empty "
+                                  f"table keeps the defaults on purpose); {POLICY_HINT}")
         if tool is None:
             return Policy.from_mapping(document, source=source, name="")
         beside = [str(key) for key, value in document.items() if not isinstance(value, dict)]

@@ -67,7 +67,9 @@ _ALL = (
              "the log is missing events for a call that was sent; run `dsh-audit diff LOG --capture PATH`",
              "capture-fail"),
     GateRule("DSH815", "warning", "capture-unrendered",
-             "A request paired with a capture could not be rendered to wire bytes.",
+             "A request paired with a capture could not be rendered to wire bytes; or, with no capture, pi-ai "
+             "sends nothing for it (its session id or a header of its route is one fetch cannot send, which the log "
+             "and the route configuration prove).",
              "give what the message says rendering lacks: --routes FILE (or <home>/cordis.patch.yml in the DSH home "
              "the log was recorded in) for a route the log does not describe, --attachments DIR for a logged "
              "image's bytes, --adapter (or the policy key adapter) for an unknown route",

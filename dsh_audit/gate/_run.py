@@ -31,12 +31,12 @@ from .._spool import RowSpool
 from ..attribution import attribute_sessions
 from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies
-from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
+from ..errors import CaptureError, DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover, foreign_refusal
 from ..replay import Request
 from ..runner import in_process
-from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, routes_from,
+from ..session import (Activity, Bodies, Failure, RequestSpan, GroupResult, Session, open_group, rounds, routes_from,
                        route_warnings, run_groups, validating_headers)
 from ..validate import Lineage, LineValidator, lineage_findings, select_rules
 from ._compare import CaptureCompare
@@ -111,11 +111,14 @@ class _Checker(CaptureCompare):
             if other is not None and not unread:
                 self.others[session.path] = os.fspath(other)
             first, last = session.span()
+            unsent = [] if capture is not None else [
+                (request, refusal) for request in session.requests
+                if (refusal := session.bodies.header_refusal(request, session.route(request).adapter)) is not None]
             findings = self.judge.session(session.path, session.id, lines=session.lines,
                                           seqs={r.index: request_seq(r) for r in session.requests},
                                           rows=rows.get(session.id, []), transitions=mine, cache=cache,
                                           capture=capture, other=other, unread=unread,
-                                          validation=_validation(session))
+                                          validation=_validation(session), unsent=unsent)
             requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=requests, transitions=tuple(mine), cache=cache,
@@ -143,6 +146,9 @@ class _Checker(CaptureCompare):
         seqs: dict[int, int | None] = {}  # the seq of each break's request
         breaking: set[int] = set()
         sent = RequestSpan()  # the requests' span: Session.span's fallback
+        config = routes_from(routes, log=log.path)
+        headers = Bodies(config, images={})  # each request's header refusal (no body: no image is read)
+        unsent: list[tuple[RequestOutline, RenderError]] = []  # the requests pi-ai sends nothing for: DSH815
 
         # check's reports and findings, and a page made as the log is read (it has the rest), read
         # back only the breaks, and of each only what lists it
@@ -157,7 +163,11 @@ class _Checker(CaptureCompare):
                 breaking.add(found.request)
 
         def judged(request: Request, verdict: Any, entry: Any) -> None:
-            outlines.append(RequestOutline.of(request))
+            outline = RequestOutline.of(request)
+            outlines.append(outline)
+            refusal = headers.header_refusal(request, entry.route)  # the route the request was judged by
+            if refusal is not None:
+                unsent.append((outline, refusal))
             if request.index in breaking:
                 seqs[request.index] = request_seq(request)
             sent.add(request.time)
@@ -166,7 +176,7 @@ class _Checker(CaptureCompare):
 
         tee = self.tees.get(log.path)
         checker = tee if isinstance(tee, LineValidator) else None  # replay folds into its rules' fold
-        result = account_log(log, prices=self.prices, config=routes_from(routes, log=log.path), adapter=self.policy.adapter,
+        result = account_log(log, prices=self.prices, config=config, adapter=self.policy.adapter,
                              zero_data_retention=self.zero_data_retention,
                              keep=record is None and not self.lean,  # a page keeps what it shows
                              on_transition=transition, on_judged=judged, observe=activity.on_event,
@@ -180,7 +190,7 @@ class _Checker(CaptureCompare):
         mine = tuple(sorted(transitions, key=lambda t: t.request))  # attribution's order, as the whole session's
         findings = self.judge.session(log.path, log.header.id, lines=activity.lines, seqs=seqs, rows=(),
                                       transitions=mine, cache=cache, capture=None, other=None,
-                                      validation=_validation_of(found))
+                                      validation=_validation_of(found), unsent=unsent)
         # Session.span: the log's own timestamps, else (none above 0) its requests' times
         first, last = (activity.first, activity.last) if activity.first is not None else (sent.first, sent.last)
         return SessionCheck(path=log.path, session_id=log.header.id, requests=outlines, transitions=mine,

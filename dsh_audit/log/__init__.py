@@ -7,7 +7,7 @@ before orjson parses a large text, which it cannot survive running out of memory
 (:func:`decode_record`, :func:`expand_row`), DSH's shape checks, legacy upgrades and version
 shapes, content-based format detection (:func:`detect_format`), and a log's own time span read
 from its two ends (:func:`time_span`). :func:`read_progress` reports the bytes a reader consumes
-(for a progress bar).
+(for a progress bar), :func:`read_share` as a share of a task's work.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ if typing.TYPE_CHECKING:
     from ._header import (BOM_HINT, BOM_REFUSAL, foreign_record, foreign_refusal, header_keys, header_refusal,
                           is_absolute_path, is_fixture_token, unknown_header_keys)
     from ._limits import DecodeBudget, decode_limits
-    from ._progress import read_progress
+    from ._progress import read_progress, read_share
     from ._reader import SUPPORTED_VERSIONS, SessionLog, read_header, read_log, read_stream
     from ._span import time_span
     from ._tee import LineTee
@@ -110,6 +110,7 @@ __all__ = [
     "read_log",
     "read_once",
     "read_progress",
+    "read_share",
     "read_stream",
     "resolve_session",
     "sniff_format",
@@ -188,6 +189,7 @@ _LAZY = {
     "read_header": "._reader",
     "read_log": "._reader",
     "read_progress": "._progress",
+    "read_share": "._progress",
     "read_stream": "._reader",
     "resolve_session": "._resolve",
     "RowError": "._records",

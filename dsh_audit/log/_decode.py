@@ -25,8 +25,9 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
-from typing import Any, BinaryIO, cast
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, BinaryIO
 
 import zstandard
 
@@ -34,6 +35,7 @@ from ..errors import UnreadableError
 from ._limits import DecodeBudget
 from ._progress import READ_HOOK, ConsumedBytes
 from ._json_line import LongStrings, parse_json
+from .._frozen import frozen_builder
 
 __all__ = ["Line", "TornTail", "iter_lines", "is_zstd", "parse_line"]
 
@@ -71,20 +73,9 @@ class Line:
     strings: LongStrings | None = field(default=None, compare=False, repr=False)
 
 
-class _LineBuilder:
-    """A :class:`Line` being made by plain assignment, then made a ``Line`` (as
-    :data:`~dsh_audit.log._types.new_event` makes events): a frozen dataclass's ``__init__`` costs
-    a call per field, and a log has a line per record."""
-
-    __slots__ = Line.__slots__  # dataclass(slots=True) made them
-
-    def __init__(self, number: int, raw: bytes | bytearray, count: int = 1, strings: LongStrings | None = None) -> None:
-        self.number, self.raw, self.count, self.strings = number, raw, count, strings
-        self.__class__ = Line  # type: ignore[assignment]
-
-
-assert _LineBuilder.__init__.__code__.co_varnames[1:5] == tuple(f.name for f in fields(Line))
-_new_line = cast("type[Line]", _LineBuilder)  # its instances are Lines
+#: ``Line(...)``, made by plain assignment (:func:`~dsh_audit._frozen.frozen_builder`): a log has a line
+#: per record, and a frozen dataclass's ``__init__`` costs a call per field.
+_new_line = frozen_builder(Line)
 
 
 #: the line :func:`parse_line` last parsed for a later consumer, and its value
@@ -144,6 +135,10 @@ def _frame_header_size(fhd: int) -> int:
     return size
 
 
+#: :func:`_frame_header_size` of every frame-header descriptor byte, looked up once per frame
+_HEADER_SIZES = tuple(_frame_header_size(fhd) for fhd in range(256))
+
+
 class _FrameReader:
     """Reads whole zstd frames from a stream; a short read marks a torn frame."""
 
@@ -152,11 +147,6 @@ class _FrameReader:
         self.path = path
         self.offset = 0
         self.complete = False  # whether the last frame read was whole
-
-    def _read(self, n: int) -> bytes:
-        data = self.stream.read(n)
-        self.offset += len(data)
-        return data
 
     def next_frame(self) -> tuple[bytes, bool] | None:
         """Return ``(frame_bytes, complete)``, or None at a clean end of file."""
@@ -168,7 +158,9 @@ class _FrameReader:
         at a clean end of file; :attr:`complete` then says whether the whole frame was there."""
         self.complete = False
         start = self.offset
-        magic = self._read(4)
+        read = self.stream.read  # each read counted into ``offset`` as it is made (a log has a frame per batch)
+        magic = read(4)
+        self.offset += len(magic)
         if not magic:
             return
         if len(magic) == 4 and magic != ZSTD_MAGIC:
@@ -182,7 +174,8 @@ class _FrameReader:
                 hint="the file is not a DSH zstd log, or it was damaged in the middle",
             )
         yield magic
-        fhd = self._read(1)
+        fhd = read(1)
+        self.offset += len(fhd)
         if len(magic) < 4 or not fhd:
             return
         if fhd[0] & 0x18:
@@ -192,12 +185,15 @@ class _FrameReader:
                 hint="the compressed data is corrupt",
             )
         checksum = (fhd[0] >> 2) & 1
-        rest = self._read(_frame_header_size(fhd[0]) - 1)
+        wanted = _HEADER_SIZES[fhd[0]] - 1
+        rest = read(wanted)
+        self.offset += len(rest)
         yield fhd + rest
-        if len(rest) < _frame_header_size(fhd[0]) - 1:
+        if len(rest) < wanted:
             return
         while True:
-            block_header = self._read(3)
+            block_header = read(3)
+            self.offset += len(block_header)
             if len(block_header) < 3:
                 yield block_header
                 return
@@ -210,14 +206,16 @@ class _FrameReader:
                     path=self.path,
                     hint="the compressed data is corrupt",
                 )
-            body = self._read(body_size)
+            body = read(body_size)
+            self.offset += len(body)
             yield block_header + body
             if len(body) < body_size:
                 return
             if last:
                 break
         if checksum:
-            digest = self._read(4)
+            digest = read(4)
+            self.offset += len(digest)
             yield digest
             if len(digest) < 4:
                 return
@@ -298,18 +296,12 @@ def _frame_text(parts: Iterator[bytes], context: zstandard.ZstdDecompressor) -> 
         return
     yield b""
     decoder = context.decompressobj()
-    batch = [first]
-    for part in parts:
-        batch.append(part)
-        if len(batch) >= _BATCH:
-            text = decoder.decompress(b"".join(batch))
-            batch.clear()
-            if text:
-                yield text
-    if batch:
+    batch = [first, *islice(parts, _BATCH - 1)]
+    while batch:  # a part is read only once the batch before it is decompressed
         text = decoder.decompress(b"".join(batch))
         if text:
             yield text
+        batch = list(islice(parts, _BATCH))
 
 
 def _header_frame_error(path: str) -> UnreadableError:
@@ -388,6 +380,11 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail], *, junk: bool 
             newline = chunk.find(b"\n", start)
             if newline == -1:
                 break
+            if parts is None and chunk[start] == 123 and not blanks:  # 123: "{": a record, whole in this piece
+                number += 1
+                yield _new_line(number, chunk[start:newline])
+                start = newline + 1
+                continue
             # A blank line (maybe begun in the piece before): the run it opens, found at C speed
             run = _BLANKS.match(chunk, start) if (newline == start or chunk[start] in _SPACE_BYTES) and (
                 not parts or _SPACES.fullmatch(parts)) else None

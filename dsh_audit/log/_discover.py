@@ -136,9 +136,13 @@ def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] 
 def _log_like(path: Path) -> bool:
     """Whether a ``*.jsonl[.zstd]`` file found in a folder is taken as a log: its first bytes are a
     DSH log's (:func:`looks_like_log`) or another agent's session (:func:`_foreign`); or it cannot
-    be opened to look (no permission, a FIFO, a dangling link, a symlink loop), and then reading it
-    is refused in one line (``DSH801`` in ``check``) by every command, as a ``session.jsonl`` that
-    cannot be opened is: never dropped unseen. A capture (``wire.jsonl``) is never a log."""
+    be opened to look (no permission, a FIFO, a dangling link, a symlink loop), or is empty (no byte, or
+    blank lines only: a log emptied or never written), and then reading it is refused in one line by every
+    command (``DSH201`` in ``validate``, ``DSH801`` in ``check``, an error in the others), as a
+    ``session.jsonl`` that cannot be opened or is empty is: never dropped unseen. (DSH's session list
+    passes an empty session file over, ``session-persistence-jsonl`` ``listArtifacts``: "empty/half-written
+    file"; opening it refuses it, "empty or header-less session log", as dsh-audit does the file given.)
+    A capture (``wire.jsonl``) is never a log."""
     if path.name == _CAPTURE_NAME or path.name.endswith("." + _CAPTURE_NAME):
         return False
     try:
@@ -146,7 +150,7 @@ def _log_like(path: Path) -> bool:
             head = _first_line(handle)
     except (OSError, UnreadableError):
         return True
-    return begins_as_header(head) or _foreign(path)
+    return not head.strip() or begins_as_header(head) or _foreign(path)
 
 
 def _foreign(path: Path) -> bool:

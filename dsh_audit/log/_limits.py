@@ -85,13 +85,12 @@ class DecodeBudget:
     def spend(self, size: int, compressed: int | None) -> None:
         """Count ``size`` more decoded bytes; ``compressed``: compressed bytes read so far (None: plain)."""
         self.decoded += size
-        real = f"if this is a real {self.what}, raise the limit"
         if self.max_decoded and self.decoded > self.max_decoded:
             raise UnreadableError(
                 f"refused: the decoded {self.what} passes the limit of {_size_text(self.max_decoded)} of text "
                 "(DSH_AUDIT_MAX_DECODED)",
                 path=self.path,
-                hint=f"{real}: DSH_AUDIT_MAX_DECODED={_next_size(self.max_decoded)} (0: no limit); "
+                hint=f"{self._real()}: DSH_AUDIT_MAX_DECODED={_next_size(self.max_decoded)} (0: no limit); "
                      "see docs/hostile-inputs.md")
         if compressed and self.max_ratio and self.decoded > _RATIO_FLOOR \
                 and self.decoded > self.max_ratio * compressed:
@@ -100,7 +99,12 @@ class DecodeBudget:
                 f"{self.decoded} bytes, past the limit of {self.max_ratio}x (DSH_AUDIT_MAX_RATIO)",
                 path=self.path,
                 hint=("real DSH logs expand 3-6x; " if self.what == "log" else "")
-                + f"{real}: DSH_AUDIT_MAX_RATIO={self.max_ratio * 10} (0: no limit); see docs/hostile-inputs.md")
+                + f"{self._real()}: DSH_AUDIT_MAX_RATIO={self.max_ratio * 10} (0: no limit); "
+                "see docs/hostile-inputs.md")
+
+    def _real(self) -> str:
+        """The start of a refusal's hint (worded only when a refusal is made: a log spends once a piece)."""
+        return f"if this is a real {self.what}, raise the limit"
 
 
 def _next_size(size: int) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["READ_HOOK", "ConsumedBytes", "read_progress"]
+__all__ = ["READ_HOOK", "ConsumedBytes", "read_progress", "read_share"]
 
 # Raw bytes consumed are reported to the read hook in steps of at least this much (and at the end).
 _REPORT_STEP = 1 << 20
@@ -31,6 +31,45 @@ def read_progress(hook: Callable[[int], None]) -> Iterator[None]:
         ...     log = read_log("session.jsonl")  # doctest: +SKIP
     """
     token = READ_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        READ_HOOK.reset(token)
+
+
+@contextmanager
+def read_share(share: float) -> Iterator[None]:
+    """Report the bytes of the logs read in this context to the read hook in effect (if any) as
+    ``share`` of them: for a task whose work after reading a log takes as long as reading it, or
+    longer (a bar of bytes reaches the log's end when its work ends, not when its last line is read).
+    The shares reported add up to the bytes read times ``share``, rounded down.
+
+    Args:
+        share: the part of the task's work its reads are, above 0 and at most 1.
+
+    Example:
+        >>> seen = []
+        >>> with read_progress(seen.append), read_share(1 / 3):
+        ...     READ_HOOK.get()(3000), READ_HOOK.get()(3000)
+        (None, None)
+        >>> seen
+        [1000, 1000]
+    """
+    hook = READ_HOOK.get()
+    if hook is None or share >= 1:
+        yield
+        return
+    read = told = 0
+
+    def scaled(size: int) -> None:
+        nonlocal read, told
+        read += size
+        now = int(read * share)
+        if now > told:
+            hook(now - told)
+            told = now
+
+    token = READ_HOOK.set(scaled)
     try:
         yield
     finally:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._capture_place import CAPTURE_NAME, capture_folders
 from .._lazy import LazyModule
 from ..errors import UsageError
 from ._file_kind import special_kind
@@ -77,7 +78,8 @@ class ProtectedInputs:
         """The evidence of a run reading ``logs`` and ``files`` (captures, policies, indexes).
 
         Beside each log, every other log-like file of its folder (``*.jsonl[.zstd]``, ``*.har``:
-        other generations, child logs, ``wire.jsonl``) is protected too. With ``settings`` (a run
+        other generations, child logs, ``wire.jsonl``) is protected too, and so is every ``wire.jsonl``
+        the views look in for its capture (:meth:`captures_near`: up to four folders above). With ``settings`` (a run
         that reads them), so is the nearest ``pyproject.toml`` (:func:`_nearest_pyproject`), table
         or none: check, report and index read it for their policy, prices and ZDR status, some only
         after an output is guarded (the price table). A run that reads no settings (``validate``)
@@ -101,7 +103,25 @@ class ProtectedInputs:
         for item in (*files, _nearest_pyproject() if settings else None):
             if item is not None and os.fspath(item) != "":
                 evidence.add(os.fspath(item))
+        for capture in (found for folder in sorted(folders) for found in cls.captures_near(folder)):
+            evidence.add(capture)  # after ``files``: a capture given or found is named as the command names it
         return evidence
+
+    @staticmethod
+    def captures_near(log: str | os.PathLike[str], *, folder: bool = True) -> list[str]:
+        """Every ``wire.jsonl`` where the views look for the capture of a log in the folder ``log`` (or of
+        the log ``log``, ``folder`` False): beside it and up to four folders above
+        (:func:`dsh_audit._capture_place.capture_folders`), whichever one :func:`~dsh_audit.capture.find_capture`
+        takes, and with ``--no-capture`` too: evidence of the log, which no output may replace, read by
+        the run or not. Only looked at (``lstat``), never opened.
+
+        Example:
+            >>> ProtectedInputs.captures_near("/nonexistent/logs")
+            []
+        """
+        anchor = os.path.join(os.fspath(log), "log") if folder else os.fspath(log)
+        return [os.fspath(path) for path in (above / CAPTURE_NAME for above in capture_folders(anchor))
+                if os.path.lexists(path)]
 
     def add(self, path: str) -> None:
         real = _real(path)

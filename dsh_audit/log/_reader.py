@@ -202,12 +202,13 @@ class SessionLog:
         cues = self.format_version >= 2  # an older body under the header is looked for until found
         # A short line of a log read without a tee is parsed here, by orjson alone: what parse_line
         # adds (room and nesting checks, the tee's shared value) applies only to longer lines or to
-        # a teed read; a line orjson refuses takes parse_line, which says why.
-        direct = not isinstance(self._lines, _Teed)
-        known = self._known
+        # a teed read; a line orjson refuses takes parse_line, which says why. (``short``: the longest
+        # line parsed here, -1 for a teed read: none.)
+        short = _SHORT if not isinstance(self._lines, _Teed) else -1
+        fast = _ENVELOPE_ONLY & self._known  # the fast lane's types this version knows
         for line in self._lines:
             value: Any = _UNPARSED
-            if direct and len(line.raw) <= _SHORT:
+            if len(line.raw) <= short:
                 try:
                     value = orjson.loads(line.raw)
                 except orjson.JSONDecodeError:
@@ -220,7 +221,7 @@ class SessionLog:
             # range, a type this version knows and, for a chunk, an object data (:func:`is_plain_chunk`).
             if type(value) is dict and len(value) == 4 and issue is None:
                 tag = value.get("type")
-                if type(tag) is str and tag in _ENVELOPE_ONLY and tag in known:
+                if type(tag) is str and tag in fast:
                     seq, time, data = value.get("seq"), value.get("time"), value.get("data", _UNPARSED)
                     if (seq == expected and type(seq) is int and seq <= MAX_SAFE
                             and type(time) is int and -MAX_SAFE <= time <= MAX_SAFE

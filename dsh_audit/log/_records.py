@@ -191,7 +191,38 @@ def row_head(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
         shape, events = shared
         return events[0], len(shape[1])
     shape = _validate_row(row)
-    return _expand(row, shape, 1)[0], len(shape[1])
+    return _head(row, shape), len(shape[1])
+
+
+def _head(row: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+    """``_expand(row, shape, 1)[0]``, built alone: the first member's event (at ``seq0`` and
+    ``time0``, as the running sum of the gaps starts there), with no list or iterator made for it
+    (a reader that collapses rows builds one per row).
+
+    Example:
+        >>> data = {"turn": 1, "step": 2, "index": 0, "dt": [3], "texts": ["a", "b"]}
+        >>> rows = [{"type": "reasoning-chunks", "seq0": 4, "time0": 10, "data": data},
+        ...         {"type": "text-chunks", "seq0": 4.0, "time0": 10.0, "data": data},  # the full check's
+        ...         {"type": "tool-call-chunks", "seq0": 4, "time0": 10,
+        ...          "data": {"turn": 1, "step": 2, "index": 0, "id": "c", "dt": [3], "args": ["{", "}"]}},
+        ...         {"type": "tool-call-chunks", "seq0": 4, "time0": 10, "data": {"turn": 1, "step": 2, "index": 0,
+        ...          "id": "c", "name": "f", "dt": [3], "args": ["{", "}"]}}]
+        >>> [row_head(row)[0] == expand_row(row)[0] and type(row_head(row)[0]["seq"]) is type(row["seq0"])
+        ...  for row in rows]
+        [True, True, True, True]
+    """
+    tag, members, _ = shape
+    data = row["data"]
+    turn, step, index, member = data["turn"], data["step"], data["index"], members[0]
+    if tag != "tool-call-chunks":
+        chunk = {"type": "text-delta" if tag == "text-chunks" else "reasoning-delta", "index": index, "text": member}
+    elif "name" not in data:
+        chunk = {"type": "tool-call-delta", "index": index, "id": data["id"], "argumentsDelta": member}
+    else:
+        chunk = {"type": "tool-call-delta", "index": index, "id": data["id"], "name": data["name"],
+                 "argumentsDelta": member}
+    return {"type": "assistant/chunk", "seq": row["seq0"], "time": row["time0"],
+            "data": {"turn": turn, "step": step, "chunk": chunk}}
 
 
 #: the packed row a first consumer validated for a later one (:func:`decode_record` or

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._frozen import frozen_builder
 
 __all__ = ["Event", "SessionHeader", "SURFACE_TYPES", "KNOWN_EVENT_TYPES", "CHUNK_ROW_TYPES", "new_event"]
 
@@ -61,27 +63,6 @@ class Event:
     ignorable: bool = False
 
 
-class _EventBuilder:
-    """An :class:`Event` being made: the same slots, set by plain assignment, then made an
-    ``Event`` (``__class__``, which CPython allows between classes of one slot layout and checks).
-
-    A frozen dataclass sets each field through ``object.__setattr__``, a call per field: for the
-    reader, which makes one event per record, that was ~2 us an event, more than its checks.
-    """
-
-    __slots__ = Event.__slots__  # dataclass(slots=True) made them
-
-    def __init__(self, seq: int, type: str, time: int, data: Any, line: int, surface_op: Any = None,
-                 source_event_seqs: list[int] | None = None, ignorable: bool = False) -> None:
-        self.seq, self.type, self.time, self.data, self.line = seq, type, time, data, line
-        self.surface_op, self.source_event_seqs, self.ignorable = surface_op, source_event_seqs, ignorable
-        self.__class__ = Event  # type: ignore[assignment]
-
-
-# the builder takes Event's fields, in Event's order (a field added to one only fails here, at import)
-assert _EventBuilder.__init__.__code__.co_varnames[1:9] == tuple(f.name for f in fields(Event))
-
-
 #: ``Event(...)`` (the same arguments), made about three times faster: for the reader, which
 #: makes one event per record (``new_event(3, "turn/start", 10, {}, 4) == Event(3, "turn/start", 10, {}, 4)``).
-new_event = cast("type[Event]", _EventBuilder)  # its instances are Events
+new_event = frozen_builder(Event)

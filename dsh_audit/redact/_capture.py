@@ -61,7 +61,8 @@ from ._pseudonyms import redact_ascii
 from ._request_ids import REQUEST_ID_HEADER, pseudonym
 from ._secrets import cookie_secret, credential_name, header_kind
 
-__all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har", "replaced_note"]
+__all__ = ["META_SUFFIX", "ReplacedNote", "redact_body_folder", "redact_capture_records", "redact_har",
+           "replaced_note"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -213,10 +214,25 @@ def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence
     return sorted(set(dropped))
 
 
-def replaced_note(codings: Sequence[str]) -> str:
+class ReplacedNote(str):
+    """The summary's line on the bodies replaced whole (:func:`replaced_note`), carrying what it says as
+    data: :attr:`codings`, the coding of each body replaced, in order, as the writer that replaced them
+    listed them; the manifest counts them from there (:func:`._notes.replaced_whole`), never from the words.
+
+    Example:
+        >>> note = replaced_note(["br", "br"])
+        >>> note.codings, note == "2 bodies replaced whole: their coding br could not be undone"
+        (('br', 'br'), True)
+    """
+
+    codings: tuple[str, ...] = ()
+
+
+def replaced_note(codings: Sequence[str]) -> ReplacedNote:
     """What the summary says of the bodies replaced whole, one per coding in ``codings`` (each the
     coding of one body that could not be undone, as :class:`dsh_audit._body_decode.UndecodableBody`
-    names it: no capture text), their distinct codings in order of first sight.
+    names it: no capture text), their distinct codings in order of first sight; the line carries
+    ``codings`` (:class:`ReplacedNote`).
 
     Example:
         >>> replaced_note(["br"]), replaced_note(["br", "deflate", "br"])
@@ -225,8 +241,10 @@ def replaced_note(codings: Sequence[str]) -> str:
     """
     names = list(dict.fromkeys(codings))
     many = len(codings) != 1
-    return (f"{len(codings)} {'bodies' if many else 'body'} replaced whole: {'their' if many else 'its'} "
-            f"coding{'s' if len(names) > 1 else ''} {', '.join(names)} could not be undone")
+    note = ReplacedNote(f"{len(codings)} {'bodies' if many else 'body'} replaced whole: {'their' if many else 'its'} "
+                        f"coding{'s' if len(names) > 1 else ''} {', '.join(names)} could not be undone")
+    note.codings = tuple(codings)
+    return note
 
 
 def _not_undone(stored: Iterable[Any], undecoded: list[str] | None) -> None:

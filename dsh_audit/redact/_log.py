@@ -18,6 +18,7 @@ of dsh-audit is (:func:`dsh_audit.report.dumps_line`): the copy reads back to th
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, BinaryIO
@@ -25,13 +26,13 @@ from typing import IO, TYPE_CHECKING, BinaryIO
 import zstandard
 
 from ..errors import UnreadableError
-from ..log import DecodeBudget, parse_json
+from ..log import DecodeBudget, parse_json, read_stream
 from ..report import dumps_line
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["LogRewriter", "drain", "name_compression", "teed"]
+__all__ = ["LogRewriter", "drain", "name_compression", "refuse_early", "teed"]
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Compressed bytes decompressed at a time: a zstd block expands at most 128 KiB from 4 bytes, so a
@@ -39,6 +40,41 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SLICE = 1 << 10
 # Text of a plain log gathered into one zstd frame when it is written zstd (DSH reads frames of up to 32 MiB whole).
 _FRAME = 1 << 20
+
+
+def refuse_early(handle: BinaryIO, name: str, *, lenient: bool) -> None:
+    """Raise now, before a byte of the log open at ``handle`` (at its start; ``name`` its path) is
+    redacted, the refusal the reader gives ahead of its first event: a header DSH refuses (a relative
+    cwd: refused once the whole log is read, as DSH refuses it, with no event handed out before), or a
+    first record it cannot take. The same open file is read (never opened again, ``handle`` left where it
+    is: :class:`_Beside`) at the reader's speed, to its first event or to that refusal, the error the
+    redacting read would raise at its end (issue 15: a 12.7 MB log was redacted whole, 5.6 s, before
+    its line-1 refusal). A sound log costs its first lines read twice, a refused one no redaction.
+
+    Raises:
+        DshAuditError: the reader's refusal.
+    """
+    with read_stream(io.BufferedReader(_Beside(handle.fileno())), name, lenient=lenient) as log:
+        next(log.events(collapse_rows=True), None)
+
+
+class _Beside(io.RawIOBase):
+    """The open file ``fd`` read from its start with ``pread``: its own offset moves, not the
+    descriptor's, which the redacting read then reads from where it is; closing it leaves ``fd`` open."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd, self._at = fd, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        data = os.pread(self._fd, len(view), self._at)
+        view[:len(data)] = data
+        self._at += len(data)
+        return len(data)
 
 
 def name_compression(path: Path) -> bool | None:

@@ -5,7 +5,6 @@ and of a copy whose name gave it another compression than its log's."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,7 +12,7 @@ from typing import Any, ClassVar
 from .._shell import shell_word
 from ..capture import CapturedRequest
 from ..errors import UsageError
-from ._capture import META_SUFFIX
+from ._capture import META_SUFFIX, ReplacedNote
 
 __all__ = ["Unproven", "compression_note", "left_out_note", "replaced_whole", "unmatched_note", "unrendered_note"]
 
@@ -33,27 +32,21 @@ class Unproven(str):
     level: ClassVar[str] = "warning"
 
 
-#: :func:`dsh_audit.redact._capture.replaced_note`'s words: the count and the distinct codings.
-_REPLACED = re.compile(r"(\d+) bod(?:y|ies) replaced whole: (?:its|their) codings? (.+) could not be undone\Z")
-
-
 def replaced_whole(notes: Sequence[str]) -> tuple[int, tuple[str, ...]]:
-    """How many bodies the capture's redaction replaced whole and their distinct codings, as its notes
-    say (:func:`dsh_audit.redact._capture.replaced_note`, one note per capture): for the manifest, so a
-    recipient of the bundle can tell a body was blanked, and the summary, which then claims no "none found".
+    """How many bodies the capture's redaction replaced whole and their distinct codings, as the writer
+    that replaced them listed them (the :attr:`~dsh_audit.redact._capture.ReplacedNote.codings` its note
+    carries, one note per capture; no note's words are read): for the manifest, so a recipient of the
+    bundle can tell a body was blanked, and the summary, which then claims no "none found".
 
     Example:
-        >>> replaced_whole(["3 bodies replaced whole: their codings br, deflate could not be undone", "other"])
+        >>> from dsh_audit.redact._capture import replaced_note
+        >>> replaced_whole([replaced_note(["br", "deflate", "br"]), "3 bodies replaced whole: its coding x"])
         (3, ('br', 'deflate'))
         >>> replaced_whole([])
         (0, ())
     """
-    count, codings = 0, dict[str, None]()
-    for note in notes:
-        if (match := _REPLACED.match(note)) is not None:
-            count += int(match.group(1))
-            codings.update(dict.fromkeys(match.group(2).split(", ")))
-    return count, tuple(codings)
+    codings = [coding for note in notes if isinstance(note, ReplacedNote) for coding in note.codings]
+    return len(codings), tuple(dict.fromkeys(codings))
 
 
 def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture: Path, *,

@@ -36,7 +36,7 @@ from ._chunks import ChunkStreams
 from ._family import Identifiers, family, parent_log, parent_session, salt_cause
 from ._hosts import redact_url
 from ._pseudonyms import redact_ascii
-from ._log import LogRewriter, drain, name_compression, teed
+from ._log import LogRewriter, drain, name_compression, refuse_early, teed
 from ._notes import compression_note, left_out_note, replaced_whole, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
@@ -117,9 +117,10 @@ class Redaction:
 
 def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
     """The session of the log at ``source``, read once: every byte the reader reads is also handed
-    to ``sink`` (the redacted copy is written in the same read)."""
+    to ``sink`` (the redacted copy is written in the same read), once :func:`._log.refuse_early` passed it."""
     handle = open_regular(source)
     try:
+        refuse_early(handle, str(source), lenient=lenient)
         session = open_session(read_stream(teed(handle, sink), str(source), lenient=lenient), foreign=False)
         drain(handle, sink)  # the reader read to the end; anything it left is redacted too
     finally:
@@ -217,7 +218,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     key = _salt_bytes(salt) if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
     refuse_generation(source, target)
     capture_source = Path(capture) if capture is not None else None
-    inputs = (source, capture_source, None if routes is None or isinstance(routes, PiRoutes) else Path(routes))
+    inputs = (source, capture_source, None if routes is None or isinstance(routes, PiRoutes) else Path(routes),
+              *map(Path, ProtectedInputs.captures_near(source, folder=False)))  # evidence too, redacted or not
     guard = functools.partial(output_targets, target=target, capture_output=capture_output, force=force,
                               routed=routes is not None)
     manifest, route_target, capture_target = guard(inputs)

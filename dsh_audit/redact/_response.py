@@ -22,7 +22,6 @@ nothing of it survives, its secrets cannot be found in it, and its coding is lis
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import re
 import struct
@@ -30,7 +29,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from .._body_decode import UndecodableBody, content_encoding, decoded_body, names_base64
+from .._body_decode import (BodyDecodeError, UndecodableBody, content_encoding, decoded_stored, names_base64,
+                            stored_bytes)
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._keys import STRUCTURAL_KEYS
 from ._redactor import Redactor
@@ -216,19 +216,6 @@ def encoded(data: bytes, codings: tuple[str, ...]) -> bytes:
     return data
 
 
-def _no_data(text: str, coded: bool) -> bool:
-    """Whether a body's ``text`` holds no coded data, only itself: it has no UTF-8 bytes (a lone
-    surrogate) or, ``coded`` (marked base64), it is no base64. Its secrets are found in it as it is."""
-    try:
-        if coded:
-            base64.b64decode(text, validate=True)
-        else:
-            text.encode("utf-8")
-    except (binascii.Error, ValueError):  # UnicodeEncodeError is a ValueError
-        return True
-    return False
-
-
 def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, coding: Any = None,
                         sent: bool = False, undecoded: list[str] | None = None) -> str:
     """A HAR ``response.content.text`` redacted, decoded as every captured body is
@@ -241,19 +228,22 @@ def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, coding:
     response's ``body_base64``: the bytes as they were sent), the codings undone are applied again
     (:func:`encoded`), so its kept ``Content-Encoding`` stays true (review 40). A body that decodes to no
     UTF-8 text has no structure to keep: it is one content string, of the text as stored; so is a text
-    that holds no coded data (:func:`_no_data`: no base64 though ``encoding`` says so, a lone surrogate),
-    its secrets found in it as it is. A body whose coding cannot be undone
-    (:class:`~dsh_audit._body_decode.UndecodableBody`) is replaced whole (:func:`_replaced_whole`), its
-    coding appended to ``undecoded``, for the summary to say.
+    that holds no coded data (no base64 though ``encoding`` says so, a lone surrogate:
+    :func:`~dsh_audit._body_decode.stored_bytes` refuses it), its secrets found in it as it is. The text
+    is decoded once (its stored bytes, then their codings: :func:`~dsh_audit._body_decode.decoded_stored`).
+    A body whose coding cannot be undone (:class:`~dsh_audit._body_decode.UndecodableBody`) is replaced
+    whole (:func:`_replaced_whole`), its coding appended to ``undecoded``, for the summary to say.
 
     Raises:
         BodyDecodeError: the body is past the decode limits (a bomb).
     """
     coded = names_base64(encoding)
-    if _no_data(text, coded):
+    try:  # decoded once: the stored bytes are those the codings are undone from
+        stored = stored_bytes(text, encoding=encoding, field="content.text")
+    except BodyDecodeError:  # no coded data, only itself: no base64 though marked so, or a lone surrogate
         return _as_content(text, coded, redactor)
     try:
-        data, codings = decoded_body(text, encoding=encoding, content_coding=coding, field="content.text")
+        data, codings = decoded_stored(stored, encoding=encoding, content_coding=coding)
     except UndecodableBody as exc:
         if undecoded is not None:
             undecoded.append(exc.coding)

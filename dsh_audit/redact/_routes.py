@@ -7,10 +7,11 @@ the configuration as read (:class:`dsh_audit.wire.PiRoutes`), never from the fil
 only what a request's rendering reads:
 
 - kept: the route keys (the log names them), each route's ``api``, and each model's ``id``,
-  ``contextWindow``, ``maxTokens``, ``input``, ``reasoningEfforts`` and ``compat``; the route's stream
-  settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``maxRequestImageBytes``); and the
-  route's ``dshAudit: {keyType}``, the kind of key DSH gave pi-ai (a mode word, no secret: without it an
-  OAuth session's bundle would render as an API key's), checked as the reader checks it;
+  ``contextWindow``, ``maxTokens``, ``input``, ``reasoningEfforts`` and ``compat`` (no switch DSH's gate
+  withholds: :func:`_compat`); the route's stream settings (``reasoning``, ``cacheRetention``,
+  ``thinkingBudgets``, ``maxRequestImageBytes``, ``timeoutMs``); and the route's ``dshAudit: {keyType}``,
+  the kind of key DSH gave pi-ai (a mode word, no secret: without it an OAuth session's bundle would
+  render as an API key's), checked as the reader checks it;
 - redacted: a ``baseURL`` as a captured URL is (:func:`._capture.redact_url`): its host and port (the
   placeholder the capture's ``host`` header gets) and anything before it (credentials in the URL), and
   in its path and query what is secret-shaped and every credential-named parameter's value; the rest
@@ -82,7 +83,25 @@ def _profile(settings: Any, value: Callable[[str], str]) -> dict[str, Any]:
         out["headers"] = {name: value(text) for name, text in settings.headers}
     if settings.max_request_image_bytes is not None:
         out["maxRequestImageBytes"] = settings.max_request_image_bytes
+    if settings.timeout_ms is not None:  # the x-stainless-timeout header
+        out["timeoutMs"] = settings.timeout_ms
     return out
+
+
+def _compat(model: Any, base: Any) -> dict[str, Any]:
+    """The ``compat`` a model's entry writes so that the file resolves ``model.compat`` again
+    (:func:`dsh_audit.wire.parse_routes`, DSH ``catalog.ts`` ``resolveModelCompat``), never a switch DSH's
+    gate withholds (the loader refuses those): a hand-declared model's whole compat (its configured
+    switches, every one offered by its API's gate); a catalog model that keeps its entry's api, the
+    switches that differ from its catalog entry's (the rest, withheld ones included, it inherits); a
+    catalog model repointed to another api, nothing when it kept its entry's compat whole (configured
+    none), else its whole compat (what was configured: the entry's was dropped)."""
+    if base is None:
+        return dict(model.compat)
+    if base.api == model.api:
+        missing = object()
+        return {k: v for k, v in model.compat.items() if base.compat.get(k, missing) != v}
+    return {} if dict(model.compat) == dict(base.compat) else dict(model.compat)
 
 
 def redacted_routes(config: PiRoutes, *, url: Callable[[str], str], value: Callable[[str], str]) -> dict[str, Any]:
@@ -108,8 +127,9 @@ def redacted_routes(config: PiRoutes, *, url: Callable[[str], str], value: Calla
             entry["input"] = list(model.input)
         if base is None or (model.reasoning, model.thinking_level_map) != (base.reasoning, base.thinking_level_map):
             entry["reasoningEfforts"] = _efforts(model.thinking_level_map) if model.reasoning else False
-        if dict(model.compat) != (dict(base.compat) if base is not None else {}):
-            entry["compat"] = dict(model.compat)
+        compat = _compat(model, base)
+        if compat:
+            entry["compat"] = compat
         route["models"].append(entry)
         route.setdefault("_apis", set()).add(model.api)
         if base is None or model.base_url != base.base_url:
@@ -127,6 +147,6 @@ def redacted_routes(config: PiRoutes, *, url: Callable[[str], str], value: Calla
         if key_type is not None:
             route["dshAudit"] = {"keyType": key_type}
     ordered = ("api", "baseURL", "reasoning", "cacheRetention", "thinkingBudgets", "headers", "maxRequestImageBytes",
-               "dshAudit", "models")
+               "timeoutMs", "dshAudit", "models")
     return {"providers": {provider: {key: route[key] for key in ordered if key in route}
                           for provider, route in routes.items()}}

@@ -10,9 +10,10 @@ here, so a long log's replay holds none of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._frozen import frozen_builder
 
 __all__ = ["Digest", "ReplayResult", "Request", "RequestTime", "request_of"]
 
@@ -141,28 +142,9 @@ class Request:
         return {**self.summary(), "message_seqs": list(self.message_seqs), "messages": list(self.messages)}
 
 
-class _RequestBuilder:
-    """A :class:`Request` made from a dict of its fields (a loop attempt's, completed as its records
-    arrived) by plain assignment, then made a ``Request`` (``__class__``, which CPython allows
-    between classes of one slot layout): a frozen dataclass sets each of its 20 fields through a
-    call of ``object.__setattr__``. A field the dict does not hold takes its default."""
-
-    __slots__ = Request.__slots__  # dataclass(slots=True) made them
-
-    def __init__(self, index: int, given: dict[str, Any]) -> None:
-        self.index, self.kind, self.session_id = index, given["kind"], given["session_id"]
-        self.turn, self.step, self.attempt = given["turn"], given["step"], given["attempt"]
-        self.step_start_seq, self.first_chunk_seq = given["step_start_seq"], given["first_chunk_seq"]
-        self.header, self.header_seq, self.header_reason = given["header"], given["header_seq"], given["header_reason"]
-        self.messages, self.message_seqs, self.digest = given["messages"], given["message_seqs"], given["digest"]
-        self.context, self.usage, self.message_usage = given.get("context"), given.get("usage"), given.get("message_usage")
-        self.finish, self.time = given.get("finish"), given.get("time")
-        self.extra = given["extra"] if "extra" in given else {}
-        self.__class__ = Request  # type: ignore[assignment]
-
-
-# every field of Request is set by the builder (a field added to Request only fails here, at import)
-assert set(_RequestBuilder.__init__.__code__.co_names) >= {f.name for f in fields(Request)}
+#: ``Request(...)``, made by plain assignment (:func:`~dsh_audit._frozen.frozen_builder`):
+#: every loop attempt is one
+_new_request = frozen_builder(Request)
 
 
 def request_of(index: int, given: dict[str, Any]) -> Request:
@@ -175,7 +157,7 @@ def request_of(index: int, given: dict[str, Any]) -> Request:
         >>> request_of(0, given) == Request(index=0, **given)
         True
     """
-    return _RequestBuilder(index, given)  # type: ignore[return-value]  # its instances are Requests
+    return _new_request(index, **given)
 
 
 @dataclass

@@ -3,10 +3,15 @@
 One pass over the events keeps three folds (surface, header, latest ``request/context``). An
 attempt starts at the first ``assistant/chunk`` of its ``(turn, step)`` after ``step/start`` or
 after the previous attempt's ``finish``; its messages and header are what the log held just
-before that chunk. Retries inside a step are further attempts of the same step. As DSH's rule
+before that chunk. Retries inside a step are further attempts of the same step, and only a failed
+finish (``error`` or ``aborted``, the only ones DSH's ``AgentLoop.step`` retries) has one: chunks of a step
+after any other finish are noted, not a request, inside the step or after its end. As DSH's rule
 (``request-reconstruction.spec.ts`` THEOREM: the first chunk of the step's turn/step anywhere) has
 it, a step/end ends only the step it names, and a step that ended without a chunk still gets its
-request at its first chunk found later. A header whose system or tools is null, which DSH's fold
+request at its first chunk found later; so does the retry of a step whose last attempt failed (or was
+still streaming) when its step/end came: a chunk of that step after the failed finish is its next attempt,
+the log as it stands before that chunk (DSH's ``AgentLoop.step`` re-derives messages and header for each
+retry). A header whose system or tools is null, which DSH's fold
 throws on, refuses every request after it (DSH builds none). A
 ``compaction/summary`` with ``llmStreamCall: true`` is one compaction call; a
 ``session/title-llm-request`` is one title call; a ``web/deepseek-search-llm-request`` is one search
@@ -46,6 +51,12 @@ _SURFACE_FIXES = (
     ("sourceEventSeqs", "cite each earlier source event once, in an array", "DSH307-DSH309"),
     ("tool/result", "a tool/result replace rewrites the content of one current tool/result", "DSH306"),
 )
+
+
+#: The event types :meth:`_Replayer.on_event` reads besides the surface fold's.
+_FOLDED = frozenset({"step/start", "step/end", "turn/start", "turn/end", "assistant/message", "request/header",
+                     "request/context", "compaction/start", "compaction/end", "compaction/summary",
+                     "web/deepseek-search-llm-request", "session/title-llm-request"})
 
 
 class _Pending:
@@ -126,6 +137,11 @@ def _replace_fault(op: dict[str, Any]) -> str:
             if other is not None else f"surfaceOp is {typed(op)}")  # (DSH reads such a replace)
 
 
+def _failed(reason: Any) -> bool:
+    """Whether a finish chunk's reason is one DSH may retry (``error`` or ``aborted``, agent.ts ``step``)."""
+    return isinstance(reason, dict) and reason.get("kind") in ("error", "aborted")
+
+
 def _scalar(value: Any) -> bool:
     """Whether a logged turn or step number can key a dict (a JSON object or array cannot)."""
     return value is None or isinstance(value, (int, float, str))
@@ -147,12 +163,19 @@ class _Replayer:
         self.context: dict[str, Any] | None = None
         self.index = 0
         self.step: tuple[Any, Any, int] | None = None  # turn, step (as logged), step/start seq
+        self.step_key: tuple[Any, Any] | None = None  # its turn and step
         self.step_has_chunk = False
         # Steps that ended without a chunk, by (turn, step): their skipped_steps note; and the attempts
         # of such steps whose chunks came after all, still being read (:meth:`late_chunk`).
         self.unanswered: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.late: dict[tuple[Any, Any], _Pending] = {}
-        self.late_retry: dict[tuple[Any, Any], tuple[int, int]] = {}  # a finished late step: step/start seq, next attempt
+        # A step whose next chunk after its end is a retry (a finished late attempt's, or a failed one's, step):
+        # step/start seq, the retry's number; one that ended while its attempt still streamed: step/start seq,
+        # that attempt's number (already listed).
+        self.late_retry: dict[tuple[Any, Any], tuple[int, int]] = {}
+        self.late_tail: dict[tuple[Any, Any], tuple[int, int]] = {}
+        self.last_finish: Any = None  # the reason of the open step's last finish chunk
+        self.answered = False  # that finish is one DSH does not retry: the step sends no more requests
         self.unanswered_found = False  # a late attempt is among done_attempts
         # Loop attempts under way: usage, finish and message_usage are filled in as they arrive.
         self.open_attempt: _Pending | None = None
@@ -161,14 +184,14 @@ class _Replayer:
         self.turn_open = False
         self.compaction_header: tuple[dict[str, Any] | None, int | None, str | None] | None = None
         self.compaction_turn: Any = None
-        # Event times in seconds: the event before the one being read (a request is sent after
-        # the records DSH flushes just before dispatch, spec §7.2) and the one being read.
-        self.prev_time: float | None = None
+        # The event before the one being read (a request is sent after the records DSH flushes just
+        # before dispatch, spec §7.2) and the time of the one being read, in seconds (:meth:`clock`).
+        self.prev: Event | None = None
         self.now: float = 0.0
 
     def sent_time(self) -> RequestTime:
         """Sent after the previous event, not yet answered."""
-        return RequestTime(self.prev_time if self.prev_time is not None else self.now, None)
+        return RequestTime(self.prev.time / 1000 if self.prev is not None else self.now, None)
 
     def snapshot(self) -> tuple[Sequence[dict[str, Any]], Sequence[int], Digest]:
         """The messages before the next attempt (without a v3+ system head), their seqs, and
@@ -251,34 +274,73 @@ class _Replayer:
             self.result.skipped_steps.append(note)
             if _scalar(self.step[0]) and _scalar(self.step[1]):
                 self.unanswered[(self.step[0], self.step[1])] = note
+        elif self.step is not None and self.step_has_chunk and _scalar(self.step[0]) and _scalar(self.step[1]):
+            self.keep_for_retry((self.step[0], self.step[1]), self.step[2])
         done = self.flush()
-        self.step = None
+        self.step = self.step_key = None
         self.step_has_chunk = False
         self.attempt_count = 0
+        self.last_finish = None
+        self.answered = False
         return done
 
-    def on_chunk(self, event: Event) -> None:
+    def keep_for_retry(self, key: tuple[Any, Any], step_start_seq: int) -> None:
+        """Remember an ending step whose chunks may go on after its step/end: one whose attempt is still
+        streaming (:meth:`tail_chunk` reads the rest), or whose last attempt failed, the only finish DSH
+        retries (``AgentLoop.step`` in agent-loop/src/agent.ts: an ``error`` or ``aborted`` finish goes to
+        ``agent/request-error``, whose ``retry`` loops to a new request; any other finish ends the step).
+        Only those are kept, so a long log holds no entry per step."""
+        if self.open_attempt is not None:
+            self.late_tail[key] = (step_start_seq, self.attempt_count)
+        elif _failed(self.last_finish):
+            self.late_retry[key] = (step_start_seq, self.attempt_count + 1)
+
+    def clock(self, event: Event, prev: Event | None) -> None:
+        """Set the times :meth:`sent_time` and an answer read: ``event``'s and the one before it
+        (``prev``), set only where a record needs them (most chunks need none)."""
+        self.now = event.time / 1000
+        self.prev = prev
+
+    def on_chunk(self, event: Event, prev: Event | None) -> None:
+        """Fold one ``assistant/chunk`` (``prev``: the event before it, for :meth:`clock`)."""
         data = event.data
-        if type(data) is not dict:  # a JSON object is an exact dict: the common case takes no call
-            data = as_object(data)
-        turn, step = data.get("turn"), data.get("step")
-        current = self.step
-        if current is None or turn != current[0] or step != current[1]:  # JSON holds no NaN
-            self.late_chunk(event, turn, step, data.get("chunk"))
+        try:
+            key = (data.get("turn"), data.get("step"))
+        except AttributeError:  # data is no JSON object (of JSON values only an object has get): no members
+            data, key = {}, (None, None)
+        if key != self.step_key:  # JSON holds no NaN
+            self.clock(event, prev)
+            self.late_chunk(event, key[0], key[1], data.get("chunk"))
             return
-        self.step_has_chunk = True
-        if self.open_attempt is None:
-            self.open_attempt = self.new_attempt(event, (turn, step, current[2]))
+        attempt = self.open_attempt
+        if attempt is None:  # (an open attempt is one of this step's chunks: step_has_chunk is set)
+            self.step_has_chunk = True
+            if self.answered:  # the step is over (AgentLoop.step returned): no retry, whatever follows
+                self.stray_chunk(event, key[0], key[1], f"after its finish {shown(self.last_finish)}, which DSH does "
+                                                        "not retry")
+                return
+            self.clock(event, prev)
+            attempt = self.open_attempt = self.new_attempt(event, (*key, self.step[2]))  # type: ignore[index]
         chunk = data.get("chunk")
-        ctype = chunk.get("type") if type(chunk) is dict else as_object(chunk).get("type")
+        try:
+            ctype = chunk.get("type")
+        except AttributeError:  # a chunk that is no object is neither a usage nor a finish
+            return
         if ctype == "usage":
-            self.open_attempt.fields["usage"] = chunk.get("usage")
+            attempt.fields["usage"] = chunk.get("usage")
         elif ctype == "finish":
-            fields = self.open_attempt.fields
-            fields["finish"] = chunk.get("reason")
-            fields["time"] = RequestTime(fields["time"].sent, self.now)
-            self.done_attempts.append(self.open_attempt)
+            fields = attempt.fields
+            fields["finish"] = self.last_finish = chunk.get("reason")
+            fields["time"] = RequestTime(fields["time"].sent, event.time / 1000)
+            self.done_attempts.append(attempt)
             self.open_attempt = None
+            self.answered = not _failed(self.last_finish)
+
+    def stray_chunk(self, event: Event, turn: Any, step: Any, where: str) -> None:
+        """Note a chunk that is no request: DSH sends one per attempt, and a step's next attempt only
+        after a failed finish (:func:`_failed`)."""
+        self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} {where}; "
+                                 "not a loop request")
 
     def late_chunk(self, event: Event, turn: Any, step: Any, chunk: Any) -> None:
         """A chunk outside the open step. DSH's rule finds a step's request at the first chunk of its
@@ -286,10 +348,12 @@ class _Replayer:
         step that ended without one (after its own step/end, or after the next step/start) are its
         request, as the log stands before the first of them; any other is noted, not a request."""
         key, keyed = (turn, step), _scalar(turn) and _scalar(step)
+        if keyed and key in self.late_tail:
+            self.tail_chunk(event, key, chunk)
+            return
         attempt = (self.late.get(key) or self.late_attempt(event, key)) if keyed else None
         if attempt is None:
-            self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
-                                     "outside its step/start; not a loop request")
+            self.stray_chunk(event, turn, step, "outside its step/start")
             return
         ctype = chunk.get("type") if isinstance(chunk, dict) else None
         if ctype == "usage":
@@ -297,11 +361,26 @@ class _Replayer:
         elif ctype == "finish":
             attempt.fields.update(finish=chunk.get("reason"), time=RequestTime(attempt.fields["time"].sent, self.now))
             del self.late[key]
-            self.late_retry[key] = (attempt.fields["step_start_seq"], attempt.fields["attempt"] + 1)
+            if _failed(chunk.get("reason")):  # else the step is over: its later chunks are noted
+                self.late_retry[key] = (attempt.fields["step_start_seq"], attempt.fields["attempt"] + 1)
+
+    def tail_chunk(self, event: Event, key: tuple[Any, Any], chunk: Any) -> None:
+        """A chunk of an attempt that was still streaming when its step ended: the attempt is listed
+        already (at its step/end), so its usage or finish here is noted, not counted; after a failed
+        finish the step's next chunk is its retry (:meth:`keep_for_retry`)."""
+        step_start_seq, number = self.late_tail[key]
+        ctype = chunk.get("type") if isinstance(chunk, dict) else None
+        if ctype in ("usage", "finish"):
+            self.result.notes.append(f"seq {event.seq}: the {ctype} of turn {key[0]} step {key[1]} attempt {number} "
+                                     "comes after its step/end; that request is listed without it")
+        if ctype == "finish":
+            del self.late_tail[key]
+            if _failed(chunk.get("reason")):
+                self.late_retry[key] = (step_start_seq, number + 1)
 
     def late_attempt(self, event: Event, key: tuple[Any, Any]) -> _Pending | None:
         """The first attempt of a step that ended without a chunk, or the next one of such a step
-        after its finish (numbered as :meth:`on_chunk` numbers retries); None for any other chunk."""
+        after its failed finish (numbered as :meth:`on_chunk` numbers retries); None for any other chunk."""
         retry = self.late_retry.pop(key, None)
         if retry is None:
             note = self.unanswered.pop(key, None)
@@ -365,13 +444,16 @@ class _Replayer:
             self.result.notes.append(f"seq {event.seq}: {event.type} holds a message that is not "
                                      "{role, content: [...]}; the title call is not listed")
             return None
+        # As logged when present, "" and null included: DSH's title call (generateSessionTitleWithLlm in
+        # session-title-llm/src/index.ts) passes system and maxTokens straight to ctx.llm.stream, not through
+        # canonicalHeader's .length rule, and the adapters test only `!== undefined` (llm-deepseek
+        # serializeRequest: a {role:"system"} message, "max_tokens"; llm-pi-ai piContext: systemPrompt).
         config: dict[str, Any] = {"provider": route.get("provider"), "model": route.get("model")}
-        if data.get("maxTokens") is not None:
+        if "maxTokens" in data:
             config["maxTokens"] = data["maxTokens"]
         header = canonical_header({"config": config})
-        system = data.get("system")
-        if system is not None and system != "":  # as logged: no canonicalHeader fold (its .length rule) for a title call
-            header["system"] = system
+        if "system" in data:
+            header["system"] = data["system"]
         request = Request(
             index=-1, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
@@ -416,11 +498,13 @@ class _Replayer:
         attempt.fields.update(usage=usage, finish=finish, message_usage=message_usage)
         self.done_attempts.append(attempt)
 
-    def on_event(self, event: Event) -> Sequence[Request | _Pending]:
+    def on_event(self, event: Event, prev: Event | None) -> Sequence[Request | _Pending]:
         """Fold one event but a chunk (:meth:`iter_requests` hands those to :meth:`on_chunk` itself);
-        return the requests it completes (mostly none: no generator per event)."""
+        return the requests it completes (mostly none: no generator per event). ``prev``: the event
+        before it (:meth:`clock`)."""
         etype = event.type
         self.now = event.time / 1000
+        self.prev = prev
         streamed = etype == "assistant/message" and isinstance(event.data, dict) and bool(event.data.get("stream"))
         if etype == "assistant/attempt" or streamed:
             self.on_stream_attempt(event)
@@ -430,10 +514,13 @@ class _Replayer:
             message, hint = surface_refusal(event, exc.message)
             self.log.fail(type(exc)(message, path=self.log.path, line=event.line, seq=event.seq, hint=hint),
                           seq=event.seq)
+        if etype not in _FOLDED:  # most events but chunks (tool calls and results, user messages): the surface's only
+            return ()
         if etype == "step/start":
             done = self.end_step()
             data = as_object(event.data)  # DSH loads any data shape here
             self.step = (data.get("turn"), data.get("step"), event.seq)
+            self.step_key = self.step[:2]
             return done
         if etype == "step/end":
             # only the step it names: one naming another (validate's DSH405) leaves the open step's
@@ -511,18 +598,15 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
             pending.clear()
 
     on_event, on_chunk = replayer.on_event, replayer.on_chunk
+    prev: Event | None = None
     for event in log.events(collapse_rows=True):
         if observe is not None:
             observe(event)
         if event.type == "assistant/chunk":  # on_event's chunk branch, taken here: most events are chunks
-            replayer.now = event.time / 1000
-            on_chunk(event)
-            replayer.prev_time = replayer.now
-            continue
-        done = on_event(event)
-        if done:
+            on_chunk(event, prev)
+        elif done := on_event(event, prev):
             yield from settle(done)
-        replayer.prev_time = replayer.now
+        prev = event
     yield from settle(replayer.end_step())
     if pending:
         result.notes.append("log is marked seeded but has no inherited session/end-seed; "

@@ -8,7 +8,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
-    from ._html import build_report_data, format_html, iter_html
+    from ._html import build_report_data, format_html, iter_html, verdict_words
     from ._html_page import SessionPage, SessionPages
     from ._json import ACTIVE_TEXT, dumps_line, dumps_line_with, dumps_pretty
     from ._junit import format_junit, iter_junit
@@ -36,6 +36,7 @@ __all__ = [
     "iter_junit",
     "report_object",
     "validation_sarif",
+    "verdict_words",
 ]
 
 # Public name -> the module (relative to this package) that defines it: imported on first use.
@@ -60,6 +61,7 @@ _LAZY = {
     "iter_html": "._html",
     "report_object": "._check_json",
     "validation_sarif": "._sarif",
+    "verdict_words": "._html",
 }
 
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

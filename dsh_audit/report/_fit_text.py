@@ -20,10 +20,16 @@ __all__ = ["cell_len", "fit_lines", "id_prefixes", "long_words_cut", "middle_cut
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 # A word too long for its line folds after one of the first group when it can (JSON, a path), else
-# after one of the second (a dotted name, an id), else anywhere.
-_FOLD_AFTER = (",/", ".-_")
+# after one of the second (where a JSON key or object starts: its strings stay whole), else after one
+# of the third (a dotted name, an id), else anywhere.
+_FOLD_AFTER = (",/", ":{[", ".-_")
 # How a word that is a path starts: never cut (:func:`long_words_cut`).
 _PATH_STARTS = ("/", "./", "../", "~/")
+# A word that is a TOML table's header (``[providers.local-openai.models.local-coder]``), the
+# punctuation after it aside: never cut (:func:`long_words_cut`), up to this many characters (a
+# 20,000-character model name in one is cut all the same: no one copies that by hand).
+_TOML_KEY = re.compile(r"\[[^\[\] \n]+\][,.;:)]*")
+_TOML_KEY_MOST = 512
 # The marker of a text cut in the middle (:func:`middle_cut`).
 _CUT = "…"
 # A shortened id keeps at least this many characters of its name (past "session-"), as a UUID's
@@ -97,15 +103,23 @@ def long_words_cut(text: str, width: int | None = None) -> str:
     (default :func:`output_width`) cut in its middle around a ``…`` (:func:`middle_cut`): a note
     quoting a log's value (a 20,000-character model name) is a line, not the hundreds that
     :func:`fit_lines` would fold it into. A word that starts as a path does (``/``, ``./``,
-    ``~/``) stays whole: it is there to be copied. For a note or a warning, not a table's evidence.
+    ``~/``) stays whole: it is there to be copied; so does a TOML table's header (``[a.b]``, of up
+    to :data:`_TOML_KEY_MOST` characters), a key a hint asks to write in a file. For a note or a
+    warning, not a table's evidence.
 
     Example:
         >>> long_words_cut("model " + "m" * 30 + " in /" + "p" * 20, 12)
         'model mmmmm…mmmmmm in /pppppppppppppppppppp'
+        >>> long_words_cut("a [providers.local-openai.models.local-coder] table", 12)
+        'a [providers.local-openai.models.local-coder] table'
     """
     room = output_width() if width is None else width
-    return re.sub(r"[^ \n]{%d,}" % (room + 1),
-                  lambda word: word[0] if word[0].startswith(_PATH_STARTS) else middle_cut(word[0], room), text)
+
+    def cut(word: str) -> str:
+        kept = word.startswith(_PATH_STARTS) or (len(word) <= _TOML_KEY_MOST and _TOML_KEY.fullmatch(word))
+        return word if kept else middle_cut(word, room)
+
+    return re.sub(r"[^ \n]{%d,}" % (room + 1), lambda word: cut(word[0]), text)
 
 
 def _cut(text: str, width: int, *, keep_end: bool) -> str:
@@ -165,7 +179,8 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2,
     there; else a log's newline would start a line of output. A wrapped line that would start a CI
     workflow command (``::error``) has it escaped, as :func:`terminal_text` does a line's start.
 
-    A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
+    A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path), else
+    after a ``:``, ``{`` or ``[`` (a JSON string is not split at its ``-``: :func:`_fold_at`),
     starting where the line's other words end; but a word of a backquoted command (a hint's
     `` `dsh-audit diff LOG --capture FILE` ``) never folds: too long, it stands whole on a line of
     its own, so that the command copied from the terminal still works. So does a word in ``whole``
@@ -239,7 +254,14 @@ def _ci_safe(start: str, word: str) -> tuple[str, str]:
 
 def _fold_at(word: str, room: int) -> int:
     """Where to cut ``word`` to fit ``room`` cells: after its last ``,`` or ``/`` that fits, else its
-    last ``.``, ``-`` or ``_``, else at the room."""
+    last ``:``, ``{`` or ``[`` (a JSON value's string is not split at a ``-`` it holds), else its
+    last ``.``, ``-`` or ``_``, else at the room.
+
+    Example:
+        >>> word = '"config":{"provider":"deepseek-official","model":"x"}'
+        >>> word[:_fold_at(word, 30)]
+        '"config":{"provider":'
+    """
     from rich.cells import cell_len
 
     low, high = 0, len(word)  # the longest prefix of at most room cells (prefix widths only grow)

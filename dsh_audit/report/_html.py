@@ -68,7 +68,7 @@ from ._html_static import NOSCRIPT_STYLE, _escaped, static_summary
 from ._html_texts import _script_json
 from .terminal import short_ids, terminal_text
 
-__all__ = ["build_report_data", "format_html", "iter_html"]
+__all__ = ["build_report_data", "format_html", "iter_html", "verdict_words"]
 
 #: About how many characters :func:`iter_html` joins into one piece of a session's lists.
 _PIECE = 1 << 16
@@ -114,6 +114,7 @@ class _Session:
         self.about = check.findings_by_request()
         self.head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path,
                      "error": check.error, "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
+                     "unreadable": check.unreadable,  # its error: no line read (exit 2), else a refusal (DSH801/802)
                      "overview": _overview(check, page, self.about), "verdict": _verdict(check),
                      "unexplained": _unexplained(check), "family": place["family"],
                      "activity": [iso_utc(place["first"]), iso_utc(place["last"])],
@@ -232,6 +233,16 @@ def _usage_row(row: UsageRow, *, failed: int = 0) -> dict[str, Any]:
     key = billed_model_text(row.key, row.logged_models) if row.models is not None else row.key
     return {**row.to_json(failed=failed),
             "shown": {"key": key, **{name: row.shown(name, bound=bool(failed)) for name in _AMOUNTS}}}
+
+
+def verdict_words(result: Any) -> str:
+    """The run's verdict in the page's words, its headline's text (:func:`._html_sessions._headline`):
+    ``check passed: 5 explained break(s)``, ``check failed: 6 unrendered request(s) · 10 explained
+    break(s)``, ``check incomplete: no breaks; 1 log(s) could not be read (exit 2)``, ``no log to
+    check``. The one wording of a verdict: ``report``'s ``wrote`` line says it, and the Markdown
+    summary's heading (:func:`._markdown._verdict_head`), so no summary says ``passed`` over breaks
+    it does not name."""
+    return _headline(result)["text"]
 
 
 def build_report_data(result: Any, *, prices: PriceBook | None = None) -> dict[str, Any]:

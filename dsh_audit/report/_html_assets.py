@@ -276,7 +276,7 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  var at=add(li,el("div",{cls:"where"}));add(at,el("span",{cls:"project",title:"project (the log's cwd)"},s.project||"no project"));
  add(at,el("span",{cls:"sid",title:s.session_id||""},s.short_id||"no id"));
  var meta=add(li,el("div",{cls:"meta"}));var total=o.cost&&o.cost.cost_usd?o.cost.cost_usd.total:null;
- if(unread(s)){add(meta,el("span",{cls:"unread"},"could not be read"));add(meta,el("span",{cls:"verdict"},s.verdict));return;}
+ if(unread(s)){add(meta,el("span",{cls:"unread"},s.unreadable?"could not be read":"refused"));add(meta,el("span",{cls:"verdict"},s.verdict));return;}
  spanOf(add(meta,el("span",{cls:"when"})),s.activity[0],s.activity[1],"no timestamps");
  add(meta,el("span",{cls:"count"},o.requests+" request(s)"));
  add(meta,el("span",{cls:"breaks"},o.break_details.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
@@ -391,10 +391,11 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
  add(row,el("th",null,"all off-peak"));add(row,el("td",null,costUsd(cost&&cost.off_peak_cost_usd,cost)));
  if(o.break_details.length){if(o.break_details.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
 // The breaks by cause (when the list is collapsed or has several causes; the page's totals: every log's):
-// how many, the reusable cache reads the tokens they lost are measured from, the tokens, what they cost,
-// how many lost nothing (the totals: a count).
+// how many, the reusable cache reads of those that lost tokens to the cause (what the tokens are measured
+// from: a break's whole base under each cause it lost to, as stats' breaks by cause sums it; its header
+// says so), the tokens, what they cost, how many lost nothing (the totals: a count).
 function breakCauses(box,o){var tb=add(add(box,el("div",{cls:"scroll"})),el("table",{cls:"break-causes"}));var h=add(tb,el("tr"));
- ["break cause","breaks","reusable","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
+ ["break cause","breaks","reusable of breaks that lost","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
  o.break_summary.forEach(function(c){var tr=add(tb,el("tr",{"data-cause":c.cause}));add(tr,el("td",null,c.cause));
   add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},potText(c.pot)));
   add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
@@ -544,9 +545,10 @@ function search(query){var s=DATA.sessions[state.session];var q=query.trim().toL
 function select(i){state.session=i;state.page=0;state.request=null;state.filter=null;}
 
 function render(){nav();sessionInfo();overview();var d=document.getElementById("detail");clear(d);
- if(unread(DATA.sessions[state.session])){["legend","pager","timeline"].forEach(function(id){clear(document.getElementById(id));});
+ var shown=DATA.sessions[state.session];if(unread(shown)){["legend","pager","timeline"].forEach(function(id){clear(document.getElementById(id));});
   document.getElementById("timeline").hidden=true;document.getElementById("search-count").textContent="";
-  add(d,el("p",{cls:"muted"},"This log could not be read: no request to show."));return;}
+  add(d,el("p",{cls:"muted"},(shown.unreadable?"This log could not be read":"DSH refuses this log")+
+   ": no request to show."));return;}
  document.getElementById("timeline").hidden=false;legend();var q=query();if(q){search(q);}else{
  document.getElementById("search-count").textContent="";timeline();}
  add(d,el("p",{cls:"muted"},"Click a request or a break marker."));}

@@ -4,12 +4,11 @@ words, its deep-link anchor, its project, its parent and time span, and the orde
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..cache import CacheTotals, iso_utc
+from ..cache import CacheTotals, iso_utc, usd_total
 from ..gate import tally
 from ..jsjson import has_surrogate
 from ._html_page import BreakLoss, SessionPage, _break_lost
@@ -145,7 +144,7 @@ def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             _add_loss(row(cause), costs.setdefault(cause, []), tokens, b["pot"],
                       None if b["cost_by_cause"] is None else b["cost_by_cause"].get(cause, 0.0))
     for cause, summed in rows.items():
-        summed["cost"] = round(math.fsum(costs.get(cause, ())), 9)
+        summed["cost"] = usd_total(costs.get(cause, ()))  # exact nano-dollar sums, as every view sums money
     return sorted(rows.values(), key=lambda r: (-r["lost"], -r["count"], r["cause"]))
 
 
@@ -183,8 +182,10 @@ def _verdict(check: Any) -> str:
         'failed: 2 unrendered request(s), 1 baselined'
 
     The capture found beside the log that cannot be read fails it too (its DSH802, the log's
-    ``capture_refusal``): counted as that capture, ``failed: 1 unreadable capture(s)``. A log
-    not a line of which could be read, its refusal failing nothing (its
+    ``capture_refusal``): counted as that capture, ``failed: 1 unreadable capture(s)``. A log DSH
+    refuses (its DSH801: a bad header) fails as ``failed: 1 refused log(s)``, one not a line of
+    which could be read (a FIFO, no read permission) as ``failed: 1 unreadable log(s)``
+    (:data:`_FAILED_AS`); such a log, its refusal failing nothing (its
     :attr:`~dsh_audit.gate.SessionCheck.status` ``unreadable``), passed nothing: the run is
     incomplete for it, ``incomplete: could not be read (exit 2)``.
     """
@@ -193,7 +194,8 @@ def _verdict(check: Any) -> str:
     findings = (*check.findings, *capture)
     baselined = tally(f for f in findings if f.baselined)
     if check.failed:
-        causes = _failed_by_cause(findings, captures=capture)[1]
+        unread = (check.path,) if getattr(check, "unreadable", False) else ()
+        causes = _failed_by_cause(findings, captures=capture, unread=unread)[1]
         return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else [])])
     if check.status == "unreadable":
         return "incomplete: could not be read (exit 2)"
@@ -220,8 +222,10 @@ def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str,
 
 
 #: What a failing finding of a ``check`` rule counts, in the page's headline and a session's
-#: verdict; a validation rule's (``DSH1xx``-``DSH7xx``) is a ``validation finding``.
-_FAILED_AS = {"DSH801": "unreadable log(s)", "DSH802": "log(s) that cannot be replayed",
+#: verdict; a validation rule's (``DSH1xx``-``DSH7xx``) is a ``validation finding``. A DSH801 is a
+#: log DSH refuses (a bad header: a finding, exit 1, its why the log's error entry), unless not a
+#: line of its log could be opened or read (:data:`_UNREADABLE`: bad input, exit 2), as the exit code splits them.
+_FAILED_AS = {"DSH801": "refused log(s)", "DSH802": "log(s) that cannot be replayed",
               "DSH810": "log(s) with no capture", "DSH811": "different request(s)",
               "DSH812": "equivalent request(s)", "DSH813": "unmatched request(s)",
               "DSH814": "unexplained capture(s)", "DSH815": "unrendered request(s)",
@@ -231,12 +235,18 @@ _FAILED_AS = {"DSH801": "unreadable log(s)", "DSH802": "log(s) that cannot be re
 #: What the DSH802 of a capture found beside logs counts (the run's finding, at the capture): its
 #: logs were replayed, checked without it, so it is no log that cannot be replayed.
 _CAPTURE_REFUSAL = "unreadable capture(s)"
+#: What the DSH801 of a log not a line of which could be read counts (a FIFO, a dangling link, no
+#: read permission: :attr:`~dsh_audit.gate.SessionCheck.unreadable`, the run's exit 2).
+_UNREADABLE = "unreadable log(s)"
 
 
-def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ()) -> tuple[Counter[str], list[str]]:
+def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = (),
+                     unread: Collection[str] = ()) -> tuple[Counter[str], list[str]]:
     """The failing ones of ``findings``, counted as ``check --json-report`` counts them: by rule,
     and in words by cause (:data:`_FAILED_AS`), the page's headline and each session's verdict; a
-    DSH802 among ``captures`` (the run's findings of no log) is a capture's (:data:`_CAPTURE_REFUSAL`).
+    DSH802 among ``captures`` (the run's findings of no log) is a capture's (:data:`_CAPTURE_REFUSAL`),
+    a DSH801 at a path of ``unread`` (the logs not a line of which could be read,
+    :attr:`~dsh_audit.gate.CheckResult.unreadable`) an unreadable log's (:data:`_UNREADABLE`), not a refused one's.
     A folded run of lines (:attr:`dsh_audit.gate.Finding.lines`) counts each, as the counts do.
 
     Example:
@@ -247,15 +257,23 @@ def _failed_by_cause(findings: Iterable[Any], *, captures: Collection[Any] = ())
         >>> capture = F("DSH802")
         >>> _failed_by_cause([F("DSH802"), capture], captures=[capture])[1]
         ['1 log(s) that cannot be replayed', '1 unreadable capture(s)']
+        >>> refused, fifo = F("DSH801"), F("DSH801")
+        >>> refused.path, fifo.path = "a.jsonl", "b.jsonl"
+        >>> _failed_by_cause([refused, fifo], unread={"b.jsonl"})[1]
+        ['1 refused log(s)', '1 unreadable log(s)']
     """
     failing = sorted((f for f in findings if f.fails), key=lambda f: f.rule)
     words: Counter[str] = Counter()
     rules: Counter[str] = Counter()
     for f in failing:
-        at_capture = f.rule == "DSH802" and any(f is c for c in captures)
-        lines = f.lines
-        words[_CAPTURE_REFUSAL if at_capture else _FAILED_AS.get(f.rule, "validation finding(s)")] += lines
-        rules[f.rule] += lines
+        if f.rule == "DSH802" and any(f is c for c in captures):
+            said = _CAPTURE_REFUSAL
+        elif f.rule == "DSH801" and f.path in unread:
+            said = _UNREADABLE
+        else:
+            said = _FAILED_AS.get(f.rule, "validation finding(s)")
+        words[said] += f.lines
+        rules[f.rule] += f.lines
     return rules, [f"{n} {what}" for what, n in words.items()]
 
 
@@ -279,11 +297,12 @@ def _headline(result: Any) -> dict[str, str]:
     left = result.not_checked_said()
     if not result.sessions:
         return {"state": "incomplete" if left else "none", "text": "no log to check" + left}
-    failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()))
+    unread = getattr(result, "unreadable", ())
+    failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()), unread=set(unread))
     parts += _passing((t for c in result.sessions for t in c.transitions), failed=failed,
                       baselined=tally(result.baselined))
     state = "failed" if not result.passed else "incomplete" if left else "passed"
-    read = len(result.sessions) > len(getattr(result, "unreadable", ()))  # "no breaks" of no log read says nothing
+    read = len(result.sessions) > len(unread)  # "no breaks" of no log read says nothing
     said = " \u00b7 ".join(parts) or ("no breaks" if read else "no log read")
     return {"state": state, "text": f"check {state}: {said}{left}"}
 

@@ -153,8 +153,9 @@ def _break_causes(cache: Mapping[str, Any]) -> str:
     rows = [(_text(c["cause"]), _count(c["count"]), "?" if c.get("pot") is None else _count(c["pot"]),
              _count(c["lost"]) + (f" + ? ({_count(c['unknown'])} unknown)" if c["unknown"] else ""),
              _cause_cost(c), _count(_nothing(c))) for c in summary]
-    return _table("break-causes", (("break cause", ""), ("breaks", "num"), ("reusable", "num"), ("tokens lost", "num"),
-                                   ("cost", "num"), ("lost nothing", "num")), rows)
+    # the base of the breaks that lost tokens to the cause (a break's whole base), as the header says
+    return _table("break-causes", (("break cause", ""), ("breaks", "num"), ("reusable of breaks that lost", "num"),
+                                   ("tokens lost", "num"), ("cost", "num"), ("lost nothing", "num")), rows)
 
 
 def _nothing(cause: Mapping[str, Any]) -> int:
@@ -200,7 +201,8 @@ def _session(head: Mapping[str, Any], depth: int) -> list[str]:
     verdict = (f'<span class="failed">\u2716 {_text(head["verdict"])}</span>' if head["failed"]
                else f"\u2714 {_text(head['verdict'])}")
     if head["error"] is not None and not o["requests"]:
-        name += f'<br><span class="failed">could not be read: {_text(head["error"])}</span>'
+        why = "could not be read" if head.get("unreadable") else "refused"  # a refusal is DSH's (exit 1)
+        name += f'<br><span class="failed">{why}: {_text(head["error"])}</span>'
         return [verdict, name, _text(head["short_id"] or "no id"), _text(head["project"] or "no project"), "-", "n/a",
                 "-"]
     unexplained = f"; {_count(head['unexplained'])} unexplained" if head.get("unexplained") else ""

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..gate import tally
 from ._fit_text import id_prefixes
+from ._html_sessions import _headline
 from ._safe_text import markdown_inline, terminal_text
 
 __all__ = ["ID_WIDTH", "MAX_BYTES", "MAX_ROWS", "MAX_TEXT", "format_markdown"]
@@ -251,25 +252,28 @@ def _notes(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
 
 
 def _verdict_head(result: Any) -> str:
-    """The heading's verdict: ``✅ passed``, ``❌ failed`` (and the logs left out), or when every
-    checked log passed but some were left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`)
-    or could not be read (:attr:`~dsh_audit.gate.CheckResult.unreadable`, their refusals passing),
-    ``⚠️ incomplete``: those first, as the run's exit 2 is for them, then that the logs checked
-    passed, unless none was (a lone log that could not be read passed nothing)."""
-    if not result.passed:
-        return f"❌ failed{result.not_checked_said()}"
-    if result.verdict == "PASSED":
-        return "✅ passed"
-    checked = len(result.sessions) - len(result.unreadable)
-    passed = f"; the {checked} checked log(s) passed" if checked else ""
-    return f"⚠️ incomplete: {result.not_checked_clause()}{passed}"
+    """The heading's verdict in the page's words (:func:`~dsh_audit.report._html_sessions._headline`,
+    the one wording of a run's verdict), marked by its state: ``✅ passed: 5 explained break(s)``,
+    ``❌ failed: 6 unrendered request(s) · 10 explained break(s)`` (and the logs left out), or when
+    every checked log passed but some were left out (:attr:`~dsh_audit.gate.CheckResult.not_checked`)
+    or could not be read (:attr:`~dsh_audit.gate.CheckResult.unread_passing`), ``⚠️ incomplete: no
+    breaks; 1 log(s) could not be read (exit 2)``: a summary never says ``passed`` over breaks it
+    does not name."""
+    headline = _headline(result)
+    mark = _MARKS.get(headline["state"])
+    words = headline["text"].removeprefix("check ")
+    return words if mark is None else f"{mark} {words}"
+
+
+#: The mark of each state of the page's headline in the Markdown heading; ``none`` (no log) has none.
+_MARKS = {"passed": "✅", "failed": "❌", "incomplete": "⚠️"}
 
 
 def _head(result: Any) -> list[str]:
     """The summary's heading and its counts; the heading says the logs of another agent left out
     as check's verdict line says them (:meth:`dsh_audit.gate.CheckResult.not_checked_said`): the run
-    exits 2 for them, and a PR's summary must not read as a clean pass (``⚠️ incomplete: 2 log(s) of
-    another agent not checked (exit 2); the 10 checked log(s) passed``)."""
+    exits 2 for them, and a PR's summary must not read as a clean pass (``⚠️ incomplete: 3 explained
+    break(s); 2 log(s) of another agent not checked (exit 2)``)."""
     counts = result.counts()
     head = _verdict_head(result)
     baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
@@ -290,7 +294,7 @@ def format_markdown(result: Any, *, caveats: Sequence[str] | None = None) -> str
 
     Example:
         >>> format_markdown(result).splitlines()[0]  # doctest: +SKIP
-        '## dsh-audit check: ✅ passed'
+        '## dsh-audit check: ✅ passed: 5 explained break(s)'
     """
     head = _head(result)
     room = MAX_BYTES - _size([*head, *_TABLE_HEAD, _total_row(result)]) - 4 * _NOTE_ROOM

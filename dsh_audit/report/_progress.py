@@ -29,9 +29,9 @@ T = TypeVar("T")
 _PROGRESS_DELAY = 1.0
 
 
-def _bar(*, in_bytes: bool = False) -> Progress:
+def _bar(*, in_bytes: bool = False, share: bool = False) -> Progress:
     """A transient progress bar on stderr: label, bar, done/total (``in_bytes``: percentage and
-    bytes), elapsed time.
+    bytes; ``share``: the percentage alone, of a work whose units are not bytes read), elapsed time.
 
     What the command writes to stdout meanwhile goes around the bar when stdout is the terminal
     too, and straight to stdout when it is a pipe or a file (rich would draw it on stderr).
@@ -39,7 +39,8 @@ def _bar(*, in_bytes: bool = False) -> Progress:
     from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, ProgressColumn,
                                TaskProgressColumn, TextColumn, TimeElapsedColumn)
 
-    done: list[ProgressColumn] = [TaskProgressColumn(), DownloadColumn()] if in_bytes else [MofNCompleteColumn()]
+    done: list[ProgressColumn] = ([TaskProgressColumn()] if share else [TaskProgressColumn(), DownloadColumn()]
+                                  if in_bytes else [MofNCompleteColumn()])
     return Progress(TextColumn("{task.description}"), BarColumn(), *done, TimeElapsedColumn(),
                     console=stderr_console(), transient=True, redirect_stdout=sys.stdout.isatty())
 
@@ -85,8 +86,9 @@ class _DelayedBar:
     """A bar of bytes that a timer draws once the work has lasted ``delay`` seconds, unless it
     ended before; rich is imported then, so that a quick run pays nothing for it."""
 
-    def __init__(self, label: str, delay: float) -> None:
+    def __init__(self, label: str, delay: float, *, share: bool = False) -> None:
         self.label = label
+        self.share = share  # the percentage alone, no byte figure (:func:`progress_callback`)
         self.lock = threading.Lock()
         self.bar: Progress | None = None
         self.task: TaskID | None = None
@@ -104,7 +106,7 @@ class _DelayedBar:
             self.timer.start()
 
     def show(self) -> None:
-        bar = _bar(in_bytes=True)
+        bar = _bar(in_bytes=True, share=self.share)
         with self.lock:
             if self.closed or self.bar is not None:
                 return
@@ -130,18 +132,22 @@ class _DelayedBar:
 
 
 @contextmanager
-def progress_callback(total: int, *, label: str) -> Iterator[Callable[[int, int], None] | None]:
+def progress_callback(total: int, *, label: str,
+                      share: bool = False) -> Iterator[Callable[[int, int], None] | None]:
     """A ``report(done, total)`` callback drawing a bar on an interactive stderr; None otherwise.
 
     For :func:`dsh_audit.runner.iter_many`, which reports bytes of the logs (``done`` of
     ``total``), also while one long log is read. The bar shows the label, the percentage, the
-    bytes done and in all, and the time elapsed. It appears only once the work has lasted
+    bytes done and in all, and the time elapsed; with ``share``, the percentage and the time alone:
+    for a task whose reads are a share of its work (:func:`dsh_audit.log.read_share`), where the
+    bytes reported are not the bytes read. It appears only once the work has lasted
     ``DSH_AUDIT_PROGRESS_DELAY`` seconds (default 1), so that a quick run draws nothing, and it
     is cleared when the block ends, however it ends.
 
     Args:
         total: the units of work; with none, no bar.
         label: what the bar says it is doing.
+        share: show no byte figure, only the percentage of the work done.
 
     Raises:
         UsageError: a bad ``DSH_AUDIT_PROGRESS_DELAY`` (only read when stderr is a terminal).
@@ -149,7 +155,7 @@ def progress_callback(total: int, *, label: str) -> Iterator[Callable[[int, int]
     if total < 1 or not sys.stderr.isatty() or paging():
         yield None
         return
-    delayed = _DelayedBar(label, _progress_delay())
+    delayed = _DelayedBar(label, _progress_delay(), share=share)
     delayed.open()
     try:
         with live(delayed.close):

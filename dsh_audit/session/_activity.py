@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..log import Event, SessionHeader
 from ..replay import RequestTime
 from ._lines import EventLines
@@ -31,21 +33,33 @@ class Activity:
 
     def __init__(self, header: SessionHeader) -> None:
         self.lines = EventLines()
-        created = header.created_at / 1000 if isinstance(header.created_at, (int, float)) and header.created_at > 0 else None
-        self.first: float | None = created
-        self.last: float | None = created
+        created = header.created_at
+        # the least and the greatest positive time, in milliseconds as logged (``high`` 0: none yet):
+        # divided once when read, not per event (x / 1000 keeps the order, so the least of the
+        # quotients is the quotient of the least)
+        valid = isinstance(created, (int, float)) and created > 0
+        self._low: float = created if valid else math.inf
+        self._high: float = created if valid else 0
         self.title: str | None = None
+
+    @property
+    def first(self) -> float | None:
+        """The earliest positive time of the session (its header's creation or an event's), in seconds."""
+        return self._low / 1000 if self._high else None
+
+    @property
+    def last(self) -> float | None:
+        """The latest positive time of the session, in seconds."""
+        return self._high / 1000 if self._high else None
 
     def on_event(self, event: Event) -> None:
         self.lines.add(event.seq, event.line)
         time = event.time
-        if (type(time) is int or (isinstance(time, (int, float)) and not isinstance(time, bool))) and time > 0:
-            when = time / 1000
-            first, last = self.first, self.last
-            if first is None or when < first:
-                self.first = when
-            if last is None or when > last:
-                self.last = when
+        if type(time) is int or (isinstance(time, (int, float)) and not isinstance(time, bool)):
+            if time > self._high:  # (so time > 0)
+                self._high = time
+            if time < self._low and time > 0:
+                self._low = time
         if event.type == "session/title" and isinstance(event.data, dict):
             title = event.data.get("title")
             if isinstance(title, str) and title:

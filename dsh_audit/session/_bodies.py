@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import LazyModule
-from ..errors import DshAuditError
+from ..errors import DshAuditError, RenderError
 from ..jsjson import stringify_bytes
 from ..replay import Request
 from ._attachments import ImageOverlay, attachment_store
+from ._routes import ADAPTER_APIS
 
 if TYPE_CHECKING:
     from .. import wire
@@ -23,6 +24,7 @@ __all__ = ["Bodies"]
 
 
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
+_PI_ADAPTERS = frozenset(ADAPTER_APIS.values())  # the renderers of pi-ai's APIs, which a route file gives facts
 
 
 class Bodies:
@@ -127,9 +129,24 @@ class Bodies:
         cache = self._renderers.get(adapter)
         if cache is None:
             cache = self._renderers[adapter] = {}
-            if self._routes is not None and adapter in ("anthropic", "openai", "responses"):
+            if self._routes is not None and adapter in _PI_ADAPTERS:
                 cache[adapter] = wire.make_renderer(adapter, models=self._routes.models)  # the route file's facts
         return cache
+
+    def header_refusal(self, request: Request, adapter: str | None) -> RenderError | None:
+        """Why pi-ai sends no ``request`` for its headers alone (a session id or route profile header
+        fetch cannot send, a blank ``x-api-key``), located at its header as rendering it says: the log
+        and the route configuration prove it without a capture. ``adapter``: the request's renderer,
+        or the pi-ai API its route speaks (as a priced entry names the route,
+        :attr:`dsh_audit.cache.LedgerEntry.route`). None when the headers are sent, for a request no
+        pi-ai renderer sends (another adapter, no known route, a web-search call), and for one refused
+        before its headers (the pi-ai renderers' ``header_refusal``). Each call config's
+        headers are built once, by the renderer every view of the session shares."""
+        adapter = ADAPTER_APIS.get(adapter, adapter) if adapter is not None else None
+        if adapter not in _PI_ADAPTERS or request.kind == "search":
+            return None
+        refusal: RenderError | None = self._renderer(adapter).header_refusal(request)
+        return refusal
 
     def pieces(self, request: Request, adapter: str = "deepseek") -> PromptPieces | None:
         """The unjoined pieces of a DeepSeek loop body (:meth:`dsh_audit.wire.DeepSeekRenderer.prompt_pieces`),

@@ -55,9 +55,11 @@ def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
     describe), with where the route configuration is when no ``--routes`` is given: a redacted
     bundle's own route file beside it (which its manifest names: :func:`_bundle_route_file`; no view
     reads it by itself), else the patch layer of the DSH home the log was recorded in
-    (``<home>/cordis.patch.yml``, named when the log sits in one). Any other hint is left as it is.
-    Every view that renders (``render``, ``diff``, ``check``) says it so, when it was not given
-    ``--routes``.
+    (``<home>/cordis.patch.yml``, named when the log sits in one). A route profile header's refusal
+    (its hint names :data:`dsh_audit.wire.ROUTE_HEADER_FILE`) has a header to fix, not a route to declare:
+    its hint names the layers of the DSH home it is in instead (:func:`_header_hint`). Any other hint is
+    left as it is. Every view that renders (``render``, ``diff``, ``check``) says it so, when it was not
+    given ``--routes``.
 
     Example:
         >>> routes_hint("rec/sessions/p/s/session.jsonl", "pass --routes FILE (the route configuration)")
@@ -67,6 +69,8 @@ def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
     """
     if "--routes FILE" not in hint:
         return hint
+    if wire.ROUTE_HEADER_FILE in hint:  # a header to fix where it is, not a route to declare
+        return _header_hint(log, hint)
     bundled = _bundle_route_file(log)
     if bundled is not None:
         return (hint.replace("--routes FILE", f"--routes {shell_word(bundled)}")
@@ -75,9 +79,34 @@ def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
     if not homes:
         return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "
                 f"<home>/{HOME_PATCH}, read when no --routes is given")
-    layer = os.path.join(os.path.relpath(homes[0]) if not os.path.isabs(log) else homes[0], HOME_PATCH)
+    layer = _as_log(log, os.path.join(homes[0], HOME_PATCH))
     return (f"{hint}, or declare the route in {layer} (the patch layer of the DSH home the log was recorded "
             "in, read when no --routes is given)")
+
+
+def _header_hint(log: str | os.PathLike[str], hint: str) -> str:
+    """The hint of a route profile header's refusal of the log at ``log`` rendered with no ``--routes``:
+    the header is in the layers of the DSH home the log sits in (:func:`routes_from`, the only route
+    configuration read then), which it names in place of :data:`dsh_audit.wire.ROUTE_HEADER_FILE`; the
+    hint as it is when they cannot be read again (their error is the view's own) or there are none.
+
+    Example:
+        >>> _header_hint("logs/session.jsonl", "fix the header in the file given as --routes FILE")
+        'fix the header in the file given as --routes FILE'
+    """
+    try:
+        config = routes_from(None, log=log)
+    except DshAuditError:
+        return hint
+    if config is None or not config.layers:
+        return hint
+    layers = " + ".join(_as_log(log, layer) for layer in config.layers)
+    return hint.replace(wire.ROUTE_HEADER_FILE, f"{layers}, the route configuration of the log's DSH home")
+
+
+def _as_log(log: str | os.PathLike[str], path: str) -> str:
+    """``path`` (absolute) as the log is given: relative to the working folder when ``log`` is."""
+    return path if os.path.isabs(log) else os.path.relpath(path)
 
 
 def _bundle_route_file(log: str | os.PathLike[str]) -> str | None:

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cache import Costs, iso_utc, usd_total
+from ..cache import Costs, iso_utc, nanos_usd, usd_nanos
 
 __all__ = ["CaptureNote", "WatchItem", "WatchNote", "WatchRequest", "WatchSummary", "clock_at"]
 
@@ -222,6 +222,11 @@ class WatchSummary:
     # so), and how many such errors were said (however many, a capture is one of the summary's errors)
     captures: dict[str, bool] = field(default_factory=dict, repr=False)
     capture_errors: int = 0
+    #: ``cost`` in whole nano-dollars, the running sum kept exact (``cost`` is read from it)
+    _cost_nanos: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._cost_nanos = usd_nanos(self.cost)
 
     def add(self, item: WatchItem) -> None:
         if isinstance(item, WatchNote):
@@ -269,9 +274,11 @@ class WatchSummary:
         unpriced, the cost's buckets (the amounts summed exactly: nothing left over by rounding)."""
         self.requests += sign * int(counted[0])
         self.breaks += sign * int(counted[1])
-        self.cost = usd_total((self.cost, sign * counted[2]))
+        self._cost_nanos += sign * usd_nanos(counted[2])
+        self.cost = nanos_usd(self._cost_nanos)
         self.unpriced += sign * int(counted[3])
-        self.costs = self.costs + Costs(*(sign * amount for amount in counted[4:8]))
+        miss, read, write, output = (sign * amount for amount in counted[4:8])
+        self.costs = self.costs + Costs(miss, read, write, output)
 
     def _captures_text(self) -> str:
         """The summary's words for the captures an error was said of: unreadable at the end, and apart from

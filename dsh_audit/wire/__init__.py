@@ -22,6 +22,7 @@ from ._markers import fold_text_block, without_cache_markers
 from ._piai_catalog import BUILTIN_MODELS, PIAI_CATALOG, catalog_api
 from ._piai_facts import RouteProfile
 from ._piai_home import check_profile, home_profiles, home_route_files, load_home_routes
+from ._piai_models import ROUTE_HEADER_FILE
 from ._piai_route_file import load_routes
 from ._piai_routes import PiRoutes
 from ._registry import ADAPTERS, make_renderer, register
@@ -45,6 +46,7 @@ __all__ = [
     "PIAI_CATALOG",
     "PiRoutes",
     "PromptPieces",
+    "ROUTE_HEADER_FILE",
     "Renderer",
     "RouteProfile",
     "WireRequest",

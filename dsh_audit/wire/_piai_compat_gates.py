@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["COMPAT_GATES", "compat_apis"]
+__all__ = ["COMPAT_GATES", "compat_apis", "compat_value_problem"]
 
 #: DSH's compat gates (``llm-pi-ai/src/catalog.ts:235-320``, ``COMPAT_GATES``): the compat fields
 #: pi-ai's compat type of each API declares, ``True`` where a route may set it ("offer"), ``False``
@@ -47,3 +47,55 @@ def compat_apis(field: str) -> tuple[str, ...]:
         ('openai-completions', 'openai-responses', 'azure-openai-responses', 'openai-codex-responses')
     """
     return tuple(api for api, gate in COMPAT_GATES.items() if field in gate)
+
+
+#: The string values DSH's compat schema takes for a switch (``config.ts`` ``compatProfile``: ``z.union`` of
+#: ``catalog.ts`` ``MAX_TOKENS_FIELDS``, ``SUPPORTED_THINKING_FORMATS``, ``CACHE_CONTROL_FORMATS``); every other
+#: offered switch but ``chatTemplateKwargs`` is a ``z.boolean()``.
+_COMPAT_CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "maxTokensField": ("max_completion_tokens", "max_tokens"),
+    "thinkingFormat": ("openai", "deepseek", "openrouter", "together", "zai", "qwen", "chat-template",
+                       "qwen-chat-template", "string-thinking", "ant-ling"),
+    "cacheControlFormat": ("anthropic",)})
+#: The request-state placeholders a ``chat_template_kwargs`` value may name (``catalog.ts`` ``CHAT_TEMPLATE_VARS``).
+_CHAT_TEMPLATE_VARS = ("thinking.enabled", "thinking.effort")
+_KWARG_VALUE = ("a string, number, boolean or null, or {$var: thinking.enabled | thinking.effort, "
+                "omitWhenOff?: boolean}")
+
+
+def compat_value_problem(field: str, value: object) -> tuple[str, str] | None:
+    """What DSH's schema (``config.ts`` ``compatProfile``, ``chatTemplateKwarg``) refuses in the value
+    of the offered switch ``field``: (the key path under the switch, "" for the switch itself, and the
+    problem); None when it takes it. A null passes the schema (schemastery lets nullable data through),
+    so it is not judged here. Schemastery's object keeps keys it does not name, so
+    ``{$var: thinking.effort, other: 1}`` is a kwarg value.
+
+    Example:
+        >>> compat_value_problem("chatTemplateKwargs", {"effort": {"omitWhenOff": True}})[0]
+        '.effort'
+        >>> compat_value_problem("thinkingFormat", "qwen") is None
+        True
+    """
+    if value is None:
+        return None
+    if field == "chatTemplateKwargs":
+        if not isinstance(value, dict):
+            return "", "must be a mapping of chat_template_kwargs names to values"
+        for key, kwarg in value.items():
+            if not _kwarg_ok(kwarg):
+                return f".{key}", f"is not a chat_template_kwargs value: {_KWARG_VALUE}"
+        return None
+    choices = _COMPAT_CHOICES.get(field)
+    if choices is not None:
+        return None if isinstance(value, str) and value in choices else ("", f"must be one of {', '.join(choices)}")
+    return None if isinstance(value, bool) else ("", "must be true or false")
+
+
+def _kwarg_ok(value: object) -> bool:
+    """A ``chatTemplateKwarg`` of DSH's schema: a scalar, null, or a ``$var`` object."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return True
+    if not isinstance(value, dict):
+        return False
+    omit = value.get("omitWhenOff")
+    return value.get("$var") in _CHAT_TEMPLATE_VARS and (omit is None or isinstance(omit, bool))

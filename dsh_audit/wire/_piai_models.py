@@ -26,9 +26,9 @@ from ._piai_call import PiCall, request_call
 from ._piai_facts import PiModel
 from ._types import WireRequest
 
-__all__ = ["HARNESS_VERSION", "INVALID_HEADER_VALUE", "NOT_A_TOKEN", "SDK_PLATFORM", "PiRenderer", "credential_header",
-           "header_value", "header_value_problem", "merge_profile_headers", "profile_header", "route_header_error",
-           "route_header_problem", "user_agent"]
+__all__ = ["HARNESS_VERSION", "INVALID_HEADER_VALUE", "NOT_A_TOKEN", "ROUTE_HEADER_FILE", "SDK_PLATFORM", "PiRenderer",
+           "credential_header", "header_value", "header_value_problem", "merge_profile_headers", "profile_header",
+           "route_header_error", "route_header_problem", "user_agent"]
 
 #: DSH release whose attribution ``user-agent`` the pi-ai renderers write unless told otherwise.
 HARNESS_VERSION = "0.1.0-rc.8"
@@ -36,8 +36,14 @@ HARNESS_VERSION = "0.1.0-rc.8"
 SDK_PLATFORM: tuple[tuple[str, str], ...] = (
     ("x-stainless-os", "Linux"), ("x-stainless-arch", "x64"), ("x-stainless-runtime", "node"),
     ("x-stainless-runtime-version", "v24.19.0"))
+#: Where the hint of a route profile header's refusal (:func:`route_header_error`) says the header is, and
+#: what marks such a hint: a header to fix where it is, not a route to declare. A view given no ``--routes``
+#: names the DSH home's layers the header is in in its place (:func:`dsh_audit.session.routes_hint`).
+ROUTE_HEADER_FILE = "the file given as --routes FILE"
 #: pi-ai API -> the dsh-audit adapter that renders it (for a renderer's mismatch hint).
 _API_ADAPTERS = {"anthropic-messages": "anthropic", "openai-completions": "openai", "openai-responses": "responses"}
+#: How many header keys (call config, tools, dynamic headers) a renderer keeps the headers of: a session names few.
+_KEPT_HEADERS = 8
 
 
 def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, client: tuple[str, ...] = (),
@@ -172,8 +178,8 @@ def route_header_error(call: PiCall, name: str, problem: str) -> RenderError:
     nothing (``problem``: why), naming the route file key; the renderer adds the request's seq."""
     route = call.model.provider
     return RenderError(f"pi-ai sends no request on route {route!r}: providers.{route}.headers.{name} {problem}",
-                       hint=f"fix or remove the header under providers.{route}.headers in the file given as "
-                            "--routes FILE (docs/routes.md section 7.1); the requests of other routes render")
+                       hint=f"fix or remove the header under providers.{route}.headers in {ROUTE_HEADER_FILE} "
+                            "(docs/routes.md section 7.1); the requests of other routes render")
 
 
 def profile_header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
@@ -285,6 +291,25 @@ def user_agent(version: str) -> str:
     return f"deepseek-harness/{version} (+https://github.com/deepseek-ai/deepseek-harness)"
 
 
+def _own_refusal(refusal: RenderError) -> RenderError:
+    """A new refusal of ``refusal``'s class, message and fields, in an attribute dict of its own, so that
+    setting its seq leaves ``refusal`` as it was. Not ``copy.copy``: that goes through the exception's
+    reduction, which a library may replace for every exception class loaded (tblib's ``pickling_support.
+    install()``, which importing Dask's ``distributed`` runs) with one whose copy shares the original's
+    ``__dict__``, so that a kept refusal would take the first request's seq for every later request.
+
+    Example:
+        >>> kept = RenderError("no", hint="h", dsh_code="X")
+        >>> own = _own_refusal(kept)
+        >>> own.seq = 5
+        >>> (str(own), own.dsh_code, type(own) is RenderError), (kept.seq, str(kept))
+        (('<input> seq 5: no (hint: h)', 'X', True), (None, 'no (hint: h)'))
+    """
+    own = type(refusal).__new__(type(refusal), *refusal.args)
+    own.__dict__.update(vars(refusal))
+    return own
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class PiRenderer:
     """What the pi-ai renderers share: the route profile's settings and the render steps.
@@ -380,14 +405,53 @@ class PiRenderer:
                       ) -> tuple[tuple[str, str], ...]:
         """The request's headers (:meth:`headers`), a refusal located at the request's header: fetch throws on
         one (the session id, a route profile header) or the SDK does (a blank ``x-api-key``), and pi-ai sends
-        nothing, so that every view of the request (its body alone too) refuses it alike."""
+        nothing, so that every view of the request (its body alone too) refuses it alike.
+
+        The headers are a function of the call (:class:`PiCall`: the route's model, profile headers and
+        cache retention, the session id), of the :meth:`dynamic_headers` and, of the body, of whether it
+        has tools (Anthropic's beta): the last :data:`_KEPT_HEADERS` such keys keep their headers, or
+        their refusal, in :attr:`state`, so a session's requests on one route build them once, and every
+        request still gets its own refusal, at its own header."""
         dynamic = self.dynamic_headers(request, call, compaction_instruction=compaction_instruction, images=images,
                                        offloaded_image_text=offloaded_image_text)
+        return self._kept_headers(request, call, bool(body.get("tools")), dynamic)
+
+    def _kept_headers(self, request: Any, call: PiCall, tools: bool,
+                      dynamic: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """:meth:`_wire_headers` once its key is known (``tools``: whether the body has tools)."""
+        kept: list[tuple[PiCall, bool, tuple[tuple[str, str], ...], Any]] = self.state.setdefault("headers", [])
+        found = next((entry[3] for entry in kept if (entry[0] is call or entry[0] == call) and entry[1] == tools
+                      and entry[2] == dynamic), None)
+        if found is None:
+            try:
+                found = self.headers(call, {"tools": tools}, dynamic)  # all of the body they read
+            except RenderError as exc:
+                found = _own_refusal(exc)  # as raised, before any request's seq is put on it
+            kept.insert(0, (call, tools, dynamic, found))
+            del kept[_KEPT_HEADERS:]
+        if isinstance(found, RenderError):
+            refusal = _own_refusal(found)  # each request's own, at its header
+            refusal.seq = request.config_seq if refusal.seq is None else refusal.seq
+            raise refusal
+        headers: tuple[tuple[str, str], ...] = found
+        return headers
+
+    def header_refusal(self, request: Any) -> RenderError | None:
+        """Why pi-ai sends no ``request`` for its headers alone, located at its header (what :meth:`render`
+        raises there), or None when they are sent or the request is refused before them (its route's model
+        speaks another API, an effort the model lacks: rendering says so). It needs no body: whether the
+        headers are refused depends on the call alone (Copilot's and Anthropic's beta values are fixed
+        words, and a profile header replaces them, not the other way round), so a log proves it without
+        its capture."""
         try:
-            return self.headers(call, body, dynamic)
+            call = self._checked_call(request)
+        except RenderError:
+            return None
+        try:
+            self._kept_headers(request, call, False, ())  # no context: a refusal is the call's alone
         except RenderError as exc:
-            exc.seq = request.config_seq if exc.seq is None else exc.seq
-            raise
+            return exc
+        return None
 
     def render(self, request: Any, *, compaction_instruction: str | None = None,
                images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> WireRequest:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -31,7 +32,7 @@ from typing import Any
 from .._urls import url_problem
 from ._anthropic_oauth import KeyedRouteProfile, checked_key_type, keyed_profile, route_key_type
 from ._piai_catalog import catalog_base_url, catalog_models
-from ._piai_compat_gates import COMPAT_GATES, compat_apis
+from ._piai_compat_gates import COMPAT_GATES, compat_apis, compat_value_problem
 from ._piai_facts import THINKING_LEVELS, PiModel, RouteProfile
 from ._piai_yaml import _SHORT
 
@@ -51,6 +52,11 @@ _CONFIG_HINT = "see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, 
 #: Profile fields DSH no longer reads and refuses (``config.ts`` ``rejectRemovedFields``).
 _REMOVED_FIELDS = {"provider": "the route is the providers key", "maxRetries": "compose recovery with dsh-llm-retry",
                    "maxRetryDelayMs": "compose recovery with dsh-llm-retry"}
+#: DSH's credential refs (``dsh-credentials`` ``REF_PATTERN``), stream transports (``config.ts`` ``transport``)
+#: and its timer limit (``dsh-timeout`` ``MAX_TIMER_DELAY_MS``).
+_CREDENTIAL_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TRANSPORTS = ("sse", "websocket", "websocket-cached", "auto")
+_MAX_TIMER_DELAY_MS = 2_147_483_647
 _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses",
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
                    "mistral-conversations"})
@@ -148,6 +154,7 @@ def parse_routes(data: Any) -> PiRoutes:
         for key, instead in _REMOVED_FIELDS.items():
             if key in profile:
                 raise _Bad(f"{where}.{key}", f"was removed from DSH's configuration: {instead}")
+        _unread_settings(profile, where)
         resolved = _route_models(str(provider), profile, where)
         notes.extend(_dropped_headers(profile, where))
         models.update(((m.provider, m.id), m) for m in resolved)
@@ -155,6 +162,117 @@ def parse_routes(data: Any) -> PiRoutes:
         if len(shared) == 1:
             apis[str(provider)] = shared.pop()
     return PiRoutes(MappingProxyType(apis), MappingProxyType(models), notes=tuple(notes))
+
+
+def _unread_settings(profile: dict[str, Any], where: str) -> None:
+    """Refuse what DSH refuses in the profile fields no request reads (``config.ts`` ``profile`` schema and
+    ``resolveProfiles``): ``apiKeyEnv`` (a credential ref: ``credentialRef``'s pattern), ``displayName`` and
+    ``baseURL`` (strings), ``transport``, ``websocketConnectTimeoutMs`` (``z.natural()``) and
+    ``streamIdleTimeoutMs`` (positive, at most the timer limit), ``retryPolicy`` (:func:`_retry_policy`)."""
+    for key in ("apiKeyEnv", "displayName", "baseURL"):
+        if profile.get(key) is not None and not isinstance(profile[key], str):
+            raise _Bad(f"{where}.{key}", "must be a string")
+    ref = profile.get("apiKeyEnv")
+    if ref is not None and not _CREDENTIAL_REF.fullmatch(ref):
+        raise _Bad(f"{where}.apiKeyEnv", "must name an environment variable (letters, digits and _, not starting "
+                   "with a digit: DSH's credential ref)")
+    if profile.get("transport") is not None and profile["transport"] not in _TRANSPORTS:
+        raise _Bad(f"{where}.transport", f"must be one of {', '.join(_TRANSPORTS)}")
+    _whole(profile.get("websocketConnectTimeoutMs"), f"{where}.websocketConnectTimeoutMs", 0,
+           "must be a whole number of milliseconds")
+    _delay(profile.get("streamIdleTimeoutMs"), f"{where}.streamIdleTimeoutMs")
+    if "retryPolicy" in profile:
+        _retry_policy(profile["retryPolicy"], f"{where}.retryPolicy")
+
+
+def _delay(value: Any, where: str, hint: str = "") -> float | None:
+    """A timer delay DSH takes (``config.ts`` ``streamIdleTimeoutMs``, ``retry-policy.ts`` ``resolveBackoff``):
+    a finite number of milliseconds above 0 and at most the timer limit; None when absent."""
+    if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)
+                              or not math.isfinite(value) or not 0 < value <= _MAX_TIMER_DELAY_MS):
+        raise _Bad(where, f"must be a positive finite number no greater than {_MAX_TIMER_DELAY_MS}", hint)
+    return value
+
+
+#: DSH's retry policy keys (``dsh-llm`` ``retry-policy.ts``: ``NORMAL_POLICY_KEYS``, which ``always`` mode
+#: allows too, and ``BACKOFF_KEYS``), its backoff defaults and the bound of ``maxRetries``
+#: (``Number.MAX_SAFE_INTEGER``).
+_RETRY_KEYS = ("mode", "maxRetries", "retryableCodes", "backoff")
+_BACKOFF_KEYS = ("initialDelayMs", "maxDelayMs", "jitterRatio")
+_BACKOFF_DEFAULTS = (500, 10_000)
+_MAX_SAFE_INTEGER = 2**53 - 1
+_RETRY_HINT = ("write the route's retryPolicy as DSH reads it: {mode: normal, maxRetries, retryableCodes, backoff} "
+               "or {mode: always, backoff}, backoff {initialDelayMs, maxDelayMs, jitterRatio}, in the file given as "
+               "--routes FILE")
+
+
+def _retry_policy(policy: Any, where: str) -> None:
+    """Refuse a ``retryPolicy`` DSH refuses as it loads the route (``config.ts`` ``RetryPolicySchema``, then
+    ``retry-policy.ts`` ``resolveRetryPolicy``). No request reads it, so nothing of it is kept. A policy
+    with no value is refused: the schema lets it through and ``resolveRetryPolicy`` fails on it. In
+    ``always`` mode ``maxRetries`` and ``retryableCodes`` are allowed and not read (a layer may keep them
+    after switching modes); a ``null`` field takes its default (``backoff: null`` too). The outcomes were
+    checked against DSH's own schema and ``resolveRetryPolicy``, run under Node once (session 46)."""
+    if not isinstance(policy, dict):
+        raise _Bad(where, "must be a mapping with a mode (normal or always)" if policy is not None else
+                   "has no value; give it a mode (normal or always), or remove the key for DSH's default policy",
+                   _RETRY_HINT)
+    mode = policy.get("mode")
+    if mode not in ("normal", "always"):
+        raise _Bad(f"{where}.mode", 'must be "normal" or "always"', _RETRY_HINT)
+    _known_keys(policy, _RETRY_KEYS, where, "retryPolicy")
+    if mode == "normal":
+        retries = policy.get("maxRetries")
+        if isinstance(retries, float) and math.isfinite(retries) and retries.is_integer():
+            retries = int(retries)
+        if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool)
+                                    or not 0 <= retries <= _MAX_SAFE_INTEGER):
+            raise _Bad(f"{where}.maxRetries", f"must be a non-negative safe integer (0 to {_MAX_SAFE_INTEGER})",
+                       _RETRY_HINT)
+        _retryable_codes(policy.get("retryableCodes"), f"{where}.retryableCodes")
+    backoff = policy.get("backoff")
+    if backoff is None:
+        return
+    if not isinstance(backoff, dict):
+        raise _Bad(f"{where}.backoff", f"must be a mapping of {', '.join(_BACKOFF_KEYS)}", _RETRY_HINT)
+    _known_keys(backoff, _BACKOFF_KEYS, f"{where}.backoff", "backoff")
+    first = _delay(backoff.get("initialDelayMs"), f"{where}.backoff.initialDelayMs", _RETRY_HINT)
+    last = _delay(backoff.get("maxDelayMs"), f"{where}.backoff.maxDelayMs", _RETRY_HINT)
+    if (first or _BACKOFF_DEFAULTS[0]) > (last or _BACKOFF_DEFAULTS[1]):
+        said = [f"{given}" if given is not None else f"{default} (DSH's default)"
+                for given, default in zip((first, last), _BACKOFF_DEFAULTS, strict=True)]
+        raise _Bad(f"{where}.backoff.initialDelayMs", f"must be less than or equal to maxDelayMs ({said[0]} > "
+                   f"{said[1]})", _RETRY_HINT)
+    jitter = backoff.get("jitterRatio")
+    if jitter is not None and (not isinstance(jitter, (int, float)) or isinstance(jitter, bool)
+                               or not 0 <= jitter <= 1):
+        raise _Bad(f"{where}.backoff.jitterRatio", "must be a number between 0 and 1", _RETRY_HINT)
+
+
+def _known_keys(mapping: dict[Any, Any], known: tuple[str, ...], where: str, what: str) -> None:
+    """Refuse a key of a retry policy mapping DSH does not know (``retry-policy.ts`` ``validateKeys``)."""
+    for key in mapping:
+        if key not in known:
+            raise _Bad(f"{where}.{key}", f"is not a {what} key (known: {', '.join(known)})", _RETRY_HINT)
+
+
+def _retryable_codes(codes: Any, where: str) -> None:
+    """A normal policy's ``retryableCodes`` as DSH takes it: a non-empty list of distinct non-empty
+    strings (None: DSH's default codes)."""
+    if codes is None:
+        return
+    if not isinstance(codes, list):
+        raise _Bad(where, "must be a list of failure codes", _RETRY_HINT)
+    if not codes:
+        raise _Bad(where, "must not be empty; remove the key for DSH's default codes", _RETRY_HINT)
+    seen: set[str] = set()
+    for index, code in enumerate(codes):
+        if not isinstance(code, str) or not code:
+            raise _Bad(f"{where}[{index}]", "must be a non-empty string", _RETRY_HINT)
+        if code in seen:
+            raise _Bad(f"{where}[{index}]", f"repeats {_SHORT.repr(code)} (the codes must not contain duplicates)",
+                       _RETRY_HINT)
+        seen.add(code)
 
 
 def _dropped_headers(profile: dict[str, Any], where: str) -> list[str]:
@@ -208,19 +326,34 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
             raise _Bad(f"{where}.modelOverrides.{model_id}", "the installed catalog does not describe this model")
         if fields is not None and not isinstance(fields, dict):
             raise _Bad(f"{where}.modelOverrides.{model_id}", "must be a mapping of model fields")
+        if fields is not None and "id" in fields:  # DSH catalog.ts: the id lives in the dict key
+            raise _Bad(f"{where}.modelOverrides.{model_id}.id", "is set, but the model's id is the modelOverrides key")
+    listed = bool(entries)
     if not entries:
         entries = [{"id": model_id, **(overrides.get(model_id) or {})} for model_id in catalog]
     if not entries:
         raise _Bad(where, "resolves no models: the catalog does not describe this route, so list its models")
+    paths = [f"{where}.models[{index}]" if listed or entry["id"] not in overrides
+             else f"{where}.modelOverrides.{entry['id']}" for index, entry in enumerate(entries)]
+    # DSH catalog.ts resolveRouteModels: every compat mapping's switch names before any API resolves
+    _offered_compat(profile.get("compat"), f"{where}.compat")
+    for at, entry in zip(paths, entries, strict=True):
+        if isinstance(entry, dict):
+            _offered_compat(entry.get("compat"), f"{at}.compat")
     shared_api = {m.api for m in catalog.values()}
     defaults = (_positive(profile.get("defaultContextWindow"), f"{where}.defaultContextWindow") or _DEFAULT_CONTEXT_WINDOW,
                 _positive(profile.get("defaultMaxTokens"), f"{where}.defaultMaxTokens") or _DEFAULT_MAX_TOKENS)
     out = []
-    for index, entry in enumerate(entries):
-        at = f"{where}.models[{index}]"
+    seen: set[str] = set()
+    for at, entry in zip(paths, entries, strict=True):
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
             raise _Bad(at, "needs an id")
-        model = _model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at)
+        if entry["id"] in seen:  # DSH catalog.ts resolveRouteModels
+            raise _Bad(f"{at}.id", f"lists model {_SHORT.repr(entry['id'])} more than once")
+        seen.add(entry["id"])
+        if entry.get("name") is not None and not isinstance(entry["name"], str):
+            raise _Bad(f"{at}.name", "must be a string")
+        model = _model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at, where)
         out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
     _route_compat_read(profile, out, where)
     _key_type_route(settings, out, where)
@@ -297,11 +430,11 @@ def _key_type(settings: Any, where: str) -> str | None:
 
 
 def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],
-           shared_api: set[str], defaults: tuple[int, int], at: str) -> PiModel:
+           shared_api: set[str], defaults: tuple[int, int], at: str, route: str) -> PiModel:
+    """One model of the route at key path ``route``, its entry at ``at``."""
     model_api = api or (base.api if base else None) or (next(iter(shared_api)) if len(shared_api) == 1 else None)
     if model_api is None:
         raise _Bad(f"{at}", "needs an api: the catalog does not describe it, so set the route's api")
-    route = at[: at.rindex(".models[")]  # the route's own key path
     # DSH catalog.ts:805, 863: request.baseURL ?? base?.baseUrl ?? providerBaseUrl (the catalog provider's;
     # an entry's empty baseUrl, as pi-ai's azure-openai-responses models have, stays: ``??``)
     base_url = profile.get("baseURL") or (base.base_url if base is not None else catalog_base_url(provider))
@@ -337,15 +470,50 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
                    headers=base.headers if base else ())
 
 
-def _compat(value: Any, where: str) -> dict[str, Any]:
+def _compat(value: Any, where: str, *, keep_empty: bool = False) -> dict[str, Any]:
     """A ``compat`` mapping of pi-ai switch names (None: no switches), without the switches set to
-    an empty mapping: DSH's ``configuredCompatEntries`` (``catalog.ts:464-470``) reads
-    ``chatTemplateKwargs: {}`` as not set, since it sends what leaving it out sends."""
+    an empty mapping unless ``keep_empty``: DSH's ``configuredCompatEntries`` (``catalog.ts:464-470``)
+    reads ``chatTemplateKwargs: {}`` as not set, since it sends what leaving it out sends."""
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise _Bad(where, "must be a mapping of pi-ai compat switch names to values")
-    return {k: v for k, v in value.items() if not (isinstance(v, dict) and not v)}
+    return dict(value) if keep_empty else {k: v for k, v in value.items() if not (isinstance(v, dict) and not v)}
+
+
+#: The hint of a compat switch DSH withholds from route files (``catalog.ts`` ``assertOfferedCompatFields``).
+_WITHHELD_HINT = ("name the vendor's own catalog route as the provider (its pi-ai catalog entries carry the switch), "
+                  "or remove the switch from the file given as --routes FILE")
+
+
+def _offered(field: str) -> bool:
+    """Whether some API's gate offers the switch ``field`` (DSH ``compatProtocols(field).length > 0``)."""
+    return any(gate.get(field) for gate in COMPAT_GATES.values())
+
+
+def _offered_compat(value: Any, where: str) -> None:
+    """Refuse what DSH refuses in one ``compat`` mapping before any API is resolved: a value its schema
+    does not take (``config.ts`` ``compatProfile``, ``chatTemplateKwarg``), then, key by key, a name
+    its gates withhold or no API declares and a key with no value (``catalog.ts``
+    ``assertOfferedCompatFields``: a withheld switch is one pi-ai's catalog sets for the vendors that
+    need it, such as ``sendSessionAffinityHeaders``, ``openRouterRouting`` or ``zaiToolStream``)."""
+    switches = _compat(value, where, keep_empty=True)
+    for field, switch in switches.items():
+        problem = compat_value_problem(field, switch) if _offered(field) else None
+        if problem is not None:
+            raise _Bad(f"{where}.{field}{problem[0]}", problem[1])
+    for field, switch in switches.items():
+        if not _offered(field) and compat_apis(field):
+            raise _Bad(f"{where}.{field}", "is not configurable here (DSH's compat gate withholds it): pi-ai's "
+                       "installed catalog sets it for the vendors that need it, so name that provider as the route "
+                       "instead", _WITHHELD_HINT)
+        if not _offered(field):
+            offered = dict.fromkeys(name for gate in COMPAT_GATES.values() for name, offer in gate.items() if offer)
+            raise _Bad(f"{where}.{field}", f"no wire protocol declares it (DSH's compat gate); the configurable "
+                       f"switches are {', '.join(offered)}")
+        if switch is None:
+            raise _Bad(f"{where}.{field}", "has no value; give it one, or remove the key to leave the field to the "
+                       "next layer (the installed catalog entry, then pi-ai's own detection)")
 
 
 def _model_compat(route_value: Any, model_value: Any, api: str, route: str, at: str) -> dict[str, Any]:
@@ -354,17 +522,13 @@ def _model_compat(route_value: Any, model_value: Any, api: str, route: str, at: 
     is skipped (a route default must stay settable on a route whose models speak several APIs),
     a model's own is refused; the model's win field by field.
 
-    DSH refuses more than this before any API resolves (``assertOfferedCompatFields``,
-    ``catalog.ts:517-560``): a name no API declares, and a name its gate withholds (the fields pi-ai's
-    catalog sets for the vendors that need them, such as ``openRouterRouting`` or
-    ``sendSessionAffinityHeaders``). dsh-audit reads both: a withheld one applies to the APIs
-    that declare it, so a route file can state the compat pi-ai's own catalog entries carry, and
-    a name no API declares is kept and read by no renderer."""
+    The names DSH refuses before any API resolves (withheld, undeclared, valueless) were refused by
+    :func:`_offered_compat` already, so every name here is one some API's gate offers."""
     gate = COMPAT_GATES.get(api, {})
-    configured = {k: v for k, v in _compat(route_value, f"{route}.compat").items() if k in gate or not compat_apis(k)}
+    configured = {k: v for k, v in _compat(route_value, f"{route}.compat").items() if gate.get(k)}
     for field, value in _compat(model_value, f"{at}.compat").items():
         takers = compat_apis(field)
-        if takers and field not in gate:
+        if not gate.get(field):
             offered = [name for name, offer in gate.items() if offer]
             raise _Bad(f"{at}.compat.{field}", f"the model's api is {api!r}, which does not take it (DSH's compat "
                        f"gate): that switch exists on {', '.join(takers)}, and {api!r} offers "
