@@ -158,3 +158,29 @@ def test_a_home_layer_s_header_refusal_names_that_layer_not_a_route_to_declare(t
             assert [(f.rule, f.message, f.seq, f.hint) for f in result.findings if f.rule == "DSH815"] == [
                 ("DSH815", f"loop request {i} is unrendered{where.format(bodies / f'{i}.json')}: {message}", 5, hint)
                 for i in (0, 1)]
+
+
+def test_each_request_s_refusal_keeps_its_seq_when_exceptions_copy_by_a_shared_dict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing Dask's ``distributed`` installs tblib's exception pickling, whose copy of an exception
+    shares its ``__dict__``: the kept refusal then took the first request's seq for every later one.
+    Here that reduction is installed for RenderError alone, for this test."""
+    import copyreg
+
+    def sharing(state: dict[str, Any]) -> RenderError:
+        made = RenderError.__new__(RenderError)
+        made.__dict__ = state  # the copy and the original: one attribute dict
+        return made
+
+    def shared(exc: RenderError) -> tuple[Any, ...]:
+        return (sharing, (exc.__dict__,))
+
+    monkeypatch.setitem(copyreg.dispatch_table, RenderError, shared)
+    session = open_session(_log(tmp_path / "s.jsonl", "openai", "a\nb", resume=True))
+    renderer = session.bodies._renderer("responses")
+    seqs = []
+    for request in session.requests:
+        with pytest.raises(RenderError) as caught:
+            renderer.body_value(request)
+        seqs.append(caught.value.seq)
+    assert seqs == [5, 21]

@@ -10,6 +10,10 @@ the verdict in the page's honest words everywhere it is said.
 2. ``check --format markdown`` headed ``✅ passed`` and ``report`` said ``check passed`` over explained
    breaks the page's headline names (``check passed: 4 explained break(s)``): both now say the page's
    words, made by one function (:func:`dsh_audit.report._html_sessions._headline`).
+3. With ``fail-on-refusal = false`` ``check`` passed a refused log (exit 0) while ``report`` exited 1
+   "whatever the policy", and both said ``check passed: no breaks`` of a folder whose only log DSH
+   refused. ``report`` now exits 1 only when the refusal fails under the policy, and every verdict names
+   a refusal the policy passes: ``1 refused log(s) passing by policy``.
 """
 
 from __future__ import annotations
@@ -116,3 +120,64 @@ def test_every_summary_says_the_pages_verdict_words(tmp_path: Path, monkeypatch:
     page = Path("r.html").read_text(encoding="utf-8")
     data = json.loads(page.split('<script type="application/json" id="dsh-data">')[1].split("</script>")[0])
     assert data["headline"] == {"state": "passed", "text": words}
+
+
+#: The policy that passes a refusal; the refused header's DSH203, which would fail the gate in its stead, ignored.
+PASSING = '[tool.dsh-audit]\nfail-on-refusal = false\nignore = ["DSH2"]\n'
+CHANGE_AT = "root/a/session.jsonl.zstd"
+
+
+def _page_data(path: str) -> dict[str, object]:
+    page = Path(path).read_text(encoding="utf-8")
+    found: dict[str, object] = json.loads(
+        page.split('<script type="application/json" id="dsh-data">')[1].split("</script>")[0])
+    return found
+
+
+@pytest.mark.parametrize("with_change", [False, True], ids=["alone", "beside explained breaks"])
+def test_a_refusal_the_policy_passes_is_named_and_exits_0(
+        with_change: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``fail-on-refusal = false``: check and report both exit 0, and every verdict names the refused
+    log, never ``passed: no breaks`` over a log of which no request was replayed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    (tmp_path / "root" / "b").mkdir(parents=True)
+    _refused_header(tmp_path / BAD)
+    if with_change:
+        (tmp_path / "root" / "a").mkdir()
+        shutil.copy(CHANGE, tmp_path / CHANGE_AT)
+    Path("p.toml").write_text(PASSING, encoding="utf-8")
+    said = ("4 explained break(s) \u00b7 " if with_change else "") + "1 refused log(s) passing by policy"
+    logs, requests = (2, 5) if with_change else (1, 0)
+    code, out, err = invoke(monkeypatch, capsys, "check", "root", "--policy", "p.toml", "--markdown", "m.md")
+    assert (code, err, out.splitlines()[-1]) == (
+        0, [], f"PASSED: {logs} log(s), {requests} request(s), 1 error(s), 0 warning(s), {int(with_change)} info, "
+               "0 failing (policy: p.toml)")
+    assert Path("m.md").read_text(encoding="utf-8").splitlines()[0] == f"## dsh-audit check: \u2705 passed: {said}"
+    code, out, err = invoke(monkeypatch, capsys, "report", "root", "--policy", "p.toml", "-o", "r.html")
+    assert (code, out, err) == (
+        0, f"wrote r.html: {logs} log(s), {requests} request(s), check passed: {said}\n",
+        [f"error: {BAD}:1: {REFUSED}"])
+    data = _page_data("r.html")
+    assert data["headline"] == {"state": "passed", "text": f"check passed: {said}"}
+    verdicts = [(s["path"], s["verdict"]) for s in data["sessions"]]  # type: ignore[attr-defined]
+    assert verdicts == [*([(CHANGE_AT, "passed: 4 explained break(s)")] if with_change else []),
+                        (BAD, "passed: 1 refused log(s) passing by policy")]
+
+
+def test_report_exits_0_when_only_another_finding_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal passes, the header's DSH203 fails in its stead: check fails (1), report, which
+    never gates on findings, exits 0, its verdict naming both."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "root" / "b").mkdir(parents=True)
+    _refused_header(tmp_path / BAD)
+    Path("p.toml").write_text("[tool.dsh-audit]\nfail-on-refusal = false\n", encoding="utf-8")
+    said = "check failed: 1 validation finding(s) \u00b7 1 refused log(s) passing by policy"
+    code, out, _ = invoke(monkeypatch, capsys, "check", "root", "--policy", "p.toml", "--format", "markdown")
+    assert (code, out.splitlines()[0]) == (1, f"## dsh-audit check: \u274c {said.removeprefix('check ')}")
+    code, out, err = invoke(monkeypatch, capsys, "report", "root", "--policy", "p.toml", "-o", "r.html")
+    assert (code, out, err) == (0, f"wrote r.html: 1 log(s), 0 request(s), {said}\n", [f"error: {BAD}:1: {REFUSED}"])
+    assert [s["verdict"] for s in _page_data("r.html")["sessions"]] == [  # type: ignore[attr-defined]
+        "failed: 1 validation finding(s), 1 refused log(s) passing by policy"]

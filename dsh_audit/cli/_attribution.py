@@ -21,9 +21,9 @@ from ._break_rows import _caption, _json_row, _row, _short_parents, _total_row
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning
 from ._logs import file_size, log_progress, newest_first, one_log, selected_logs, session_paths
 from ._one_request import REQUEST_INDEX, RequestCommand, no_such_request, request_position
-from ._options import (accounting_option, adapter_option, attachments_option, capture_option, engine_options,
-                       jobs_option, json_option, lenient_option, listing_options, openai_zdr_option, pager_option,
-                       prices_option, routes_option, stated_zdr)
+from ._options import (accounting_option, adapter_option, attachments_option, breaks_fail, capture_option,
+                       engine_options, fail_on_option, jobs_option, json_option, lenient_option, listing_options,
+                       openai_zdr_option, pager_option, prices_option, routes_option, stated_zdr)
 from ._output import session_heading, session_title
 from ._when import time_options
 
@@ -104,8 +104,8 @@ def _list_breaks(attributed: Sequence[_Attributed], *, show_all: bool, as_json: 
         rows = [t for t in attribution.transitions if show_all or t.verdict == "break"]
         if not any(t.verdict == "break" for t in rows):
             clean.append(item)
-        failing = failing or any(t.is_break and (fail_on == "any" or t.is_unexplained)
-                                 for t in rows if fail_on != "never")
+        failing = failing or breaks_fail(fail_on, breaks=sum(t.is_break for t in rows),
+                                         unexplained=sum(t.is_unexplained for t in rows))
         if as_json:
             for t in rows:
                 click.echo(dumps_line(_json_row(attribution.path, t, item.lost(t) if cost else None)))
@@ -164,10 +164,7 @@ def _capture_size(capture: Path | None) -> int:
 @routes_option
 @attachments_option
 @lenient_option
-@click.option("--fail-on", type=click.Choice(["unexplained", "any", "never"]), default="unexplained",
-              show_default=True,
-              help="Which listed breaks make the exit code 1: those without an explanation (as `cache` "
-                   "and `check` count them), any break, or none.")
+@fail_on_option
 @jobs_option
 @time_options
 @engine_options
@@ -231,7 +228,8 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     known, else null).
 
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
-    break is listed), 2 on bad input.
+    break is listed; --fail-on never: not for a break), 2 on bad input; `cache --fail-on` exits
+    alike on the same logs.
 
     \b
     Example:

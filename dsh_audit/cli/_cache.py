@@ -21,8 +21,10 @@ from ._options import (
     adapter_option,
     attachments_option,
     attribution_option,
+    breaks_fail,
     capture_option,
     engine_options,
+    fail_on_option,
     jobs_option,
     listing_options,
     lenient_option,
@@ -332,13 +334,14 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
 @routes_option
 @attachments_option
 @openai_zdr_option
+@fail_on_option
 @jobs_option
 @time_options
 @engine_options
 def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
                   tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, capture: str | None,
-                  routes: str | None, openai_zdr: bool | None, jobs: int, since: float | None, until: float | None,
-                  engine: str, scheduler: str | None) -> int:
+                  routes: str | None, openai_zdr: bool | None, fail_on: str, jobs: int, since: float | None,
+                  until: float | None, engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
@@ -393,13 +396,18 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     cacheRetention: long), and the minimum cacheable prefix of each model when the session's
     models differ ("min 1024 for claude-sonnet-4-5, 4096 for claude-opus-4-5"; --json: each rule's
     min_cacheable_tokens_by_model, model -> minimum, beside min_cacheable_tokens, the family's
-    default). In --format csv and markdown each timeline is titled with its session and file. Exit
-    1 when a break has no explanation.
+    default). In --format csv and markdown each timeline is titled with its session and file.
+
+    Exit 0 when every break is explained, 1 when a break is unexplained (break_unexplained; --fail-on
+    any: when any request is a break, break_unattributed too; --fail-on never: not for a break), 2
+    on bad input: as `breaks --fail-on` exits on the same logs. With --no-attribution no break is
+    unexplained (each is break_unattributed): only --fail-on any fails on one.
 
     \b
     Example:
         dsh-audit cache ~/.dsh/sessions --unit 64 --json | jq .actual_hit_ratio
         dsh-audit cache --since 7d --jobs 2
+        dsh-audit cache latest --fail-on any --format json
     """
     status = EXIT_OK
     try:
@@ -449,7 +457,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                             about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
                             legend=PLACE_LEGEND, caption=_captured_note(report), droppable=_DROPPABLE,
                             least=_LEAST, in_short=in_short, wrap_last=True)
-            if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
+            if status == EXIT_OK and breaks_fail(fail_on, breaks=report.break_count,
+                                                 unexplained=report.classification_counts.get("break_unexplained", 0)):
                 status = EXIT_FINDINGS
             costs.append(report.cost)
     echo_capture_use(costs)

@@ -368,10 +368,12 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     judges them: by the policy and its baseline (--baseline, --no-baseline), the findings the
     baseline accepts shown as baselined. Exit 0 when written, however many findings fail (use
     `check` to gate; a folder or --since/--until window with no log gives a page with none, and a
-    note), 1 when DSH refuses a log (a bad header: its DSH801, a finding as in check), 2 on bad
+    note), 1 when DSH refuses a log (a bad header) and its refusal fails under the policy (its
+    DSH801 or DSH802 fails, as in check; with fail-on-refusal = false it passes: 0), 2 on bad
     input or usage, a log that cannot be opened or read at all too (a FIFO, a file without read
-    permission); such a log is an error entry of the page, which is still written, and its error
-    is printed. The line that says what was written ends with the page's verdict in its words
+    permission), or a Claude Code or Codex log found in a folder (not checked); a refused or
+    unreadable log is an error entry of the page, which is still written, and its error is printed.
+    The line that says what was written ends with the page's verdict in its words
     ("check passed: 5 explained break(s)"). After it, a
     note on stderr gives each hint `check` gives the failing findings (a route the log does not
     describe: --routes FILE), with how many findings it settles.
@@ -411,15 +413,17 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
 
 
 def _report_exit(result: CheckResult, *, others: bool) -> int:
-    """``report``'s exit code, by check's rule (docs/ci.md): 2 when a log could not be opened or
-    read at all (:attr:`~dsh_audit.gate.CheckResult.unreadable`: a FIFO, no read permission) or
-    another agent's log was left out (``others``), as check exits 2; else 1 when DSH refuses a log
-    (a bad header, a log that cannot be replayed: its ``DSH801``/``DSH802``, an error entry of the
-    page), a finding as in check, whatever the policy (the page cannot describe it); else 0, however
-    many findings fail (``check`` gates on those)."""
+    """``report``'s exit code, by check's rule for a log's refusal (docs/ci.md): 2 when a log could
+    not be opened or read at all (:attr:`~dsh_audit.gate.CheckResult.unreadable`: a FIFO, no read
+    permission) or a Claude Code or Codex log found in a folder was left out (``others``), as check
+    exits 2; else 1 when DSH refuses a log (a bad header, a log that cannot be replayed: an error
+    entry of the page) and its refusal fails under the policy (its ``DSH801``/``DSH802`` finding
+    fails: :attr:`~dsh_audit.gate.SessionCheck.refusal_fails`), as check fails on it; else 0,
+    a refusal the policy passes (``fail-on-refusal = false``) too, however many other findings
+    fail (``check`` gates on those)."""
     if result.unreadable or others:
         return EXIT_BAD_INPUT
-    return EXIT_FINDINGS if any(check.error is not None for check in result.sessions) else EXIT_OK
+    return EXIT_FINDINGS if any(check.refusal_fails for check in result.sessions) else EXIT_OK
 
 
 COMMANDS = [check_command, report_command]

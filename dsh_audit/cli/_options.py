@@ -20,8 +20,9 @@ from ..errors import DshAuditError
 from ._given import give_way
 
 __all__ = ["ADAPTER_CHOICES", "RETIRED_SPELLINGS", "accounting_option", "adapter_option", "attachments_option",
-           "attribution_option", "capture_option", "engine_options", "jobs_option", "json_option", "lenient_option",
-           "listing_options", "openai_zdr_option", "pager_option", "prices_option", "routes_option", "stated_zdr"]
+           "attribution_option", "breaks_fail", "capture_option", "engine_options", "fail_on_option", "jobs_option",
+           "json_option", "lenient_option", "listing_options", "openai_zdr_option", "pager_option", "prices_option",
+           "routes_option", "stated_zdr"]
 
 #: The ``--adapter`` choices (DSH's wire formats), besides ``auto``.
 ADAPTER_CHOICES = ("deepseek", "anthropic", "openai", "responses")
@@ -326,6 +327,39 @@ def attribution_option(gives: str) -> Callable[[Callable[..., Any]], Callable[..
     says what the command shows then."""
     return click.option("--no-attribution", "no_attribution", is_flag=True,
                         help=f"Skip break attribution: faster, every break unattributed (no cause); {gives}.")
+
+
+#: ``--fail-on``'s choices, on every command that gates on prefix-cache breaks (``breaks``, ``cache``):
+#: which breaks make its exit code 1 (:func:`breaks_fail`).
+FAIL_ON_CHOICES = ("unexplained", "any", "never")
+
+
+def fail_on_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--fail-on unexplained|any|never`` (``fail_on``): which prefix-cache breaks make the exit
+    code 1, the same option, help and meaning (:func:`breaks_fail`) on every command that takes it,
+    each command's own environment variable setting it (``DSH_AUDIT_<COMMAND>_FAIL_ON``)."""
+    return click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON_CHOICES), default="unexplained",
+                        show_default=True,
+                        help="Which prefix-cache breaks make the exit code 1: unexplained, those the log does not "
+                             "explain (cause unexplained or unrecorded_mutation: `cache`'s break_unexplained, "
+                             "`check`'s DSH821); any, every break (`breaks` lists them; `cache` counts "
+                             "break_unattributed ones too); never, none (bad input still exits 2).")(func)
+
+
+def breaks_fail(fail_on: str, *, breaks: int, unexplained: int) -> bool:
+    """Whether a run whose logs hold ``breaks`` prefix-cache breaks, ``unexplained`` of them
+    unexplained (:attr:`dsh_audit.attribution.Transition.is_unexplained`), fails ``--fail-on
+    fail_on`` (:data:`FAIL_ON_CHOICES`): the one rule of ``breaks`` and ``cache``.
+
+    Example:
+        >>> [breaks_fail(choice, breaks=2, unexplained=0) for choice in FAIL_ON_CHOICES]
+        [False, True, False]
+        >>> [breaks_fail(choice, breaks=2, unexplained=1) for choice in FAIL_ON_CHOICES]
+        [True, True, False]
+    """
+    if fail_on == "any":
+        return breaks > 0
+    return fail_on == "unexplained" and unexplained > 0
 
 
 def _use_adapter(ctx: click.Context, param: click.Parameter, value: str) -> str:

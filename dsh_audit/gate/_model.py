@@ -22,6 +22,9 @@ class Hint(NamedTuple):
     commands: tuple[str, ...] = ()
 
 
+#: The rules of a refused log: DSH refuses it (``DSH801``), or it cannot be replayed (``DSH802``).
+_REFUSAL_RULES = ("DSH801", "DSH802")
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """Anything the gate or a report shows: a rule, where it happened, and whether it fails.
@@ -250,6 +253,28 @@ class SessionCheck:
     def failed(self) -> bool:
         """A finding on the log fails the gate, or the capture found beside it does (:attr:`capture_refusal`)."""
         return any(f.fails for f in self.findings) or (self.capture_refusal is not None and self.capture_refusal.fails)
+
+    @property
+    def refusal_fails(self) -> bool:
+        """The log was refused (DSH refuses it, or it cannot be replayed: its :attr:`error`) and its
+        refusal fails the gate (its ``DSH801``/``DSH802`` finding ``fails``): the one rule by which
+        ``report`` exits 1 and a verdict counts ``refused log(s)`` among what failed.
+
+        Example:
+            >>> passed = Finding("DSH801", "error", "m", "b.jsonl", fails=False)
+            >>> refused = SessionCheck("b.jsonl", None, error="corrupt session log", findings=(passed,))
+            >>> refused.refusal_fails, refused.refusal_passes
+            (False, True)
+        """
+        return self.error is not None and any(f.fails and f.rule in _REFUSAL_RULES for f in self.findings)
+
+    @property
+    def refusal_passes(self) -> bool:
+        """The log DSH refused has a refusal the policy passes (:attr:`refusal_fails` false:
+        ``fail-on-refusal = false``, its rule ignored, or its finding baselined); one not a line of
+        which could be read (:attr:`unreadable`) is not: its run is incomplete (exit 2), as every
+        verdict says of it."""
+        return self.error is not None and not self.unreadable and not self.refusal_fails
 
     @property
     def status(self) -> str:

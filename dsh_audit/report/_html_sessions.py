@@ -177,7 +177,8 @@ def _verdict(check: Any) -> str:
         >>> class F:
         ...     def __init__(self, rule, fails): self.rule, self.fails, self.baselined, self.lines = rule, fails, not fails, 1
         >>> class C:
-        ...     failed, transitions, findings = True, (), (F("DSH815", True), F("DSH815", True), F("DSH811", False))
+        ...     failed, transitions, error, refusal_passes = True, (), None, False
+        ...     findings = (F("DSH815", True), F("DSH815", True), F("DSH811", False))
         >>> _verdict(C())
         'failed: 2 unrendered request(s), 1 baselined'
 
@@ -187,25 +188,39 @@ def _verdict(check: Any) -> str:
     which could be read (a FIFO, no read permission) as ``failed: 1 unreadable log(s)``
     (:data:`_FAILED_AS`); such a log, its refusal failing nothing (its
     :attr:`~dsh_audit.gate.SessionCheck.status` ``unreadable``), passed nothing: the run is
-    incomplete for it, ``incomplete: could not be read (exit 2)``.
+    incomplete for it, ``incomplete: could not be read (exit 2)``. A log DSH refuses whose refusal
+    the policy passes (``fail-on-refusal = false``, its rule ignored or baselined) is named, never
+    a bare ``passed: no breaks`` (:attr:`~dsh_audit.gate.SessionCheck.refusal_passes`): ``passed: 1
+    refused log(s) passing by policy``.
     """
     refusal = getattr(check, "capture_refusal", None)
     capture = () if refusal is None else (refusal,)
     findings = (*check.findings, *capture)
     baselined = tally(f for f in findings if f.baselined)
+    refused = int(check.refusal_passes)
     if check.failed:
         unread = (check.path,) if getattr(check, "unreadable", False) else ()
         causes = _failed_by_cause(findings, captures=capture, unread=unread)[1]
-        return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else [])])
+        return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else []),
+                                       *([f"{refused} {_REFUSED_PASSING}"] if refused else [])])
     if check.status == "unreadable":
         return "incomplete: could not be read (exit 2)"
-    return "passed: " + (", ".join(_passing(check.transitions, baselined=baselined)) or "no breaks")
+    return "passed: " + (", ".join(_passing(check.transitions, baselined=baselined, refused=refused)) or "no breaks")
 
 
-def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str, int] | None = None) -> list[str]:
+#: What a log DSH refuses counts when its refusal fails nothing
+#: (:attr:`~dsh_audit.gate.SessionCheck.refusal_passes`), in the page's headline and a session's verdict: it passed no check, so it is named, never ``no breaks``.
+_REFUSED_PASSING = "refused log(s) passing by policy"
+#: The rules of a log's refusal (:func:`dsh_audit.gate._findings.refused_rule`): DSH refuses to
+#: load it (``DSH801``), or it loads but its requests cannot be rebuilt (``DSH802``).
+
+
+def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str, int] | None = None,
+             refused: int = 0) -> list[str]:
     """What did not fail, in words: the ``baselined`` findings, the explained breaks and the
     unexplained ones the policy allows, leaving out the breaks ``failed`` counts (failing findings
-    by rule: ``DSH821``, an unexplained break; ``DSH822``, a cause the policy does not allow)."""
+    by rule: ``DSH821``, an unexplained break; ``DSH822``, a cause the policy does not allow), then
+    the ``refused`` logs whose refusal the policy passes (:attr:`~dsh_audit.gate.SessionCheck.refusal_passes`)."""
     failed = failed or {}
     breaks = unexplained = 0
     for t in transitions:
@@ -218,7 +233,7 @@ def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str,
     parts += [f"{explained} explained break(s)"] if explained else []
     if unexplained:
         parts.append(f"{unexplained} unexplained break(s) the policy allows")
-    return parts
+    return parts + ([f"{refused} {_REFUSED_PASSING}"] if refused else [])
 
 
 #: What a failing finding of a ``check`` rule counts, in the page's headline and a session's
@@ -282,9 +297,12 @@ def _headline(result: Any) -> dict[str, str]:
     checked log passed but logs of another agent were left out or logs could not be read, their
     refusals passing (the run exits 2 for them: :attr:`~dsh_audit.gate.CheckResult.verdict`), or
     ``none`` when there was no log to check: a page that checked nothing neither passes nor fails):
-    what failed, by cause (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`;
-    ``no breaks``, or ``no log read`` when none could be), e.g. ``check failed: 6 unrendered
-    request(s) · 10 explained break(s)``, ``check passed: 10 explained break(s)``; then the logs
+    what failed, by cause (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`, the
+    logs DSH refused whose refusal the policy passes named:
+    :attr:`~dsh_audit.gate.SessionCheck.refusal_passes`; ``no breaks``, or
+    ``no log read`` when every log was refused or could not be read), e.g. ``check failed: 6
+    unrendered request(s) · 10 explained break(s)``, ``check passed: 10 explained break(s)``,
+    ``check passed: 1 refused log(s) passing by policy``; then the logs
     left out, in check's words (:meth:`~dsh_audit.gate.CheckResult.not_checked_said`).
 
     Example:
@@ -300,9 +318,9 @@ def _headline(result: Any) -> dict[str, str]:
     unread = getattr(result, "unreadable", ())
     failed, parts = _failed_by_cause(result.findings, captures=getattr(result, "unattached", ()), unread=set(unread))
     parts += _passing((t for c in result.sessions for t in c.transitions), failed=failed,
-                      baselined=tally(result.baselined))
+                      baselined=tally(result.baselined), refused=sum(c.refusal_passes for c in result.sessions))
     state = "failed" if not result.passed else "incomplete" if left else "passed"
-    read = len(result.sessions) > len(unread)  # "no breaks" of no log read says nothing
+    read = any(c.error is None for c in result.sessions)  # "no breaks" of no log read says nothing
     said = " \u00b7 ".join(parts) or ("no breaks" if read else "no log read")
     return {"state": state, "text": f"check {state}: {said}{left}"}
 
