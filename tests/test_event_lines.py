@@ -61,3 +61,19 @@ def test_one_event_a_line_is_one_run() -> None:
     for seq in range(100_000):
         lines.add(seq, seq + 2)
     assert (lines.runs, lines.get(0), lines.get(99_999), lines.get(100_000)) == (1, 2, 100_001, None)
+
+
+def test_packed_rows_collapsed_by_replay_leave_gaps_that_each_cost_one_run() -> None:
+    """Replay collapses a packed row to one event and leaves a gap after it: the gap and the run after
+    it are one append each, and the run after a gap goes on line by line (session 46's fast path; the
+    same map as before it, checked against the tree before)."""
+    lines = EventLines()
+    for seq, line in [(0, 2), (1, 3), (5, 4), (6, 5)]:
+        lines.add(seq, line)
+    assert ([lines.get(seq) for seq in range(-1, 9)], lines.runs) == ([None, 2, 3, None, None, None, 4, 5, None, None],
+                                                                       3)
+    lines = EventLines()
+    for seq, line in [(0, 2), (1, 3), (5, 4), (6, 4), (7, 5), (12, 6), (13, 7), (3, 9)]:  # a same-line run, a late 3
+        lines.add(seq, line)
+    assert ([lines.get(seq) for seq in range(-1, 15)], lines.runs) == (
+        [None, 2, 3, None, 9, None, 4, 4, 5, None, None, None, None, 6, 7, None], 6)

@@ -1,9 +1,10 @@
 """Session 46 (issue 14, brief m14b): narrow terminals and the progress of one long session.
 
 - `sessions`' progress bar moved with the bytes read alone: on one long log it stood full, its clock
-  stopped, while the cache accounting ran for seconds. Reading is now a third of a session's work
-  when it is accounted (the rest comes when its row is made); then the bar shows its percentage and clock,
-  no byte figure (brief m17: it said 13.3/40.0 MB of a 40 MB log read whole).
+  stopped, while the cache accounting ran for seconds. A log that is no child nor parent, with no capture,
+  is now accounted as it is read (brief f14), so the bar moves with its bytes; the logs of a group read
+  whole, then accounted, count a third of their bytes (the rest when the rows are made); the bar shows its
+  percentage and clock, no byte figure (brief m17: it said 13.3/40.0 MB of a 40 MB log read whole).
 - A JSON evidence string folded at its ``-`` (``"deepseek-`` / ``official"``); a session id in
   `watch`'s folded line at its ``-`` (``session-…-4444-`` / ``555566667777``): a token is never split.
 - `usage`'s hint cut the TOML key a user copies (``[providers.local-op….models.local-coder]``).
@@ -23,8 +24,8 @@ from click.testing import CliRunner
 
 from _cli import invoke, mixed_home
 from _terminal import DRAWING, in_terminal, run_dsh_audit
+from dsh_audit.cache import summary_group
 from dsh_audit.cli import cli
-from dsh_audit.cli._sessions import _summaries
 from dsh_audit.log._progress import READ_HOOK, read_progress, read_share
 from dsh_audit.report.terminal import fit_lines, long_words_cut
 from dsh_audit.session import run_groups
@@ -32,6 +33,8 @@ from dsh_audit.session import run_groups
 ROOT = Path(__file__).resolve().parent.parent
 CHAT = ROOT / "sample_logs" / "chat" / "session.jsonl"
 CHANGE = ROOT / "sample_logs" / "sessions" / "--home-dev-projects-demo--" / "session-sample-change" / "session.jsonl.zstd"
+HOME = ROOT / "sample_logs" / "sessions" / "--home-dev-projects-demo--"
+FORK = [HOME / name / "session.jsonl.zstd" for name in ("session-sample-fork-parent", "fork-child~003Areview")]
 C_CHANGE = Path(os.environ.get("DSH_AUDIT_CORPUS", ROOT.parent / "shared" / "corpus")) / "live" / "c-change"
 LONG_ID = "session-aaaa1111-2222-3333-4444-555566667777"
 
@@ -44,22 +47,45 @@ def test_read_share_reports_a_share_of_the_bytes_read_adding_up() -> None:
         for size in (1, 1, 1, 3000, 2):
             hook(size)
     assert seen == [1, 1000]  # 1 and 2 bytes: 0; 3: 1; 3003: 1001; 3005: 1001 (nothing new)
-    hook = seen.append
-    with read_progress(hook), read_share(1):
-        assert READ_HOOK.get() is hook  # all of it: the hook itself
 
 
-@pytest.mark.parametrize(("accounting", "read"), [(True, 2748), (False, 8246)])
-def test_a_sessions_bar_reaches_its_end_when_the_row_is_made_not_when_the_log_is_read(accounting: bool,
-                                                                                      read: int) -> None:
-    """Before: (8246, 8246) once the log was read, the accounting still to run (the bar full, its clock
-    stopped). Now the read moves it a third of the way; the row made, to its end."""
+def test_a_read_share_changed_counts_the_bytes_read_from_then_on_at_the_new_share() -> None:
+    seen: list[int] = []
+    with read_progress(seen.append), read_share(1) as share:
+        hook = READ_HOOK.get()
+        assert hook is not None
+        hook(10)
+        share.share = 1 / 3
+        hook(30)
+        hook(2)
+        share.share = 1
+        hook(5)
+    assert seen == [10, 10, 5]  # 10 whole; 30 and 2 at a third (10.67: 10); then 5 whole (25.67: 25)
+    with read_share(1 / 3) as share:  # no hook in effect: nothing to report to
+        assert READ_HOOK.get() is None and share.hook is None
+
+
+@pytest.mark.parametrize("accounting", [True, False])
+def test_a_lone_sessions_bar_moves_with_the_bytes_read_while_it_is_accounted(accounting: bool) -> None:
+    """Brief m14b: (8246, 8246) once the log was read, the accounting still to run (the bar full, its clock
+    stopped); then (2748, 8246), a third, the read weighed. Now it is accounted as it is read: its bytes
+    move the bar as they are read, the accounting with them."""
     assert CHAT.stat().st_size == 8246
     reports: list[tuple[int, int]] = []
-    found = run_groups([CHAT], partial(_summaries, accounting=accounting),
+    found = run_groups([CHAT], partial(summary_group, accounting=accounting),
                        progress=lambda done, total: reports.append((done, total)))
     assert [type(item).__name__ for item in found] == ["SessionSummary"]
-    assert reports == [(0, 8246), (read, 8246), (8246, 8246)]
+    assert reports == [(0, 8246), (8246, 8246), (8246, 8246)]  # the log read (and accounted); the task done
+
+
+def test_a_group_read_whole_then_accounted_counts_a_third_of_its_bytes_until_its_rows_are_made() -> None:
+    """A fork child and its parent are read whole, then accounted together: their reads move the bar a
+    third of their bytes (3482 / 3, then 2841 / 3), the rows made the rest."""
+    assert [path.stat().st_size for path in FORK] == [3482, 2841]
+    reports: list[tuple[int, int]] = []
+    found = run_groups(FORK, summary_group, progress=lambda done, total: reports.append((done, total)))
+    assert [type(item).__name__ for item in found] == ["SessionSummary", "SessionSummary"]
+    assert reports == [(0, 6323), (1160, 6323), (2107, 6323), (6323, 6323)]
 
 
 def _sessions_frames(*extra: str) -> tuple[int, list[str]]:
@@ -71,10 +97,11 @@ def _sessions_frames(*extra: str) -> tuple[int, list[str]]:
     return code, list(dict.fromkeys(re.sub(r"\d+:\d\d:\d\d$", "", f).rstrip() for f in shown if f.strip()))
 
 
-def test_a_sessions_bar_that_weighs_its_reads_shows_no_byte_figure() -> None:
+def test_a_sessions_bar_that_may_weigh_its_reads_shows_no_byte_figure() -> None:
     """Before (brief m14b): ``sessions  33% 2.7/8.2 kB`` with the whole log read, and 13.3/40.0 MB of a
-    40 MB log: a third of the bytes, as if read. The percentage of the work stays, its clock running."""
-    assert _sessions_frames() == (0, ["sessions", "sessions    0%", "sessions   33%", "sessions  100%"])
+    40 MB log: a third of the bytes, as if read. The percentage of the work stays, its clock running; a lone
+    log, accounted as it is read, goes from its start to its end with its bytes (brief f14: no stop at 33%)."""
+    assert _sessions_frames() == (0, ["sessions", "sessions    0%", "sessions  100%"])
 
 
 def test_without_accounting_a_sessions_bar_is_the_bytes_read() -> None:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from .._frozen import fast_frozen_init
 from ..replay import Request
 from ..session import Session, open_session
 from ._logged_usage import entry_usage, logged_tokens, priced_prompt, request_route_model, unpriced_usage
@@ -59,6 +60,7 @@ __all__ = ["LedgerEntry", "LedgerTotals", "SessionLedger", "entry_usage", "logge
 Quoted = tuple[Tokens | None, tuple[str, ...], Quote | str, str | None, str | None]
 
 
+@fast_frozen_init  # one per request priced: its 30 fields set by plain assignment
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
     """One request, priced.

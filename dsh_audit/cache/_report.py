@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._frozen import fast_frozen_init
 from ._money import Priced, Tokens, usd_nanos
 from ._rule_data import load_rules
 
@@ -37,6 +38,7 @@ BREAKS = ("break_explained", "break_unattributed", "break_unexplained")
 LOST_UNKNOWN = "cache reads not logged: what it lost of the cache is unknown"
 
 
+@fast_frozen_init  # one is made per request
 @dataclass(frozen=True, slots=True)
 class CacheVerdict:
     """Expected versus actual cache reads of one request.

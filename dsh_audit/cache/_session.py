@@ -15,7 +15,8 @@ from ..errors import DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request, SurfaceFold
 from ..session import (Bodies, Failure, GroupResult, Headers, Route, RouteEvidence, Session, SessionGroup,
-                       attachment_warnings, open_group, open_session, request_route, routes_from, window_conflicts)
+                       attachment_warnings, open_group, open_session, request_provider, request_route, routes_from,
+                       window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, ParentRequest, analyze_cache
 from ._captured_usage import given_capture, given_usage
@@ -25,8 +26,8 @@ from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, sess
 from ._money import Tokens
 from ._prices import PriceBook, load_prices
 
-__all__ = ["account_alone", "account_log", "accounted", "cache_group", "cache_report", "ledger_group",
-           "session_transitions"]
+__all__ = ["account_alone", "account_log", "account_taken", "accounted", "cache_group", "cache_report", "ledger_group",
+           "lone_roots", "session_transitions"]
 
 
 def session_transitions(session: Session, parent: Session | None = None) -> list[Transition] | None:
@@ -276,9 +277,11 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     totals = LedgerTotals()
     pending: deque[Request] = deque()
     known: set[int] = set()
+    providers: set[str | None] = set()  # what the requests were routed by: the route notes' (Session.route_conflicts)
 
     def judge(request: Request) -> None:
         route = routed[request.index] = request_route(request, evidence, declared=declared)
+        providers.add(request_provider(request))
         try:
             verdict = account.add(request, request.time)
         finally:
@@ -311,7 +314,8 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     ledger = SessionLedger(path, sid, tuple(entries), prices.to_json(), totals=totals)
     report = replace(account.report(), cost=ledger.summary())
     warnings = (tuple(log.warnings) if own else ()) + tuple(attachment_warnings(bodies.images)) + \
-        (tuple(config.notes) + tuple(window_conflicts(evidence, config)) if config is not None else ())
+        (tuple(config.notes) + tuple(window_conflicts(evidence, config, providers=providers))
+         if config is not None else ())
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
 
 
@@ -322,12 +326,13 @@ def account_alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, 
                   zero_data_retention: bool | None = None, keep: bool = True,
                   on_transition: Callable[[Transition], None] | None = None,
                   on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
+                  observe: Callable[[Event], None] | None = None,
                   ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
     """:func:`account_log` for a group that is one log with no parent and no capture (``capture``
     given, or one found beside it) (its header read by ``headers``, then handed over); None for any
     other group (read whole, with ``headers``, and compared with its capture). A price table
     (``prices``, else loaded from ``prices_path``) or route file that cannot be read is the log's
-    :class:`Failure`. ``keep``, ``on_transition`` and ``on_judged`` as :func:`account_log`'s;
+    :class:`Failure`. ``keep``, ``on_transition``, ``on_judged`` and ``observe`` as :func:`account_log`'s;
     ``on_verdict`` hands each verdict over with the log's path, and keeps none (``on_judged`` is
     then not called)."""
     if capture_for(paths[0], capture) is not None:
@@ -335,6 +340,41 @@ def account_alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, 
     log = headers.lone_root(paths)
     if log is None:
         return None
+    return account_taken(log, prices=prices, prices_path=prices_path, routes=routes, unit=unit, tokenizer=tokenizer,
+                         wire=wire, on_verdict=on_verdict, zero_data_retention=zero_data_retention, keep=keep,
+                         on_transition=on_transition, on_judged=on_judged, observe=observe)
+
+
+def lone_roots(paths: Sequence[str | os.PathLike[str]], headers: Headers, *,
+               capture: str | os.PathLike[str] | None = None) -> list[str]:
+    """The logs of a group that :func:`account_taken` accounts as they are read, each alone, the same
+    as reading the group whole would: DSH logs (their headers read by ``headers``, which keeps them)
+    with no parent, whose session no log of the group names as its parent, given once and compared
+    with no capture (``capture`` given, or one found beside it). None of them when a log of the group
+    names a parent the group does not hold (reading it whole looks for that parent beside it, and
+    for the parent's ancestors, which may be among them)."""
+    names = [os.fspath(path) for path in paths]
+    ids = [headers.ids(name) for name in names]
+    given = {sid for sid, _parent in ids}
+    parents = {parent for _sid, parent in ids if parent is not None}
+    if not parents <= given:
+        return []
+    return [name for name, (sid, parent) in zip(names, ids)
+            if parent is None and sid is not None and sid not in parents and names.count(name) == 1
+            and isinstance(headers.get(name), SessionLog) and capture_for(name, capture) is None]
+
+
+def account_taken(log: SessionLog, *, prices: PriceBook | None, prices_path: str | None = None,
+                  routes: str | None = None, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
+                  on_verdict: Callable[[str, CacheVerdict], None] | None = None,
+                  zero_data_retention: bool | None = None, keep: bool = True,
+                  on_transition: Callable[[Transition], None] | None = None,
+                  on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
+                  observe: Callable[[Event], None] | None = None,
+                  ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
+    """:func:`account_log` of a log handed over (:meth:`dsh_audit.session.Headers.take`: one of
+    :func:`lone_roots`), its prices and routes loaded as :func:`account_alone` loads them (options as
+    its); a price table or route file that cannot be read is the log's :class:`Failure`."""
     try:
         book = prices if prices is not None else load_prices(prices_path)
         config = routes_from(routes, log=log.path)
@@ -349,7 +389,8 @@ def account_alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, 
             hand(path, verdict)
 
     return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book, keep=keep,
-                       on_transition=on_transition, on_judged=on_judged, zero_data_retention=zero_data_retention)
+                       on_transition=on_transition, on_judged=on_judged, observe=observe,
+                       zero_data_retention=zero_data_retention)
 
 
 def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:

@@ -2,8 +2,10 @@
 
 :func:`summarize_session` condenses a read :class:`~dsh_audit.session.Session` (and, when there is
 one, its :class:`SessionCacheReport`) into a :class:`SessionSummary`; :func:`summary_group` does it
-for a group of neighbouring logs, each read once (a task of :func:`dsh_audit.session.run_groups`),
-and :func:`newest_first` orders summaries the way ``dsh-audit sessions`` lists them.
+for a group of neighbouring logs, each read once (a task of :func:`dsh_audit.session.run_groups`):
+a log that is no fork or subagent child, nor parent of one, and has no capture in one pass, summarised
+while it is accounted as ``cache`` accounts a lone log (:func:`~dsh_audit.cache.account_log`); and
+:func:`newest_first` orders summaries the way ``dsh-audit sessions`` lists them.
 """
 
 from __future__ import annotations
@@ -16,14 +18,24 @@ from typing import Any
 
 from .._usage_rule import js_integer, usage_of
 from ..errors import CaptureError, DshAuditError
-from ..session import Failure, GroupResult, Session, open_group
+from ..log import SessionHeader, SessionLog, read_share
+from ..replay import Request
+from ..session import Activity, Failure, GroupResult, Headers, RequestSpan, Session, open_group
+from ._ledger import LedgerEntry
 from ._logged_usage import logged_tokens
+from ._money import Tokens
 from ._price_window import utc_moment
 from ._prices import PriceBook
-from ._report import SessionCacheReport
-from ._session import accounted
+from ._report import CacheVerdict, SessionCacheReport
+from ._session import account_taken, accounted, lone_roots
 
 __all__ = ["SessionSummary", "iso_utc", "newest_first", "summarize_session", "summary_group"]
+
+# The part of a session's work that reading its log is when it is read whole, then accounted (measured on
+# long generated logs: reading a third, replaying and judging its requests the rest): the bytes of a group
+# read whole count this share on a progress bar (dsh_audit.log.read_share), its row made the rest. A log
+# accounted as it is read counts its bytes as they are read.
+_READ_SHARE = 1 / 3
 
 
 def iso_utc(seconds: float | None) -> str | None:
@@ -130,18 +142,41 @@ def _logged(session: Session, key: str) -> int | None:
     return sum(counted) if counted else None
 
 
-def _logged_tokens(session: Session) -> dict[str, int] | None:
-    """The session's logged tokens by bucket (:func:`logged_tokens`, the ledger's rule), as JSON;
-    None when no request logged any."""
-    counts = [tokens for r in session.requests if (tokens := logged_tokens(r)[0]) is not None]
-    return sum(counts[1:], counts[0]).to_json() if counts else None
+class _Requests:
+    """What a summary takes of each request, folded as the requests come (:meth:`add`): how many came,
+    their logged tokens by bucket summed (:func:`logged_tokens`, the ledger's rule) and their span
+    (:class:`~dsh_audit.session.RequestSpan`: a log's span when its own timestamps say nothing, as
+    :meth:`~dsh_audit.session.Session.span` takes it)."""
+
+    __slots__ = ("requests", "span", "sum")
+
+    def __init__(self, requests: Iterable[Request] = ()) -> None:
+        self.sum: Tokens | None = None
+        self.requests = 0
+        self.span = RequestSpan()
+        for request in requests:
+            self.add(request)
+
+    def add(self, request: Request) -> None:
+        self.requests += 1
+        self.span.add(request.time)
+        tokens = logged_tokens(request)[0]
+        if tokens is not None:
+            self.sum = tokens if self.sum is None else self.sum + tokens
+
+    def judged(self, request: Request, _verdict: CacheVerdict, _entry: LedgerEntry) -> None:
+        """:meth:`add`, as :func:`~dsh_audit.cache.account_log`'s ``on_judged``."""
+        self.add(request)
+
+    def to_json(self) -> dict[str, int] | None:
+        """The sum as JSON; None when no request logged any."""
+        return None if self.sum is None else self.sum.to_json()
 
 
-def _priced_tokens(session: Session, report: SessionCacheReport, tokens: Any) -> dict[str, int] | None:
-    """The ledger's tokens by bucket (``tokens``, its summary's), or the logged ones without it; None
+def _priced_tokens(logged: dict[str, int] | None, report: SessionCacheReport, tokens: Any) -> dict[str, int] | None:
+    """The ledger's tokens by bucket (``tokens``, its summary's), or the ``logged`` ones without it; None
     (unknown, never 0) when the session has requests and none of their tokens is known, logged or
     captured, as ``stats --json``'s ``tokens`` (a sum of no request's usage is unknown)."""
-    logged = _logged_tokens(session)
     if logged is None and not report.captured_usage and report.request_count:
         return None
     return dict(tokens) if isinstance(tokens, dict) else logged
@@ -173,29 +208,86 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
         >>> summary.title, summary.requests
         ('Who are you', 3)
     """
-    first, last = session.span()
-    header = session.header
-    common: dict[str, Any] = {
-        "path": session.path, "session_id": session.id, "title": session.title,
-        "project": header.cwd if isinstance(header.cwd, str) else None, "first_activity": first,
-        "last_activity": last, "format": session.format, "format_version": session.format_version,
-        "requests": len(session.requests),
-        "parent_session": header.parent_session or None, "relation": _relation(session), "notes": tuple(notes),
-        "warnings": tuple(session.warnings)}
+    common = _of_log(session.path, session.header, title=session.title, span=session.span(), form=session.format,
+                     version=session.format_version, requests=len(session.requests), relation=_relation(session),
+                     notes=tuple(notes), warnings=tuple(session.warnings))
+    logged = _Requests(session.requests).to_json()
     if report is None:
         read = _logged(session, "cacheReadTokens")
-        return SessionSummary(**common, cache_read_tokens=read, tokens=_logged_tokens(session))
+        return SessionSummary(**common, cache_read_tokens=read, tokens=logged)
+    return _accounted_summary(common, report, logged, imported=session.imported)
+
+
+def _of_log(path: str, header: SessionHeader, *, title: str | None, span: tuple[float | None, float | None],
+            form: str, version: int, requests: int, relation: str | None, notes: tuple[str, ...] = (),
+            warnings: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A summary's fields that come from the log (all but its accounting's), by name."""
+    return {"path": path, "session_id": header.id, "title": title,
+            "project": header.cwd if isinstance(header.cwd, str) else None, "first_activity": span[0],
+            "last_activity": span[1], "format": form, "format_version": version, "requests": requests,
+            "parent_session": header.parent_session or None, "relation": relation, "notes": notes,
+            "warnings": warnings}
+
+
+def _accounted_summary(common: dict[str, Any], report: SessionCacheReport, logged: dict[str, int] | None, *,
+                       imported: bool) -> SessionSummary:
+    """The summary of a session (``common``: its fields that come from the log) with the tokens, hit ratio,
+    breaks and cost of its cache ``report``; ``logged``: its requests' logged tokens (:class:`_Requests`)."""
     cost = report.cost["cost_usd"] if report.cost is not None else None
     unpriced = report.cost.get("unpriced_requests") if report.cost is not None else None
     tokens = report.cost.get("tokens") if report.cost is not None else None
     return SessionSummary(**common, prompt_tokens=report.known_sum(report.prompt_total),
                           cache_read_tokens=report.known_sum(report.actual_total),
-                          tokens=_priced_tokens(session, report, tokens),
+                          tokens=_priced_tokens(logged, report, tokens),
                           hit_ratio=report.ratio(report.actual_total),
-                          breaks=None if session.imported else report.break_count,
+                          breaks=None if imported else report.break_count,
                           cost_usd=cost["total"] if isinstance(cost, dict) else None,
                           cost_buckets=_buckets(cost),
                           unpriced=unpriced if isinstance(unpriced, int) else None, cost_summary=report.cost)
+
+
+def _streamed(log: SessionLog, *, tokenizer: str, prices: PriceBook | None, routes: str | None,
+              zero_data_retention: bool | None) -> GroupResult[SessionSummary]:
+    """The summary of a log handed over, one of :func:`~dsh_audit.cache._session.lone_roots`, made while it is
+    read and accounted in one pass (:func:`~dsh_audit.cache._session.account_taken`: its report holds no
+    verdict, its ledger no entry); its title and span folded from the events as they are read
+    (:class:`~dsh_audit.session.Activity`), its logged tokens from each request as it is judged. The
+    summary :func:`summarize_session` makes of the log read whole and accounted."""
+    activity, logged = Activity(log.header), _Requests()
+    found = account_taken(log, prices=prices, routes=routes, tokenizer=tokenizer,
+                          zero_data_retention=zero_data_retention, keep=False, on_judged=logged.judged,
+                          observe=activity.on_event)
+    items: list[SessionSummary | Failure] = []
+    for item in found.items:
+        if isinstance(item, Failure):
+            items.append(item)
+            continue
+        report, _ledger = item
+        # as Session.span: the log's own timestamps, else its requests' times
+        span = (activity.first, activity.last) if activity.first is not None else (logged.span.first, logged.span.last)
+        common = _of_log(log.path, log.header, title=activity.title, span=span, form="dsh", version=log.format_version,
+                         requests=logged.requests, relation=None, warnings=found.route_warnings.get(log.path, ()))
+        items.append(_accounted_summary(common, report, logged.to_json(), imported=False))
+    return GroupResult(items, found.orphans, found.ids, found.route_warnings)
+
+
+def _read_whole(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, lenient: bool, max_version: int,
+                tokenizer: str, prices: PriceBook | None, routes: str | None, capture: str | os.PathLike[str] | None,
+                zero_data_retention: bool | None) -> GroupResult[SessionSummary]:
+    """The summaries of logs read whole (their headers read by ``headers``), then accounted."""
+    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
+    items: list[SessionSummary | Failure] = []
+    for item, report in accounted(group, tokenizer=tokenizer, prices=prices, capture=capture,
+                                  zero_data_retention=zero_data_retention):
+        if isinstance(item, Failure):
+            items.append(item)
+        elif isinstance(report, CaptureError) and capture is not None:  # the capture given: bad input, as in `cache`
+            items.append(Failure(item.path, report, tuple(item.warnings), item.id))
+        elif isinstance(report, DshAuditError):  # the session is still worth a row
+            items.append(summarize_session(item, notes=[f"cache accounting failed: {report}"]))
+        else:
+            items.append(summarize_session(item, report))
+    return GroupResult.of(group, items)
 
 
 def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
@@ -214,22 +306,53 @@ def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fa
     so is each log of a group whose given ``capture`` cannot be read; another accounting failure (a
     capture found beside a log that cannot be read) leaves the session's row, with a note saying why.
     """
-    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes)
-    items: list[SessionSummary | Failure] = []
     if not accounting:
-        items = [summarize_session(item) if isinstance(item, Session) else item for item in group.given]
-        return GroupResult.of(group, items)
-    for item, report in accounted(group, tokenizer=tokenizer, prices=prices, capture=capture,
-                                  zero_data_retention=zero_data_retention):
-        if isinstance(item, Failure):
-            items.append(item)
-        elif isinstance(report, CaptureError) and capture is not None:  # the capture given: bad input, as in `cache`
-            items.append(Failure(item.path, report, tuple(item.warnings), item.id))
-        elif isinstance(report, DshAuditError):  # the session is still worth a row
-            items.append(summarize_session(item, notes=[f"cache accounting failed: {report}"]))
-        else:
-            items.append(summarize_session(item, report))
-    return GroupResult.of(group, items)
+        group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes)
+        return GroupResult.of(group, [summarize_session(item) if isinstance(item, Session) else item
+                                      for item in group.given])
+    headers = Headers(lenient=lenient, max_version=max_version)
+    options: dict[str, Any] = {"tokenizer": tokenizer, "prices": prices, "routes": routes,
+                               "zero_data_retention": zero_data_retention}
+    # a log keeps the read hook in effect when its header is read, so the share is set before: a log accounted
+    # as it is read counts its bytes as read, one read whole a share of them (the rest when its row is made)
+    with read_share(1) as share:
+        alone: dict[str, GroupResult[SessionSummary]] = {}
+        for path in lone_roots(paths, headers, capture=capture):
+            if isinstance(log := headers.take(path), SessionLog):  # (each is)
+                alone[path] = _streamed(log, **options)
+        rest = [path for path in paths if os.fspath(path) not in alone]
+        share.share = _READ_SHARE
+        whole = _read_whole(rest, headers, lenient=lenient, max_version=max_version, capture=capture, **options) \
+            if rest else None
+    headers.close()
+    if whole is None and len(alone) == 1:
+        return next(iter(alone.values()))
+    return _merged(paths, alone, whole)
+
+
+def _merged(paths: Sequence[str | os.PathLike[str]], alone: dict[str, GroupResult[SessionSummary]],
+            whole: GroupResult[SessionSummary] | None) -> GroupResult[SessionSummary]:
+    """One result of a group's ``paths``, in their order: each log of ``alone`` its own, the others
+    ``whole``'s (the logs read whole, in their order)."""
+    rest = iter(whole.items if whole is not None else ())
+    read: dict[str, list[str]] = {}  # a path read whole -> the ids whole's result gives it
+    for sid, path in (whole.ids if whole is not None else {}).items():
+        read.setdefault(path, []).append(sid)
+    items: list[SessionSummary | Failure] = []
+    ids: dict[str, str] = {}  # as GroupResult.of: a session id given twice, its last path
+    warnings: dict[str, tuple[str, ...]] = {}
+    for path in [os.fspath(path) for path in paths]:
+        own = alone.get(path)
+        if own is not None:
+            items.append(own.items[0])
+            ids.update(own.ids)
+            warnings.update(own.route_warnings)
+        elif whole is not None:
+            items.append(next(rest))
+            ids.update((sid, path) for sid in read.get(path, ()))
+            if path in whole.route_warnings:
+                warnings[path] = whole.route_warnings[path]
+    return GroupResult(items, whole.orphans if whole is not None else [], ids, warnings)
 
 
 def newest_first(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:

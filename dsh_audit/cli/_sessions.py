@@ -6,16 +6,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group, usd_total
 from ..errors import DshAuditError, UnreadableError
-from ..log import copy_name, copy_notes, is_fixture_token, open_regular, preferred, read_once, read_share
+from ..log import copy_name, copy_notes, is_fixture_token, open_regular, preferred, read_once
 from ..report import dumps_line
 from ..report.terminal import Amount, listing_format, print_table, progress_callback
-from ..session import Failure, GroupResult, routes_from, run_groups
+from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
 from ._output import COUNT_SHORT
@@ -36,11 +35,6 @@ _CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "tokens", "hit rat
                 "first (UTC)", "format", "id")
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
-# The part of a session's work that reading its log is, with cache accounting (measured on long generated
-# logs: reading a third, replaying and judging its requests the rest): the progress bar of one long session
-# moves with its reads to this share, and reaches its end when the session's row is made, not once its last
-# line is read (then it would stand full, its clock stopped, while the accounting runs).
-_READ_SHARE = 1 / 3
 # What is said of a log file that holds no byte, or blank lines only, in the place of its row.
 _EMPTY_NOTE = "empty: DSH lists no session for it"
 # How much of a log that could not be read is looked at, at a time, for a byte that is not blank.
@@ -93,14 +87,6 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
             _tokens(summary), _ratio(summary), _count(summary.breaks),
             _cost(summary), *unpriced, _minute(summary.first_activity), _format(summary),
             id_text(summary, copies=copies))
-
-
-def _summaries(paths: Sequence[str], *, accounting: bool, **options: Any) -> GroupResult[SessionSummary]:
-    """:func:`~dsh_audit.cache.summary_group` (the task of every row), with the bytes it reads a
-    :data:`_READ_SHARE` of its work on the progress bar when it accounts (all of it else). A
-    module-level function: a worker process takes it pickled."""
-    with read_share(_READ_SHARE if accounting else 1):
-        return summary_group(paths, accounting=accounting, **options)
 
 
 def _empty(path: str) -> bool:
@@ -246,13 +232,14 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    task = partial(_summaries, lenient=lenient, max_version=max_version, accounting=accounting, prices=prices,
+    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=accounting, prices=prices,
                    routes=routes, capture=capture, zero_data_retention=zdr)
     status = EXIT_OK
     summaries: list[SessionSummary] = []
     said: set[str] = set()
-    # with accounting the bar's bytes are a weighted share of the work (_READ_SHARE), not the bytes read: it shows
-    # the percentage and the time alone
+    # with accounting, a log is accounted as it is read and its bar moves with its bytes, but the bytes of a group
+    # read whole (a child with its parent, a log with a capture) count a share of its work (summary_group): the bar
+    # shows the percentage and the time alone
     with progress_callback(len(logs), label="sessions", share=accounting) as report:
         found = run_groups(logs, task, jobs=jobs, progress=report) if prices is None else \
             run_priced(logs, task, prices=prices, jobs=jobs, progress=report)

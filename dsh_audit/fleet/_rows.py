@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .._frozen import fast_frozen_init
+
 __all__ = ["BreakRow", "CostRow", "RequestRow", "SessionRecord"]
 
 
+@fast_frozen_init  # one per request, made by the thousand when a log is indexed
 @dataclass(frozen=True, slots=True)
 class RequestRow:
     """One request of the index (``requests`` table); token columns are None when not logged.
@@ -72,6 +75,7 @@ class BreakRow:
     lost_cost: float | None = None
 
 
+@fast_frozen_init  # one per request, as RequestRow
 @dataclass(frozen=True, slots=True)
 class CostRow:
     """One request of the priced ledger (``costs`` table; :class:`dsh_audit.cache.LedgerEntry`).

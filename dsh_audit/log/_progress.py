@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["READ_HOOK", "ConsumedBytes", "read_progress", "read_share"]
+__all__ = ["READ_HOOK", "ConsumedBytes", "ReadShare", "read_progress", "read_share"]
 
 # Raw bytes consumed are reported to the read hook in steps of at least this much (and at the end).
 _REPORT_STEP = 1 << 20
@@ -37,41 +37,60 @@ def read_progress(hook: Callable[[int], None]) -> Iterator[None]:
         READ_HOOK.reset(token)
 
 
+class ReadShare:
+    """The read hook of a :func:`read_share` block: each size handed to it goes on to the hook in
+    effect before the block, times :attr:`share`, which the task may change as it learns what its
+    work is (set it to 1 once it knows the rest of its reads go along with the work: a log read and
+    accounted in one pass). What it has handed on adds up to the sum of each size times the share
+    it was read at, rounded down."""
+
+    __slots__ = ("done", "hook", "share", "told")
+
+    def __init__(self, hook: Callable[[int], None] | None, share: float) -> None:
+        self.hook = hook
+        self.share = share
+        self.done = 0.0
+        self.told = 0
+
+    def __call__(self, size: int) -> None:
+        if self.hook is None:
+            return
+        self.done += size * self.share
+        now = int(self.done)
+        if now > self.told:
+            self.hook(now - self.told)
+            self.told = now
+
+
 @contextmanager
-def read_share(share: float) -> Iterator[None]:
+def read_share(share: float) -> Iterator[ReadShare]:
     """Report the bytes of the logs read in this context to the read hook in effect (if any) as
-    ``share`` of them: for a task whose work after reading a log takes as long as reading it, or
-    longer (a bar of bytes reaches the log's end when its work ends, not when its last line is read).
-    The shares reported add up to the bytes read times ``share``, rounded down.
+    ``share`` of them: for a task that reads a log whole, then works on it about as long as the
+    read took, or longer (a bar of bytes reaches the log's end when its work ends, not when its last
+    line is read). The block's :class:`ReadShare` says at which share the bytes read from then on
+    count (a log keeps the hook in effect when its first line is read, so the share is set before
+    it is: the block holds the whole task, and the task sets the share once it knows).
 
     Args:
         share: the part of the task's work its reads are, above 0 and at most 1.
 
     Example:
         >>> seen = []
-        >>> with read_progress(seen.append), read_share(1 / 3):
+        >>> with read_progress(seen.append), read_share(1 / 3) as scaled:
         ...     READ_HOOK.get()(3000), READ_HOOK.get()(3000)
+        ...     scaled.share = 1
+        ...     READ_HOOK.get()(3000)
         (None, None)
         >>> seen
-        [1000, 1000]
+        [1000, 1000, 3000]
     """
-    hook = READ_HOOK.get()
-    if hook is None or share >= 1:
-        yield
+    scaled = ReadShare(READ_HOOK.get(), share)
+    if scaled.hook is None:
+        yield scaled
         return
-    read = told = 0
-
-    def scaled(size: int) -> None:
-        nonlocal read, told
-        read += size
-        now = int(read * share)
-        if now > told:
-            hook(now - told)
-            told = now
-
     token = READ_HOOK.set(scaled)
     try:
-        yield
+        yield scaled
     finally:
         READ_HOOK.reset(token)
 

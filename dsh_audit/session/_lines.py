@@ -7,9 +7,9 @@ from bisect import bisect_right
 
 __all__ = ["EventLines"]
 
-# How the line moves along a run of seqs: one line per event, every event on one line (a packed
-# row), a run of one event so far (either), or seqs no event was read at (a gap).
-_NEXT, _SAME, _ONE, _GAP = 0, 1, 2, 3
+# How the line moves along a run of seqs: one line per event (also a run of one event so far, until
+# an event says otherwise), every event on one line (a packed row), or seqs no event was read at (a gap).
+_NEXT, _SAME, _GAP = 0, 1, 2
 
 
 class EventLines:
@@ -33,11 +33,11 @@ class EventLines:
     def __init__(self) -> None:
         self._starts = array("q")  # each run's first seq
         self._lines = array("q")  # the line of its first seq
-        self._kinds = bytearray()  # _NEXT, _SAME, _ONE or _GAP
+        self._kinds = bytearray()  # _NEXT, _SAME or _GAP
         self._next = 0  # the seq after the last run's
         self._sparse: dict[int, int] = {}  # seqs read out of order, and seqs read inside a gap
-        # the line at which seq ``_next`` extends the last run (None: the run is of one event so far,
-        # or a gap), and whether the run moves one line a seq: the common case, decided at once
+        # the line at which seq ``_next`` extends the last run (None: no run yet), and whether the
+        # run moves one line a seq (1: the common case, which a new run expects) or none (0)
         self._expect: int | None = None
         self._step = 0
 
@@ -51,26 +51,33 @@ class EventLines:
             self._next = seq + 1
             self._expect = line + self._step
             return
-        if seq != self._next or not self._starts:
+        starts, lines, kinds = self._starts, self._lines, self._kinds
+        if seq != self._next or not starts:
             if seq < self._next or seq < 0:
                 if seq < 0 or self._kind_at(seq) == _GAP:
                     self._sparse[seq] = line  # read inside a gap: the last one read
                 return  # a repeated seq: the first line stays
-            if seq > self._next:
-                self._start(self._next, 0, _GAP)
-            self._start(seq, line, _ONE)
-            return
-        last = len(self._starts) - 1
-        kind, first = self._kinds[last], self._lines[last]
-        if kind == _ONE and line in (first, first + 1):
-            self._kinds[last] = _SAME if line == first else _NEXT
-            self._step = line - first
-            self._expect = line + self._step
-        elif not ((kind == _SAME and line == first)
-                  or (kind == _NEXT and line == first + (seq - self._starts[last]))):
-            self._start(seq, line, _ONE)
-            return
+            if seq > self._next:  # a gap (replay's collapsed packed rows leave one after every row)
+                starts.append(self._next)
+                lines.append(0)
+                kinds.append(_GAP)
+        else:
+            last = len(starts) - 1
+            if kinds[last] == _NEXT and seq == starts[last] + 1 and line == lines[last]:
+                # a run of one event whose next event is on the same line: a packed row
+                kinds[last] = _SAME
+                self._next = seq + 1
+                self._step = 0
+                self._expect = line
+                return
+        # a new run at seq, of one event so far: taken as moving one line a seq (the common case,
+        # which the first test above then extends) until its next event says otherwise
+        starts.append(seq)
+        lines.append(line)
+        kinds.append(_NEXT)
         self._next = seq + 1
+        self._step = 1
+        self._expect = line + 1
 
     def get(self, seq: int | None) -> int | None:
         if seq is None:
@@ -82,13 +89,6 @@ class EventLines:
         if kind == _GAP:
             return self._sparse.get(seq)
         return self._lines[at] + (seq - self._starts[at] if kind == _NEXT else 0)
-
-    def _start(self, seq: int, line: int, kind: int) -> None:
-        self._starts.append(seq)
-        self._lines.append(line)
-        self._kinds.append(kind)
-        self._next = seq + 1
-        self._expect = None  # a new run is of one event, or a gap
 
     def _kind_at(self, seq: int) -> int:
         at = bisect_right(self._starts, seq) - 1

@@ -346,9 +346,13 @@ def evidence_observer(collector: EvidenceCollector, routes: RouteEvidence,
             every(event)
         etype = event.type
         if etype == "assistant/chunk":
-            data = event.data
-            chunk = data.get("chunk") if isinstance(data, dict) else None
-            if isinstance(chunk, dict) and chunk.get("type") == "finish":
+            # a finish chunk: data["chunk"]["type"] == "finish" read in one go (JSON data: a subscript
+            # of anything but an object with those keys raises, and is no finish)
+            try:
+                finish = event.data["chunk"]["type"] == "finish"
+            except (KeyError, TypeError):
+                finish = False
+            if finish:
                 on_collector(event)
                 on_routes(event)
             elif watching or event.surface_op is not None:
