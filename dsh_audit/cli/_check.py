@@ -308,14 +308,6 @@ def _print_check_on_stderr(result: CheckResult, *, after: str = "") -> None:
         print_check(result, after=after)
 
 
-def _verdict(result: CheckResult) -> str:
-    """What ``report`` says the check of its page found: the page's headline, word for word
-    (``check passed: 5 explained break(s)``, ``check failed: 1 unreadable log(s)``, ``check
-    incomplete: no breaks; 1 log(s) could not be read (exit 2)``, ``no log to check``), as the
-    Markdown summary's heading says it: no line says ``passed`` over breaks it does not name."""
-    return reports.verdict_words(result)
-
-
 #: The most hints ``report`` says of its failing findings (:func:`_echo_hints`); `check` says every one.
 _HINTS_SAID = 3
 
@@ -402,7 +394,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     # the table the check priced with (its caveats on the page)
     _write(output, iter_html(result, prices=prices), what="HTML report")
     echo_caveats(prices)
-    said = f": {len(result.sessions)} log(s), {result.request_count} request(s), {_verdict(result)}"
+    said = f": {len(result.sessions)} log(s), {result.request_count} request(s), {reports.verdict_words(result)}"
     echo_written(output, said)  # said on stderr when the page went to stdout; a file's path whole
     _echo_hints(result)
     for check in result.sessions:  # on the page as an error entry; said here as every describing command says it

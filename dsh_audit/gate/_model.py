@@ -25,6 +25,7 @@ class Hint(NamedTuple):
 #: The rules of a refused log: DSH refuses it (``DSH801``), or it cannot be replayed (``DSH802``).
 _REFUSAL_RULES = ("DSH801", "DSH802")
 
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """Anything the gate or a report shows: a rule, where it happened, and whether it fails.

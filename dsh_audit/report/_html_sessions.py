@@ -209,10 +209,9 @@ def _verdict(check: Any) -> str:
 
 
 #: What a log DSH refuses counts when its refusal fails nothing
-#: (:attr:`~dsh_audit.gate.SessionCheck.refusal_passes`), in the page's headline and a session's verdict: it passed no check, so it is named, never ``no breaks``.
+#: (:attr:`~dsh_audit.gate.SessionCheck.refusal_passes`), in the page's headline and a session's
+#: verdict: it passed no check, so it is named, never ``no breaks``.
 _REFUSED_PASSING = "refused log(s) passing by policy"
-#: The rules of a log's refusal (:func:`dsh_audit.gate._findings.refused_rule`): DSH refuses to
-#: load it (``DSH801``), or it loads but its requests cannot be rebuilt (``DSH802``).
 
 
 def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str, int] | None = None,
