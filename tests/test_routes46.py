@@ -33,7 +33,7 @@ ORACLE = Path(__file__).parent / "data" / "piai_oracle"
 WITHHELD = ("is not configurable here (DSH's compat gate withholds it): pi-ai's installed catalog sets it for the "
             "vendors that need it, so name that provider as the route instead")
 WITHHELD_HINT = ("(hint: name the vendor's own catalog route as the provider (its pi-ai catalog entries carry the "
-                 "switch), or remove the switch from the file given as --routes FILE)")
+                 "switch), or remove the switch from that route file)")
 KWARG = ("is not a chat_template_kwargs value: a string, number, boolean or null, or {$var: thinking.enabled | "
          "thinking.effort, omitWhenOff?: boolean}")
 LOCAL = "  local:\n    api: openai-completions\n    baseURL: http://127.0.0.1:8080/v1\n    models:\n      - id: m\n"
@@ -224,8 +224,7 @@ def test_the_settings_dsh_takes_are_taken(tmp_path: Path) -> None:
 
 
 RETRY_HINT = ("write the route's retryPolicy as DSH reads it: {mode: normal, maxRetries, retryableCodes, backoff} or "
-              "{mode: always, backoff}, backoff {initialDelayMs, maxDelayMs, jitterRatio}, in the file given as "
-              "--routes FILE")
+              "{mode: always, backoff}, backoff {initialDelayMs, maxDelayMs, jitterRatio}, in that route file")
 SAFE = "must be a non-negative safe integer (0 to 9007199254740991)"
 DELAY = "must be a positive finite number no greater than 2147483647"
 

@@ -12,6 +12,7 @@ from typing import BinaryIO
 
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ._copies import LOG_SUFFIXES, SESSION_NAME, without_copies
+from .._capture_place import CAPTURE_NAME  # a redacted bundle's is <log>.wire.jsonl: never a log
 from ._copy_notes import copy_notes
 from ._decode import ZSTD_MAGIC
 from ._format import begins_as_header, detect_format
@@ -19,10 +20,6 @@ from ._outputs import open_regular
 from ._versions import canonical_generation
 
 __all__ = ["default_sessions_root", "discover", "is_folder", "looks_like_log"]
-
-#: A capture's name (``capture.CAPTURE_NAME``; a redacted bundle's is ``<log>.wire.jsonl``): beside a
-#: log, never one itself, whether or not it can be opened (``log`` imports nothing of ``capture``).
-_CAPTURE_NAME = "wire.jsonl"
 
 
 def default_sessions_root() -> Path:
@@ -143,7 +140,7 @@ def _log_like(path: Path) -> bool:
     passes an empty session file over, ``session-persistence-jsonl`` ``listArtifacts``: "empty/half-written
     file"; opening it refuses it, "empty or header-less session log", as dsh-audit does the file given.)
     A capture (``wire.jsonl``) is never a log."""
-    if path.name == _CAPTURE_NAME or path.name.endswith("." + _CAPTURE_NAME):
+    if path.name == CAPTURE_NAME or path.name.endswith("." + CAPTURE_NAME):
         return False
     try:
         with open_regular(path) as handle:  # a FIFO or device is never read

@@ -202,8 +202,7 @@ _BACKOFF_KEYS = ("initialDelayMs", "maxDelayMs", "jitterRatio")
 _BACKOFF_DEFAULTS = (500, 10_000)
 _MAX_SAFE_INTEGER = 2**53 - 1
 _RETRY_HINT = ("write the route's retryPolicy as DSH reads it: {mode: normal, maxRetries, retryableCodes, backoff} "
-               "or {mode: always, backoff}, backoff {initialDelayMs, maxDelayMs, jitterRatio}, in the file given as "
-               "--routes FILE")
+               "or {mode: always, backoff}, backoff {initialDelayMs, maxDelayMs, jitterRatio}, in that route file")
 
 
 def _retry_policy(policy: Any, where: str) -> None:
@@ -483,7 +482,7 @@ def _compat(value: Any, where: str, *, keep_empty: bool = False) -> dict[str, An
 
 #: The hint of a compat switch DSH withholds from route files (``catalog.ts`` ``assertOfferedCompatFields``).
 _WITHHELD_HINT = ("name the vendor's own catalog route as the provider (its pi-ai catalog entries carry the switch), "
-                  "or remove the switch from the file given as --routes FILE")
+                  "or remove the switch from that route file")
 
 
 def _offered(field: str) -> bool:
